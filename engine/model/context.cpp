@@ -1,0 +1,112 @@
+#include "engine/model/context.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "engine/model/llama_graph.h"
+
+namespace engine {
+
+Context::Context(const Model& model, const ContextParams& params) : model_(model), params_(params) {
+    const HParams& hp = model.hparams();
+    if (params_.n_ctx == 0) params_.n_ctx = hp.n_ctx_train;
+    if (params_.n_batch == 0 || params_.n_ubatch == 0) throw std::invalid_argument("n_batch and n_ubatch must be positive");
+    params_.n_ubatch = std::min(params_.n_ubatch, params_.n_batch);
+    if (params_.n_seq_max == 0 || params_.n_seq_max > (uint32_t)kMaxSeq)
+        throw std::invalid_argument("n_seq_max must be in [1, " + std::to_string(kMaxSeq) + "]");
+    const int hw = (int)std::max(1u, std::thread::hardware_concurrency());
+    if (params_.n_threads <= 0) params_.n_threads = hw;
+    if (params_.n_threads_batch <= 0) params_.n_threads_batch = params_.n_threads;
+    const bool quantized_v = ggml::type_traits(params_.type_v).is_quantized;
+    if (quantized_v && !params_.flash_attn)
+        throw std::invalid_argument(std::string("a quantized V cache (") + ggml::type_name(params_.type_v) +
+                                    ") requires flash attention (-fa)");
+    backend_ = ggml::make_cpu_backend(std::max(params_.n_threads, params_.n_threads_batch));
+    kv_ = std::make_unique<KvCache>(hp, params_.n_ctx, params_.type_k, params_.type_v, *backend_);
+    galloc_ = std::make_unique<ggml::GraphAllocator>(*backend_);
+}
+
+Context::~Context() = default;
+
+void Context::validate(const Batch& b) const {
+    const size_t n = b.tokens.size();
+    if (n == 0) throw InvalidBatch("empty batch");
+    if (b.pos.size() != n || b.seq_ids.size() != n || b.logits.size() != n)
+        throw InvalidBatch("batch arrays have different lengths");
+    if (n > params_.n_batch)
+        throw InvalidBatch("batch of " + std::to_string(n) + " tokens exceeds n_batch " + std::to_string(params_.n_batch));
+    const int n_vocab = (int)model_.hparams().n_vocab;
+    for (size_t i = 0; i < n; ++i) {
+        if (b.tokens[i] < 0 || b.tokens[i] >= n_vocab)
+            throw InvalidBatch("token id " + std::to_string(b.tokens[i]) + " is out of the vocabulary");
+        if (b.pos[i] < 0) throw InvalidBatch("negative position");
+        if (b.seq_ids[i].empty()) throw InvalidBatch("token without a sequence id");
+        for (SeqId s : b.seq_ids[i])
+            if (s < 0 || (uint32_t)s >= params_.n_seq_max)
+                throw InvalidBatch("sequence id " + std::to_string(s) + " is out of range");
+    }
+}
+
+Context::Status Context::decode(const Batch& batch) {
+    validate(batch);
+    const size_t n = batch.size();
+    const uint32_t n_vocab = model_.hparams().n_vocab;
+    size_t n_out = 0;
+    logit_row_.assign(n, -1);
+    for (size_t i = 0; i < n; ++i)
+        if (batch.logits[i]) logit_row_[i] = (int32_t)n_out++;
+    logits_.resize(n_out * n_vocab);
+
+    std::vector<int32_t> placed;  // cells written by this batch, undone on failure
+    std::vector<int32_t> cells;
+    for (size_t start = 0; start < n; start += params_.n_ubatch) {
+        const uint32_t len = (uint32_t)std::min<size_t>(params_.n_ubatch, n - start);
+        if (!kv_->find_free(len, cells)) {
+            for (int32_t c : placed) kv_->release(c);  // these cells held only this batch's tokens
+            return Status::NoKvSpace;
+        }
+        for (uint32_t i = 0; i < len; ++i) kv_->occupy(cells[i], batch.pos[start + i], batch.seq_ids[start + i]);
+        placed.insert(placed.end(), cells.begin(), cells.end());
+        UBatchView ub{&batch.tokens[start], &batch.pos[start], &batch.seq_ids[start], &batch.logits[start], len};
+        size_t first_row = 0;
+        for (size_t i = 0; i < start; ++i) first_row += batch.logits[i];
+        compute_ubatch(ub, cells, logits_.data() + first_row * n_vocab);
+    }
+    return Status::Ok;
+}
+
+void Context::compute_ubatch(const UBatchView& ub, const std::vector<int32_t>& cells, float* logits_out) {
+    std::vector<int32_t> out_ids;
+    for (uint32_t i = 0; i < ub.n; ++i)
+        if (ub.want_logits[i]) out_ids.push_back((int32_t)i);
+    const bool any_out = !out_ids.empty();
+    if (!any_out) out_ids.push_back((int32_t)ub.n - 1);  // the graph needs one output row; discarded
+
+    GraphShape shape{ub.n, (uint32_t)out_ids.size(), kv_->n_kv(), params_.flash_attn};
+    ggml::Context gctx(0, true);
+    GraphInputs in = build_llama_graph(gctx, model_, *kv_, shape);
+    ggml::Graph g;
+    g.build_forward(in.logits);
+    galloc_->allocate(g);
+
+    std::memcpy(in.tokens->data, ub.tokens, ub.n * sizeof(int32_t));
+    std::memcpy(in.pos->data, ub.pos, ub.n * sizeof(int32_t));
+    std::memcpy(in.kv_cells->data, cells.data(), ub.n * sizeof(int32_t));
+    if (in.out_ids->data)  // unused (and unallocated) when every token wants logits
+        std::memcpy(in.out_ids->data, out_ids.data(), out_ids.size() * sizeof(int32_t));
+    kv_->fill_mask(ub.pos, ub.seqs, ub.n, shape.n_kv, (float*)in.mask->data);
+
+    backend_->set_n_threads(ub.n == 1 ? params_.n_threads : params_.n_threads_batch);
+    backend_->graph_compute(g);
+    if (any_out) std::memcpy(logits_out, in.logits->data, out_ids.size() * model_.hparams().n_vocab * sizeof(float));
+}
+
+const float* Context::logits(size_t i) const {
+    if (i >= logit_row_.size() || logit_row_[i] < 0)
+        throw std::out_of_range("no logits for batch token " + std::to_string(i));
+    return logits_.data() + (size_t)logit_row_[i] * model_.hparams().n_vocab;
+}
+
+}  // namespace engine

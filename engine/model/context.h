@@ -1,0 +1,78 @@
+// An inference context: a model, a KV cache and a backend. decode() evaluates a batch of tokens of any
+// number of sequences, split into micro-batches, and keeps the logits of the tokens that asked for them.
+#pragma once
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "engine/model/batch.h"
+#include "engine/model/kv_cache.h"
+#include "engine/model/model.h"
+#include "ggml/backend.h"
+
+namespace engine {
+
+struct ContextParams {
+    uint32_t n_ctx = 0;      // KV cells; 0 = the model's training context
+    uint32_t n_batch = 2048; // most tokens one decode() call accepts
+    uint32_t n_ubatch = 512; // tokens per physical micro-batch
+    uint32_t n_seq_max = 1;  // sequence ids must be < this
+    int n_threads = 0;       // single-token decode threads; 0 = hardware concurrency
+    int n_threads_batch = 0; // prompt threads; 0 = n_threads
+    bool flash_attn = false;
+    ggml::Type type_k = ggml::Type::F16;
+    ggml::Type type_v = ggml::Type::F16;
+};
+
+// Invalid input to decode() (bad token id, position, sequence id): the caller's fault, nothing changed.
+struct InvalidBatch : std::invalid_argument {
+    using std::invalid_argument::invalid_argument;
+};
+
+struct DecodeTimings {
+    double ms = 0.0;
+    uint32_t n_tokens = 0;
+};
+
+class Context {
+public:
+    Context(const Model& model, const ContextParams& params);
+    ~Context();
+
+    enum class Status { Ok, NoKvSpace };
+    // Evaluates the batch. On NoKvSpace nothing of the batch remains in the cache.
+    Status decode(const Batch& batch);
+
+    // Logits of the i-th token of the last batch (which must have asked for them).
+    const float* logits(size_t i) const;
+    int n_vocab() const { return (int)model_.hparams().n_vocab; }
+    uint32_t n_ctx() const { return kv_->size(); }
+    const ContextParams& params() const { return params_; }
+    const Model& model() const { return model_; }
+    KvCache& kv() { return *kv_; }
+    const KvCache& kv() const { return *kv_; }
+    ggml::Backend& backend() { return *backend_; }
+
+private:
+    struct UBatchView {
+        const Token* tokens;
+        const Pos* pos;
+        const std::vector<SeqId>* seqs;
+        const uint8_t* want_logits;
+        uint32_t n;
+    };
+    void validate(const Batch& batch) const;
+    void compute_ubatch(const UBatchView& ub, const std::vector<int32_t>& cells, float* logits_out);
+
+    const Model& model_;
+    ContextParams params_;
+    std::unique_ptr<ggml::CpuBackend> backend_;
+    std::unique_ptr<KvCache> kv_;
+    std::unique_ptr<ggml::GraphAllocator> galloc_;
+    std::vector<float> logits_;
+    std::vector<int32_t> logit_row_;  // batch index -> row in logits_ (-1: none)
+};
+
+}  // namespace engine

@@ -1,0 +1,70 @@
+// The KV cache: one unified set of cells shared by all sequences. A cell holds a position and the set
+// of sequences that contain it; the attention mask comes from membership and causality. Sequence
+// operations change cell metadata only.
+#pragma once
+
+#include <bitset>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "engine/model/batch.h"
+#include "engine/model/hparams.h"
+#include "ggml/backend.h"
+#include "ggml/ggml.h"
+
+namespace engine {
+
+struct KvCell {
+    Pos pos = -1;
+    std::bitset<kMaxSeq> seq;
+    bool empty() const { return seq.none(); }
+};
+
+class KvCache {
+public:
+    KvCache(const HParams& hp, uint32_t n_cells, ggml::Type type_k, ggml::Type type_v, ggml::Backend& backend);
+    ~KvCache();
+
+    uint32_t size() const { return (uint32_t)cells_.size(); }
+    uint32_t n_used() const { return n_used_; }
+    const KvCell& cell(uint32_t i) const { return cells_[i]; }
+    ggml::Type type_k() const { return type_k_; }
+    ggml::Type type_v() const { return type_v_; }
+
+    // Picks n free cells (lowest indices first). Returns false when the cache has fewer free cells.
+    bool find_free(uint32_t n, std::vector<int32_t>& out) const;
+    void occupy(int32_t cell, Pos pos, const std::vector<SeqId>& seqs);
+    void release(int32_t cell);
+    // Cells [0, n_kv) cover every used cell; attention reads only that range.
+    uint32_t n_kv() const;
+    // mask[t * n_kv + j] = 0 if token t (position pos[t], sequences seqs[t]) may attend cell j, else -inf.
+    void fill_mask(const Pos* pos, const std::vector<SeqId>* seqs, uint32_t n_tokens, uint32_t n_kv,
+                   float* mask) const;
+
+    // Removes positions [p0, p1) of seq (seq < 0: all sequences; p1 < 0: to the end).
+    void seq_rm(SeqId seq, Pos p0, Pos p1);
+    // Makes positions [p0, p1) of src also belong to dst (no data is copied).
+    void seq_cp(SeqId src, SeqId dst, Pos p0, Pos p1);
+    // Removes every sequence but seq.
+    void seq_keep(SeqId seq);
+    Pos seq_pos_max(SeqId seq) const;  // -1 if the sequence is empty
+    Pos seq_pos_min(SeqId seq) const;
+    void clear();
+
+    ggml::Tensor* k(int layer) const { return k_[layer]; }
+    ggml::Tensor* v(int layer) const { return v_[layer]; }
+
+private:
+    static Pos end_of(Pos p1) { return p1 < 0 ? INT32_MAX : p1; }
+    void release_if_empty(KvCell& c);
+
+    std::vector<KvCell> cells_;
+    uint32_t n_used_ = 0;
+    ggml::Type type_k_, type_v_;
+    ggml::Context ctx_{0, true};
+    std::vector<ggml::Tensor*> k_, v_;
+    std::unique_ptr<ggml::Buffer> buffer_;
+};
+
+}  // namespace engine

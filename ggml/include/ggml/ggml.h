@@ -1,0 +1,183 @@
+// Tensors, operations and graphs.
+//
+// A Context owns tensor metadata (and, unless no_alloc, their data). Op builders record an operation
+// in a new tensor whose src[] are its operands; nothing is computed until a Graph of the result is
+// run by a backend. Shapes follow ggml: ne[0] is the innermost (contiguous) dimension, nb[i] the byte
+// stride of dimension i.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "ggml/types.h"
+
+namespace ggml {
+
+constexpr int kMaxDims = 4;
+constexpr int kMaxSrc = 6;
+constexpr int kMaxOpParams = 16;  // int32 words
+
+// Thrown for invalid shapes/types passed to op builders and for runtime failures of a backend.
+struct Error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+enum class Op : int32_t {
+    None = 0,  // a leaf: weights or inputs
+    Dup,       // contiguous copy (also converts type)
+    Add,       // a + b, b broadcast over a
+    Mul,       // a * b, b broadcast over a
+    Scale,     // a * s
+    RmsNorm,   // x / sqrt(mean(x^2) + eps) per row
+    MulMat,    // (a^T b): a [K, M, ...] weights, b [K, N, ...] -> [M, N, ...]
+    MulMatT,   // sum_i a[d, i] b[i, q]: a [D, I, h], b [I, Q, h'] -> [D, Q, h'] (attention values)
+    GetRows,   // rows of a selected by I32 ids
+    SetRows,   // writes rows of b into a at I32/I64 row ids; result is a (in place)
+    Reshape,
+    View,
+    Permute,
+    Transpose,
+    Cont,      // contiguous copy of a (strided) tensor
+    Rope,      // rotary embedding by I32 positions; mode normal or neox
+    SoftMax,   // softmax(a * scale + mask) per row
+    Silu,
+    SwiGlu,    // silu(a) * b
+    FlashAttn, // fused attention with online softmax
+    Count,
+};
+const char* op_name(Op op);
+
+enum TensorFlags : uint32_t {
+    kFlagInput = 1,   // filled by the caller before compute
+    kFlagOutput = 2,  // read by the caller after compute: never reused by the allocator
+    kFlagParam = 4,   // weights
+};
+
+enum RopeMode : int32_t { kRopeNormal = 0, kRopeNeox = 2 };
+
+struct Buffer;  // backend memory (ggml/backend.h)
+
+struct Tensor {
+    Type type = Type::F32;
+    int64_t ne[kMaxDims] = {1, 1, 1, 1};
+    size_t nb[kMaxDims] = {0, 0, 0, 0};
+    Op op = Op::None;
+    int32_t op_params[kMaxOpParams] = {};
+    Tensor* src[kMaxSrc] = {};
+    Tensor* view_src = nullptr;  // the tensor whose memory this one views
+    size_t view_offs = 0;
+    void* data = nullptr;
+    Buffer* buffer = nullptr;
+    uint32_t flags = 0;
+    char name[64] = {};
+
+    int64_t nelements() const { return ne[0] * ne[1] * ne[2] * ne[3]; }
+    int64_t nrows() const { return ne[1] * ne[2] * ne[3]; }
+    size_t nbytes() const;
+    bool is_contiguous() const;
+    // rows are contiguous (nb[0] == element size) even if rows themselves are strided
+    bool rows_contiguous() const;
+    int n_dims() const;
+    void set_name(const std::string& n);
+
+    template <typename T>
+    T param(int i) const {
+        static_assert(sizeof(T) == 4);
+        T v;
+        __builtin_memcpy(&v, &op_params[i], 4);
+        return v;
+    }
+    template <typename T>
+    void set_param(int i, T v) {
+        static_assert(sizeof(T) == 4);
+        __builtin_memcpy(&op_params[i], &v, 4);
+    }
+    // Pointer to element (i0 is in elements, i.e. blocks * block_size for quantized types).
+    char* row_ptr(int64_t i1, int64_t i2 = 0, int64_t i3 = 0) const {
+        return (char*)data + i1 * nb[1] + i2 * nb[2] + i3 * nb[3];
+    }
+};
+
+bool same_shape(const Tensor* a, const Tensor* b);
+
+// Owns tensors. With no_alloc, tensors get no data: a graph allocator or a backend buffer gives it.
+class Context {
+public:
+    explicit Context(size_t data_bytes = 0, bool no_alloc = true);
+    ~Context();
+    Context(const Context&) = delete;
+    Context& operator=(const Context&) = delete;
+
+    Tensor* new_tensor(Type type, int n_dims, const int64_t* ne);
+    Tensor* new_tensor_1d(Type type, int64_t ne0);
+    Tensor* new_tensor_2d(Type type, int64_t ne0, int64_t ne1);
+    Tensor* new_tensor_3d(Type type, int64_t ne0, int64_t ne1, int64_t ne2);
+    Tensor* new_tensor_4d(Type type, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3);
+    bool no_alloc() const { return no_alloc_; }
+    size_t n_tensors() const { return tensors_.size(); }
+    // Every tensor created here, in creation order.
+    template <typename F>
+    void for_each(F&& f) {
+        for (auto& t : tensors_) f(&t);
+    }
+
+private:
+    Tensor* alloc_tensor();
+    std::deque<Tensor> tensors_;
+    std::unique_ptr<char[]> data_;
+    size_t data_size_ = 0, data_used_ = 0;
+    bool no_alloc_;
+};
+
+// ---- op builders -------------------------------------------------------------------------------
+Tensor* dup(Context& ctx, Tensor* a, Type type);
+Tensor* add(Context& ctx, Tensor* a, Tensor* b);
+Tensor* mul(Context& ctx, Tensor* a, Tensor* b);
+Tensor* scale(Context& ctx, Tensor* a, float s);
+Tensor* rms_norm(Context& ctx, Tensor* a, float eps);
+Tensor* mul_mat(Context& ctx, Tensor* a, Tensor* b);
+Tensor* mul_mat_t(Context& ctx, Tensor* a, Tensor* b);
+Tensor* get_rows(Context& ctx, Tensor* a, Tensor* ids);
+Tensor* set_rows(Context& ctx, Tensor* dst, Tensor* src, Tensor* ids);
+Tensor* reshape_1d(Context& ctx, Tensor* a, int64_t ne0);
+Tensor* reshape_2d(Context& ctx, Tensor* a, int64_t ne0, int64_t ne1);
+Tensor* reshape_3d(Context& ctx, Tensor* a, int64_t ne0, int64_t ne1, int64_t ne2);
+Tensor* reshape_4d(Context& ctx, Tensor* a, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3);
+Tensor* view_1d(Context& ctx, Tensor* a, int64_t ne0, size_t offset);
+Tensor* view_2d(Context& ctx, Tensor* a, int64_t ne0, int64_t ne1, size_t nb1, size_t offset);
+Tensor* view_3d(Context& ctx, Tensor* a, int64_t ne0, int64_t ne1, int64_t ne2, size_t nb1, size_t nb2,
+                size_t offset);
+Tensor* view_4d(Context& ctx, Tensor* a, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3, size_t nb1,
+                size_t nb2, size_t nb3, size_t offset);
+// permute(a, 0, 2, 1, 3): axis i of a becomes axis axes[i] of the result.
+Tensor* permute(Context& ctx, Tensor* a, int ax0, int ax1, int ax2, int ax3);
+Tensor* transpose(Context& ctx, Tensor* a);
+Tensor* cont(Context& ctx, Tensor* a);
+// a: [head_dim, n_head, n_tokens], pos: I32 [n_tokens]. Rotates the first n_dims of each head.
+Tensor* rope(Context& ctx, Tensor* a, Tensor* pos, int n_dims, int mode, float freq_base, float freq_scale);
+// softmax(a * scale + mask) over rows; mask [ne0, >= ne1] F32 or F16 broadcast over dims 2,3 (nullable).
+Tensor* soft_max(Context& ctx, Tensor* a, Tensor* mask, float scale);
+Tensor* silu(Context& ctx, Tensor* a);
+Tensor* swiglu(Context& ctx, Tensor* a, Tensor* b);
+// q [D, n_q, n_head], k [D, n_kv, n_head_kv], v [Dv, n_kv, n_head_kv], mask [n_kv, >= n_q] F32.
+// Result [Dv, n_head, n_q] (heads then tokens, ready to reshape to [Dv*n_head, n_q]).
+Tensor* flash_attn(Context& ctx, Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float scale);
+
+// ---- graphs ------------------------------------------------------------------------------------
+struct Graph {
+    std::vector<Tensor*> nodes;  // ops, parents before children
+    std::vector<Tensor*> leafs;  // tensors without op (weights, inputs)
+    void build_forward(Tensor* result);  // appends result and everything it depends on
+    size_t n_nodes() const { return nodes.size(); }
+
+private:
+    std::unordered_set<const Tensor*> visited_;
+};
+
+}  // namespace ggml

@@ -1,0 +1,161 @@
+// Row-wise ops: rms_norm, get_rows, set_rows, soft_max, rope.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "ops.h"
+
+namespace ggml::cpu {
+
+namespace {
+template <typename F>
+void for_rows(const ComputeParams& p, const Tensor* t, F&& f) {
+    int64_t r0, r1;
+    split_rows(t->nrows(), p.ith, p.nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; ++r) {
+        const int64_t i1 = r % t->ne[1], i2 = (r / t->ne[1]) % t->ne[2], i3 = r / (t->ne[1] * t->ne[2]);
+        f(i1, i2, i3);
+    }
+}
+}  // namespace
+
+void op_rms_norm(const ComputeParams& p, Tensor* t) {
+    const Tensor* a = t->src[0];
+    const float eps = t->param<float>(0);
+    const int64_t n = t->ne[0];
+    const size_t sa = a->nb[0] / sizeof(float);
+    for_rows(p, t, [&](int64_t i1, int64_t i2, int64_t i3) {
+        const float* x = (const float*)a->row_ptr(i1, i2, i3);
+        float* y = (float*)t->row_ptr(i1, i2, i3);
+        double sum = 0.0;  // sequential double sum: accurate and independent of the batch
+        for (int64_t i = 0; i < n; ++i) sum += (double)(x[i * sa] * x[i * sa]);
+        const float mean = (float)(sum / (double)n);
+        const float sc = 1.0f / std::sqrt(mean + eps);
+        for (int64_t i = 0; i < n; ++i) y[i] = x[i * sa] * sc;
+    });
+}
+
+void op_get_rows(const ComputeParams& p, Tensor* t) {
+    const Tensor* a = t->src[0];
+    const Tensor* ids = t->src[1];
+    const int64_t n = a->ne[0];
+    const auto to_float = type_traits(a->type).to_float;
+    for_rows(p, t, [&](int64_t i1, int64_t i2, int64_t) {
+        const int32_t row = *(const int32_t*)((const char*)ids->data + i1 * ids->nb[0] + i2 * ids->nb[1]);
+        if (row < 0 || row >= a->ne[1]) fatal("get_rows: row id out of range");
+        const char* src = a->row_ptr(row, i2 % a->ne[2]);
+        float* dst = (float*)t->row_ptr(i1, i2);
+        if (a->type == Type::F32)
+            std::memcpy(dst, src, (size_t)n * sizeof(float));
+        else
+            to_float(src, dst, n);
+    });
+}
+
+void op_set_rows(const ComputeParams& p, Tensor* t) {
+    Tensor* dst = t;  // aliases the destination (the view created by set_rows)
+    const Tensor* src = t->src[1];
+    const Tensor* ids = t->src[2];
+    const int64_t n = src->ne[0];
+    const auto from_float = type_traits(dst->type).from_float_ref;
+    int64_t r0, r1;
+    split_rows(src->ne[1], p.ith, p.nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; ++r) {
+        const int64_t id = ids->type == Type::I32 ? (int64_t)((const int32_t*)ids->data)[r]
+                                                   : ((const int64_t*)ids->data)[r];
+        if (id < 0 || id >= dst->ne[1]) fatal("set_rows: row id out of range");
+        const float* s = (const float*)src->row_ptr(r);
+        char* d = dst->row_ptr(id);
+        if (dst->type == Type::F32)
+            std::memcpy(d, s, (size_t)n * sizeof(float));
+        else
+            from_float(s, d, n);
+    }
+}
+
+void op_soft_max(const ComputeParams& p, Tensor* t) {
+    const Tensor* a = t->src[0];
+    const Tensor* mask = t->src[1];
+    const float scale = t->param<float>(0);
+    const int64_t n = t->ne[0];
+    std::vector<float> m(mask ? (size_t)n : 0);
+    for_rows(p, t, [&](int64_t i1, int64_t i2, int64_t i3) {
+        const float* x = (const float*)a->row_ptr(i1, i2, i3);
+        float* y = (float*)t->row_ptr(i1, i2, i3);
+        const float* mrow = nullptr;
+        if (mask) {
+            const char* mr = mask->row_ptr(i1, i2 % mask->ne[2], i3 % mask->ne[3]);
+            if (mask->type == Type::F32) {
+                mrow = (const float*)mr;
+            } else {
+                for (int64_t i = 0; i < n; ++i) m[i] = fp16_to_fp32(((const uint16_t*)mr)[i]);
+                mrow = m.data();
+            }
+        }
+        float mx = -std::numeric_limits<float>::infinity();
+        for (int64_t i = 0; i < n; ++i) {
+            y[i] = x[i] * scale + (mrow ? mrow[i] : 0.0f);
+            mx = y[i] > mx ? y[i] : mx;
+        }
+        // Sequential sum; masked entries are exactly zero, so the result does not depend on how many
+        // cells of other sequences sit between ours.
+        double sum = 0.0;
+        for (int64_t i = 0; i < n; ++i) {
+            const float e = y[i] == -std::numeric_limits<float>::infinity() ? 0.0f : std::exp(y[i] - mx);
+            y[i] = e;
+            sum += e;
+        }
+        const float inv = sum > 0 ? (float)(1.0 / sum) : 0.0f;
+        for (int64_t i = 0; i < n; ++i) y[i] *= inv;
+    });
+}
+
+void op_rope(const ComputeParams& p, Tensor* t) {
+    const Tensor* a = t->src[0];
+    const Tensor* pos = t->src[1];
+    const int n_dims = t->param<int32_t>(0);
+    const int mode = t->param<int32_t>(1);
+    const float freq_base = t->param<float>(2);
+    const float freq_scale = t->param<float>(3);
+    const float theta_scale = std::pow(freq_base, -2.0f / (float)n_dims);
+    const int64_t ne0 = t->ne[0];
+    const size_t sa = a->nb[0] / sizeof(float);
+    std::vector<float> cs((size_t)n_dims);
+    int64_t cached_pos = std::numeric_limits<int64_t>::min();
+    // rows are (head i1, token i2, i3)
+    for_rows(p, t, [&](int64_t i1, int64_t i2, int64_t i3) {
+        const int32_t ps = ((const int32_t*)pos->data)[i2];
+        if (ps != cached_pos) {
+            float theta = (float)ps;
+            for (int i = 0; i < n_dims; i += 2) {
+                const float th = freq_scale * theta;
+                cs[i] = std::cos(th);
+                cs[i + 1] = std::sin(th);
+                theta *= theta_scale;
+            }
+            cached_pos = ps;
+        }
+        const float* x = (const float*)a->row_ptr(i1, i2, i3);
+        float* y = (float*)t->row_ptr(i1, i2, i3);
+        if (mode == kRopeNeox) {
+            const int half = n_dims / 2;
+            for (int i = 0; i < half; ++i) {
+                const float c = cs[2 * i], s = cs[2 * i + 1];
+                const float x0 = x[i * sa], x1 = x[(i + half) * sa];
+                y[i] = x0 * c - x1 * s;
+                y[i + half] = x0 * s + x1 * c;
+            }
+        } else {
+            for (int i = 0; i < n_dims; i += 2) {
+                const float c = cs[i], s = cs[i + 1];
+                const float x0 = x[i * sa], x1 = x[(i + 1) * sa];
+                y[i] = x0 * c - x1 * s;
+                y[i + 1] = x0 * s + x1 * c;
+            }
+        }
+        for (int64_t i = n_dims; i < ne0; ++i) y[i] = x[i * sa];
+    });
+}
+
+}  // namespace ggml::cpu

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs every build and test dependency from Debian packages (and the pinned npm packages of the
+# client tests). Idempotent: packages already present are not touched. Run as root on a fresh machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PKGS=(build-essential cmake ninja-build pkg-config git curl ca-certificates
+      libboost1.81-dev nlohmann-json3-dev libspdlog-dev catch2
+      python3 python3-numpy python3-jsonschema)
+
+missing=()
+for p in "${PKGS[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# Node.js may come from another repository on some machines; only install Debian's when absent.
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
+
+if [ ${#missing[@]} -gt 0 ]; then
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    echo "setup: installing ${missing[*]}"
+    $SUDO apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# Pinned npm packages (package-lock.json) for the client tests, installed once.
+if [ -f tests/node/package-lock.json ] && [ ! -d tests/node/node_modules ]; then
+    (cd tests/node && npm ci --no-audit --no-fund --loglevel=error)
+fi
+echo "setup: ok"

@@ -1,0 +1,149 @@
+#include "server/cli/args.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace cli {
+
+namespace {
+std::vector<std::string> split_names(const std::string& names) {
+    std::vector<std::string> out;
+    std::stringstream ss(names);
+    std::string n;
+    while (std::getline(ss, n, ',')) out.push_back(n);
+    return out;
+}
+std::string canonical(const std::vector<std::string>& names) {
+    for (const auto& n : names)
+        if (n.rfind("--", 0) == 0) return n.substr(2);
+    return names.front().substr(1);
+}
+}  // namespace
+
+int ArgParser::to_int(const std::string& opt, const std::string& v) {
+    char* end = nullptr;
+    errno = 0;
+    const long x = std::strtol(v.c_str(), &end, 10);
+    if (v.empty() || *end || errno || x < INT32_MIN || x > INT32_MAX)
+        throw ArgError("invalid value '" + v + "' for " + opt + ": expected an integer");
+    return (int)x;
+}
+
+double ArgParser::to_double(const std::string& opt, const std::string& v) {
+    char* end = nullptr;
+    errno = 0;
+    const double x = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end || errno) throw ArgError("invalid value '" + v + "' for " + opt + ": expected a number");
+    return x;
+}
+
+void ArgParser::add(const std::string& names, const std::string& value_name, const std::string& help,
+                    std::function<void(const std::string&)> set) {
+    opts_.push_back({split_names(names), value_name, help, std::move(set), false});
+}
+
+void ArgParser::flag(const std::string& names, const std::string& help, bool* target, bool value) {
+    opts_.push_back({split_names(names), "", help, [target, value](const std::string&) { *target = value; }, true});
+}
+
+void ArgParser::option(const std::string& names, const std::string& vn, const std::string& help, std::string* t) {
+    add(names, vn, help, [t](const std::string& v) { *t = v; });
+}
+void ArgParser::option(const std::string& names, const std::string& vn, const std::string& help, int* t) {
+    const std::string n = split_names(names).back();
+    add(names, vn, help, [t, n](const std::string& v) { *t = to_int(n, v); });
+}
+void ArgParser::option(const std::string& names, const std::string& vn, const std::string& help, uint32_t* t) {
+    const std::string n = split_names(names).back();
+    add(names, vn, help, [t, n](const std::string& v) {
+        const int x = to_int(n, v);
+        if (x < 0) throw ArgError("invalid value '" + v + "' for " + n + ": must not be negative");
+        *t = (uint32_t)x;
+    });
+}
+void ArgParser::option(const std::string& names, const std::string& vn, const std::string& help, float* t) {
+    const std::string n = split_names(names).back();
+    add(names, vn, help, [t, n](const std::string& v) { *t = (float)to_double(n, v); });
+}
+void ArgParser::option(const std::string& names, const std::string& vn, const std::string& help, double* t) {
+    const std::string n = split_names(names).back();
+    add(names, vn, help, [t, n](const std::string& v) { *t = to_double(n, v); });
+}
+
+const ArgParser::Opt* ArgParser::find(const std::string& name) const {
+    for (const auto& o : opts_)
+        for (const auto& n : o.names)
+            if (n == name) return &o;
+    return nullptr;
+}
+
+bool ArgParser::parse(int argc, char** argv, int first) {
+    for (int i = first; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a == "-h" || a == "--help") {
+            std::fputs(usage().c_str(), stdout);
+            return false;
+        }
+        std::string value;
+        bool has_inline = false;
+        if (a.rfind("--", 0) == 0) {
+            const auto eq = a.find('=');
+            if (eq != std::string::npos) {
+                value = a.substr(eq + 1);
+                a = a.substr(0, eq);
+                has_inline = true;
+            }
+        }
+        const Opt* o = find(a);
+        if (!o) throw ArgError("unknown option '" + a + "' for 'ggserve " + command_ + "' (see --help)");
+        if (!o->is_flag && !has_inline) {
+            if (i + 1 >= argc) throw ArgError("option " + a + " needs a value (" + o->value_name + ")");
+            value = argv[++i];
+        }
+        o->set(value);
+        given_[canonical(o->names)] = true;
+    }
+    return true;
+}
+
+void ArgParser::apply_config(const nlohmann::json& cfg) {
+    if (!cfg.is_object()) throw ArgError("config file must hold a JSON object");
+    for (const auto& [key, val] : cfg.items()) {
+        const Opt* o = find("--" + key);
+        if (!o) throw ArgError("unknown option '" + key + "' in config file");
+        if (given_.count(canonical(o->names))) continue;  // the command line wins
+        std::string v;
+        if (o->is_flag) {
+            if (!val.is_boolean()) throw ArgError("config option '" + key + "' must be true or false");
+            if (!val.get<bool>()) continue;
+        } else if (val.is_string()) {
+            v = val.get<std::string>();
+        } else if (val.is_number() || val.is_boolean()) {
+            v = val.dump();
+        } else {
+            throw ArgError("config option '" + key + "' must be a string, number or boolean");
+        }
+        o->set(v);
+        given_[canonical(o->names)] = true;
+    }
+}
+
+bool ArgParser::given(const std::string& long_name) const { return given_.count(long_name) > 0; }
+
+std::string ArgParser::usage() const {
+    std::string out = "usage: ggserve " + command_ + " [options]\n\noptions:\n";
+    for (const auto& o : opts_) {
+        std::string names;
+        for (const auto& n : o.names) names += (names.empty() ? "" : ", ") + n;
+        if (!o.value_name.empty()) names += " " + o.value_name;
+        out += "  " + names;
+        out += names.size() < 30 ? std::string(30 - names.size(), ' ') : "\n" + std::string(32, ' ');
+        out += o.help + "\n";
+    }
+    out += "  -h, --help                    show this help\n";
+    return out;
+}
+
+}  // namespace cli

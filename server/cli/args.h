@@ -1,0 +1,57 @@
+// A small declarative command-line parser: each option binds its names to a variable.
+// Unknown options and bad values raise ArgError (the commands turn it into exit code 2).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace cli {
+
+struct ArgError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+class ArgParser {
+public:
+    explicit ArgParser(std::string command) : command_(std::move(command)) {}
+
+    // names: "-m,--model". The setter receives the value (or "" for flags) and throws ArgError if invalid.
+    void add(const std::string& names, const std::string& value_name, const std::string& help,
+             std::function<void(const std::string&)> set);
+    void flag(const std::string& names, const std::string& help, bool* target, bool value = true);
+    void option(const std::string& names, const std::string& value_name, const std::string& help, std::string* target);
+    void option(const std::string& names, const std::string& value_name, const std::string& help, int* target);
+    void option(const std::string& names, const std::string& value_name, const std::string& help, float* target);
+    void option(const std::string& names, const std::string& value_name, const std::string& help, double* target);
+    void option(const std::string& names, const std::string& value_name, const std::string& help, uint32_t* target);
+
+    // Parses argv[first..argc). Returns false if --help was given (usage printed to stdout).
+    bool parse(int argc, char** argv, int first = 2);
+    // Applies a JSON object of option values (long names without dashes, e.g. {"ctx-size": 4096});
+    // options already given on the command line win.
+    void apply_config(const nlohmann::json& cfg);
+    bool given(const std::string& long_name) const;
+    std::string usage() const;
+
+    static int to_int(const std::string& opt, const std::string& v);
+    static double to_double(const std::string& opt, const std::string& v);
+
+private:
+    struct Opt {
+        std::vector<std::string> names;
+        std::string value_name, help;
+        std::function<void(const std::string&)> set;
+        bool is_flag;
+    };
+    const Opt* find(const std::string& name) const;
+    std::string command_;
+    std::vector<Opt> opts_;
+    std::map<std::string, bool> given_;  // by canonical (first long) name
+};
+
+}  // namespace cli

@@ -1,0 +1,135 @@
+// `ggserve run`: generate text from a prompt on the command line.
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "engine/model/context.h"
+#include "engine/model/model.h"
+#include "engine/sampling/sampler_chain.h"
+#include "engine/tokenizer/vocab.h"
+#include "server/cli/args.h"
+#include "server/cli/commands.h"
+#include "server/cli/common_options.h"
+
+namespace cli {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+}  // namespace
+
+int cmd_run(int argc, char** argv) {
+    ModelOptions mo;
+    engine::SamplingParams sp;
+    std::string prompt;
+    int n_predict = 128;
+    bool json = false;
+    ArgParser ap("run");
+    add_model_options(ap, mo);
+    add_sampling_options(ap, sp);
+    ap.option("-p,--prompt", "TEXT", "prompt", &prompt);
+    ap.option("-n,--n-predict", "N", "tokens to generate (default 128; -1 = until end of text or context)",
+              &n_predict);
+    ap.flag("--json", "print one JSON object (tokens, text, timings) and nothing else on stdout", &json);
+    try {
+        if (!ap.parse(argc, argv)) return 0;
+        finish_model_options(ap, mo);
+        if (!ap.given("prompt")) throw ArgError("missing -p PROMPT");
+        if (n_predict < -1) throw ArgError("-n must be >= -1");
+        if (auto err = engine::validate(sp); !err.empty()) throw ArgError(err);
+    } catch (const ArgError& e) {
+        std::fprintf(stderr, "ggserve run: %s\n", e.what());
+        return 2;
+    }
+
+    try {
+        auto model = engine::Model::load(mo.model);
+        const engine::Vocab& vocab = model->vocab();
+        engine::Context ctx(*model, mo.context_params());
+        const int n_vocab = ctx.n_vocab();
+        std::vector<std::string> pieces((size_t)n_vocab);
+        for (int i = 0; i < n_vocab; ++i) pieces[i] = vocab.token_to_piece(i);
+        engine::SamplerChain chain(sp, n_vocab, (int32_t)ctx.n_ctx(), pieces);
+
+        const std::vector<engine::Token> prompt_tokens = vocab.tokenize(prompt, true, true);
+        if (prompt_tokens.empty()) throw std::runtime_error("the prompt is empty after tokenization");
+        if (prompt_tokens.size() >= ctx.n_ctx())
+            throw std::runtime_error("the prompt has " + std::to_string(prompt_tokens.size()) +
+                                     " tokens but the context holds " + std::to_string(ctx.n_ctx()));
+        for (engine::Token t : prompt_tokens) chain.accept(t, false);
+
+        // Prefill in n_batch chunks; only the last token needs logits.
+        const auto t0 = Clock::now();
+        engine::Batch batch;
+        const size_t n_batch = ctx.params().n_batch;
+        for (size_t i = 0; i < prompt_tokens.size(); i += n_batch) {
+            batch.clear();
+            for (size_t j = i; j < std::min(prompt_tokens.size(), i + n_batch); ++j)
+                batch.add(prompt_tokens[j], (engine::Pos)j, {0}, j + 1 == prompt_tokens.size());
+            if (ctx.decode(batch) != engine::Context::Status::Ok) throw std::runtime_error("the KV cache is full");
+        }
+        const double prompt_ms = ms_since(t0);
+
+        std::vector<engine::Token> out;
+        std::string text;
+        engine::StreamDecoder stream(vocab);
+        std::string stop_type = "limit";
+        const auto t1 = Clock::now();
+        engine::Pos pos = (engine::Pos)prompt_tokens.size();
+        const float* logits = ctx.logits(batch.size() - 1);
+        while (n_predict < 0 || (int)out.size() < n_predict) {
+            const engine::Token tok = chain.sample(logits);
+            chain.accept(tok);
+            if (vocab.is_eog(tok)) {
+                stop_type = "eos";
+                break;
+            }
+            out.push_back(tok);
+            const std::string piece = stream.feed(tok);
+            text += piece;
+            if (!json) {
+                std::fputs(piece.c_str(), stdout);
+                std::fflush(stdout);
+            }
+            if ((uint32_t)pos + 1 >= ctx.n_ctx()) {
+                stop_type = "context";
+                break;
+            }
+            if (n_predict >= 0 && (int)out.size() >= n_predict) break;
+            batch.clear();
+            batch.add(tok, pos++, {0}, true);
+            if (ctx.decode(batch) != engine::Context::Status::Ok) throw std::runtime_error("the KV cache is full");
+            logits = ctx.logits(0);
+        }
+        const double gen_ms = ms_since(t1);
+        const std::string rest = stream.flush();
+        text += rest;
+
+        const double pp_tps = prompt_tokens.size() / (prompt_ms / 1000.0);
+        const double tg_tps = out.empty() ? 0.0 : out.size() / (gen_ms / 1000.0);
+        if (json) {
+            nlohmann::json j;
+            j["prompt_tokens"] = prompt_tokens;
+            j["completion_tokens"] = out;
+            j["text"] = text;
+            j["stop_type"] = stop_type;
+            j["seed"] = chain.seed();
+            j["timings"] = {{"prompt_n", prompt_tokens.size()}, {"prompt_ms", prompt_ms},
+                            {"prompt_per_second", pp_tps},      {"predicted_n", out.size()},
+                            {"predicted_ms", gen_ms},           {"predicted_per_second", tg_tps}};
+            std::puts(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+        } else {
+            std::fputs(rest.c_str(), stdout);
+            std::fputs("\n", stdout);
+            std::fprintf(stderr, "\nprompt: %zu tokens in %.1f ms (%.1f t/s); generation: %zu tokens in %.1f ms (%.1f t/s)\n",
+                         prompt_tokens.size(), prompt_ms, pp_tps, out.size(), gen_ms, tg_tps);
+        }
+        return 0;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "ggserve run: %s\n", e.what());
+        return 1;
+    }
+}
+
+}  // namespace cli

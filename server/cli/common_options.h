@@ -1,0 +1,33 @@
+// Options shared by the commands that load a model (run, serve, bench): model, context, threads,
+// cache types, and the default sampling settings.
+#pragma once
+
+#include <string>
+
+#include "engine/model/context.h"
+#include "engine/sampling/sampling_params.h"
+#include "server/cli/args.h"
+
+namespace cli {
+
+struct ModelOptions {
+    std::string model;
+    uint32_t n_ctx = 0;  // 0: the model's training context (run) / 4096 (serve)
+    uint32_t n_batch = 2048;
+    uint32_t n_ubatch = 512;
+    int n_threads = 0;
+    int n_threads_batch = 0;
+    std::string flash_attn = "off";  // on|off|auto
+    std::string cache_type_k = "f16";
+    std::string cache_type_v = "f16";
+    int n_gpu_layers = 0;
+
+    engine::ContextParams context_params() const;
+};
+
+void add_model_options(ArgParser& ap, ModelOptions& mo);
+// Validates and normalizes after parsing (n_ubatch <= n_batch with a warning, cache types). Throws ArgError.
+void finish_model_options(const ArgParser& ap, ModelOptions& mo);
+void add_sampling_options(ArgParser& ap, engine::SamplingParams& sp);
+
+}  // namespace cli

@@ -1,0 +1,41 @@
+// Picks the subcommand from argv[1].
+#include <cstdio>
+#include <cstring>
+
+#include "server/cli/commands.h"
+
+namespace cli {
+
+static void print_usage(FILE* out) {
+    std::fprintf(out,
+                 "usage: ggserve <command> [options]\n"
+                 "commands:\n"
+                 "  run        generate text from a prompt\n"
+                 "  tokenize   print the token ids of a text\n"
+                 "  info       print a model's metadata and tensors\n"
+                 "run 'ggserve <command> --help' for the options of a command\n");
+}
+
+int main_dispatch(int argc, char** argv) {
+    if (argc < 2) {
+        print_usage(stderr);
+        return 2;
+    }
+    const char* cmd = argv[1];
+    if (!std::strcmp(cmd, "-h") || !std::strcmp(cmd, "--help") || !std::strcmp(cmd, "help")) {
+        print_usage(stdout);
+        return 0;
+    }
+    struct Cmd {
+        const char* name;
+        int (*fn)(int, char**);
+    };
+    static const Cmd kCommands[] = {{"run", cmd_run}, {"tokenize", cmd_tokenize}, {"info", cmd_info}};
+    for (const auto& c : kCommands)
+        if (!std::strcmp(cmd, c.name)) return c.fn(argc, argv);
+    std::fprintf(stderr, "ggserve: unknown command '%s'\n", cmd);
+    print_usage(stderr);
+    return 2;
+}
+
+}  // namespace cli
