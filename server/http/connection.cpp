@@ -1,0 +1,413 @@
+#include "server/http/connection.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/http/error.hpp>
+#include <limits>
+
+#include "server/http/cors.h"
+#include "server/http/errors.h"
+#include "server/http/url.h"
+#include "server/http/wire.h"
+
+namespace server::http::detail {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using error_code = boost::system::error_code;
+
+// After a final response on a connection we close, keep reading (and discarding) briefly so that unread
+// request bytes do not make the kernel reset the connection before the client has read our answer.
+static constexpr std::chrono::milliseconds kLingerTime{1000};
+static constexpr std::size_t kReadChunk = 64 * 1024;
+
+Connection::Connection(tcp::socket socket, std::shared_ptr<ServerCore> core)
+    : socket_(std::move(socket)),
+      core_(std::move(core)),
+      timer_(socket_.get_executor()),
+      write_timer_(socket_.get_executor()) {}
+
+Connection::~Connection() {
+    if (exchange_) exchange_->fail();
+    core_->remove(this);
+}
+
+void Connection::start() {
+    core_->add(this, weak_from_this());
+    asio::dispatch(socket_.get_executor(), [self = shared_from_this()] {
+        error_code ec;
+        self->socket_.set_option(tcp::no_delay(true), ec);  // SSE events are small: no Nagle delay
+        auto ep = self->socket_.remote_endpoint(ec);
+        if (!ec) self->remote_ = ep.address().to_string() + ":" + std::to_string(ep.port());
+        self->begin_request();
+    });
+}
+
+void Connection::shutdown(bool force) {
+    asio::post(socket_.get_executor(), [self = shared_from_this(), force] {
+        self->stopping_ = true;
+        if (self->phase_ == Phase::closed) return;
+        if (force || (self->phase_ == Phase::awaiting && !self->request_started_)) {
+            self->close_now();
+        } else {
+            self->keep_alive_ = false;
+        }
+    });
+}
+
+void Connection::abort_after_loop_stopped() {
+    if (exchange_) std::exchange(exchange_, nullptr)->fail();
+    phase_ = Phase::closed;
+    error_code ec;
+    socket_.close(ec);
+}
+
+// ---- reading -------------------------------------------------------------------------------------
+
+void Connection::begin_request() {
+    phase_ = Phase::awaiting;
+    parser_.emplace();
+    const auto& cfg = core_->config;
+    parser_->header_limit(static_cast<std::uint32_t>(
+        std::min<std::size_t>(cfg.max_header_bytes, std::numeric_limits<std::uint32_t>::max())));
+    parser_->body_limit(cfg.max_body_bytes);
+    parser_->eager(true);
+    request_started_ = false;
+    expect_checked_ = false;
+    arm_timer(cfg.idle_timeout);
+    parse_buffered();
+}
+
+void Connection::parse_buffered() {
+    while (phase_ == Phase::awaiting && buffer_.size() > 0 && !parser_->is_done()) {
+        if (!request_started_) {
+            // Empty lines before a request line are allowed (RFC 9112 2.2): skip them.
+            const char* p = static_cast<const char*>(buffer_.data().data());
+            std::size_t skip = 0;
+            while (skip < buffer_.size() && (p[skip] == '\r' || p[skip] == '\n')) ++skip;
+            buffer_.consume(skip);
+            if (buffer_.size() == 0) break;
+            request_started_ = true;
+            arm_timer(core_->config.read_timeout);
+        }
+        error_code ec;
+        std::size_t used = parser_->put(buffer_.data(), ec);
+        buffer_.consume(used);
+        if (ec == bhttp::error::need_more) break;
+        if (ec) return reject_parse_error(ec);
+        if (parser_->is_header_done() && !expect_checked_) answer_expect_continue();
+        if (used == 0) break;
+    }
+    if (phase_ != Phase::awaiting) return;
+    if (parser_->is_done()) return dispatch();
+    read_some();
+}
+
+// Runs once the header is parsed: a client that sent "Expect: 100-continue" waits for this before
+// sending its body.
+void Connection::answer_expect_continue() {
+    expect_checked_ = true;
+    const auto& msg = parser_->get();
+    if (!parser_->is_done() && msg.version() == 11 && iequals(msg[bhttp::field::expect], "100-continue")) {
+        queue_write("HTTP/1.1 100 Continue\r\n\r\n", After::nothing);
+    }
+}
+
+void Connection::reject_parse_error(error_code ec) {
+    if (ec == bhttp::error::header_limit) {
+        fail_request(431, "request header too large");
+    } else if (ec == bhttp::error::body_limit) {
+        fail_request(
+            413, "request body too large (limit " + std::to_string(core_->config.max_body_bytes) + " bytes)");
+    } else {
+        fail_request(400, "malformed HTTP request: " + ec.message());
+    }
+}
+
+// An error the HTTP layer itself answers; the connection closes after it (the request stream is unusable).
+void Connection::fail_request(int status, const std::string& message) {
+    ++timer_generation_;
+    timer_.cancel();
+    phase_ = Phase::busy;
+    keep_alive_ = false;
+    send_response(error_response(status, message));
+}
+
+void Connection::read_some() {
+    if (reading_ || phase_ == Phase::closed) return;
+    // While busy, bytes of a pipelined request wait in the buffer (bounded); the pending read is also how
+    // a disconnect is noticed while a producer is silent.
+    std::size_t limit = core_->config.max_header_bytes + kReadChunk;
+    if (phase_ == Phase::lingering) buffer_.consume(buffer_.size());
+    if (buffer_.size() >= limit) return;
+    std::size_t n = std::min(kReadChunk, limit - buffer_.size());
+    reading_ = true;
+    socket_.async_read_some(buffer_.prepare(n), [self = shared_from_this()](error_code ec, std::size_t got) {
+        self->on_read(ec, got);
+    });
+}
+
+void Connection::on_read(error_code ec, std::size_t n) {
+    reading_ = false;
+    if (phase_ == Phase::closed) return;
+    if (ec) {
+        if (phase_ == Phase::busy && !exchange_) {
+            // The client half-closed after its request: still deliver the response, then close.
+            keep_alive_ = false;
+            return;
+        }
+        if (phase_ == Phase::busy) spdlog::debug("http: {} disconnected during a response", remote_);
+        return close_now();
+    }
+    buffer_.commit(n);
+    switch (phase_) {
+        case Phase::awaiting:
+            return parse_buffered();
+        case Phase::busy:
+            return read_some();
+        case Phase::lingering:
+            return read_some();
+        case Phase::closed:
+            return;
+    }
+}
+
+void Connection::arm_timer(std::chrono::milliseconds after) {
+    std::uint64_t generation = ++timer_generation_;
+    timer_.expires_after(after);
+    timer_.async_wait([self = shared_from_this(), generation](error_code ec) {
+        if (!ec && generation == self->timer_generation_) self->on_timer();
+    });
+}
+
+void Connection::on_timer() {
+    switch (phase_) {
+        case Phase::awaiting:
+            if (!request_started_) return close_now();  // idle keep-alive connection
+            return fail_request(408, "timed out reading the request");
+        case Phase::lingering:
+            return close_now();
+        case Phase::busy:
+        case Phase::closed:
+            return;
+    }
+}
+
+// ---- handling ------------------------------------------------------------------------------------
+
+void Connection::dispatch() {
+    ++timer_generation_;
+    timer_.cancel();
+    phase_ = Phase::busy;
+
+    bhttp::request<bhttp::string_body> msg = parser_->release();
+    parser_.reset();
+    auto req = std::make_unique<Request>();
+    req->method = std::string(msg.method_string());
+    req->target = std::string(msg.target());
+    req->version = msg.version();
+    for (const auto& field : msg) req->headers.add(field.name_string(), field.value());
+    req->body = std::move(msg.body());
+    req->remote_address = remote_;
+    keep_alive_ = keep_alive_ && msg.keep_alive() && !stopping_ && !core_->stopping;
+    head_only_ = req->method == "HEAD";
+    request_ = std::move(req);
+
+    auto target = split_target(request_->target);
+    if (!target) return fail_request(400, "malformed request target");
+    request_->path = std::move(target->path);
+    request_->query_string = std::move(target->query_string);
+    request_->query = parse_query(request_->query_string);
+    request_->set_exchange_factory(
+        [weak = weak_from_this()](ExchangeKind kind,
+                                  const StreamOptions& options) -> std::shared_ptr<ExchangeState> {
+            auto self = weak.lock();
+            if (!self || !self->in_handler_)
+                throw std::logic_error("stream()/defer() must be called inside the handler");
+            return self->make_exchange(kind, options);
+        });
+
+    in_handler_ = true;
+    Reply reply = dispatch_request(core_->router, core_->policy, *request_, target->raw_path);
+    in_handler_ = false;
+    spdlog::debug("http: {} {} {}", remote_, request_->method, request_->target);
+
+    if (!reply.is_async()) {
+        // A handler that started a stream and then answered directly (or threw) kills the stream.
+        if (exchange_) std::exchange(exchange_, nullptr)->fail();
+        send_response(std::move(reply.response()));
+    } else if (!exchange_) {
+        send_response(error_response(500, "the handler produced no response"));
+    } else if (exchange_->kind() == ExchangeKind::stream) {
+        write_stream_head();
+    } else {
+        pump();  // the handler may have answered already
+    }
+    read_some();
+}
+
+std::shared_ptr<ExchangeState> Connection::make_exchange(ExchangeKind kind, const StreamOptions& options) {
+    std::size_t limit =
+        options.max_queued_bytes ? options.max_queued_bytes : core_->config.stream_queue_bytes;
+    // The state holds no executor (a strand must not outlive its io_context), only a weak reference.
+    auto notify = [weak = weak_from_this()] {
+        if (auto self = weak.lock()) {
+            auto executor = self->socket_.get_executor();
+            asio::post(executor, [self = std::move(self)] { self->pump(); });
+        }
+    };
+    exchange_ = std::make_shared<ExchangeState>(kind, limit, std::move(notify));
+    stream_options_ = options;
+    return exchange_;
+}
+
+void Connection::finalize_headers(Headers& headers) {
+    if (stopping_ || core_->stopping) keep_alive_ = false;  // the header and the close must agree
+    headers.set("Connection", keep_alive_ ? "keep-alive" : "close");
+    if (core_->config.cors && request_ && !headers.contains("Access-Control-Allow-Origin")) {
+        add_cors_headers(request_->headers, headers);
+    }
+    if (!core_->config.server_name.empty() && !headers.contains("Server")) {
+        headers.set("Server", core_->config.server_name);
+    }
+}
+
+void Connection::send_response(Response response) {
+    Headers headers = std::move(response.headers);
+    // Framing is ours: a handler's Content-Length or Transfer-Encoding could desynchronize the client.
+    headers.remove("Content-Length");
+    headers.remove("Transfer-Encoding");
+    headers.remove("Connection");
+    bool body_allowed = status_allows_body(response.status);
+    if (body_allowed) {
+        headers.set("Content-Length", std::to_string(response.body.size()));
+        if (!response.body.empty() && !headers.contains("Content-Type")) {
+            headers.set("Content-Type", "text/plain; charset=utf-8");
+        }
+    }
+    finalize_headers(headers);
+    std::string out = serialize_head(response.status, headers);
+    if (body_allowed && !head_only_) out += response.body;
+    queue_write(std::move(out), After::finish);
+}
+
+void Connection::write_stream_head() {
+    Headers headers = stream_options_.headers;
+    headers.set("Content-Type", stream_options_.content_type);
+    headers.set("Cache-Control", "no-cache");
+    headers.set("X-Accel-Buffering", "no");  // a reverse proxy (nginx) must not buffer the stream
+    chunked_ = request_->version >= 11;
+    if (chunked_) {
+        headers.set("Transfer-Encoding", "chunked");
+    } else {
+        keep_alive_ = false;  // HTTP/1.0 has no chunking: the body ends when the connection closes
+    }
+    finalize_headers(headers);
+    if (head_only_) {
+        std::exchange(exchange_, nullptr)->fail();
+        return queue_write(serialize_head(stream_options_.status, headers), After::finish);
+    }
+    queue_write(serialize_head(stream_options_.status, headers), After::nothing);
+}
+
+void Connection::pump() {
+    if (phase_ != Phase::busy || !exchange_ || writing_ || !writes_.empty()) return;
+    ExchangeState::Batch batch = exchange_->take();
+    if (batch.overflow) {
+        spdlog::info("http: {} dropped: the client does not read its stream fast enough", remote_);
+        return close_now();
+    }
+    if (exchange_->kind() == ExchangeKind::deferred) {
+        if (batch.response) {
+            exchange_.reset();
+            send_response(std::move(*batch.response));
+        } else if (batch.abandoned) {
+            exchange_.reset();
+            send_response(error_response(500, "the request was dropped without a response"));
+        }
+        return;
+    }
+    if (batch.abandoned) return close_now();  // the producer vanished: the client sees a truncated body
+    std::string out;
+    for (const auto& chunk : batch.chunks) out += chunked_ ? frame_chunk(chunk) : chunk;
+    if (batch.finished) {
+        if (chunked_) out += kLastChunk;
+        if (out.empty()) return finish_exchange();
+        return queue_write(std::move(out), After::finish, batch.bytes);
+    }
+    if (!out.empty()) queue_write(std::move(out), After::nothing, batch.bytes);
+}
+
+void Connection::finish_exchange() {
+    exchange_.reset();
+    request_.reset();
+    head_only_ = false;
+    if (!keep_alive_ || stopping_ || core_->stopping) return linger_close();
+    begin_request();
+}
+
+// ---- writing and closing -------------------------------------------------------------------------
+
+void Connection::queue_write(std::string bytes, After after, std::size_t stream_bytes) {
+    writes_.push_back({std::move(bytes), after, stream_bytes});
+    write_next();
+}
+
+void Connection::write_next() {
+    if (writing_ || writes_.empty() || phase_ == Phase::closed) return;
+    writing_ = true;
+    std::uint64_t generation = ++write_generation_;
+    write_timer_.expires_after(core_->config.write_timeout);
+    write_timer_.async_wait([self = shared_from_this(), generation](error_code ec) {
+        if (ec || generation != self->write_generation_ || self->phase_ == Phase::closed) return;
+        spdlog::info("http: {} write timed out", self->remote_);
+        self->close_now();
+    });
+    asio::async_write(socket_, asio::buffer(writes_.front().bytes),
+                      [self = shared_from_this()](error_code ec, std::size_t) { self->on_written(ec); });
+}
+
+void Connection::on_written(error_code ec) {
+    writing_ = false;
+    ++write_generation_;
+    write_timer_.cancel();
+    if (phase_ == Phase::closed) return;
+    PendingWrite done = std::move(writes_.front());
+    writes_.pop_front();
+    if (ec) {
+        spdlog::debug("http: {} write failed: {}", remote_, ec.message());
+        return close_now();
+    }
+    if (done.stream_bytes && exchange_) exchange_->written(done.stream_bytes);
+    if (done.after == After::finish) return finish_exchange();
+    if (!writes_.empty()) return write_next();
+    pump();
+}
+
+void Connection::linger_close() {
+    phase_ = Phase::lingering;
+    error_code ec;
+    socket_.shutdown(tcp::socket::shutdown_send, ec);
+    arm_timer(kLingerTime);
+    read_some();
+}
+
+void Connection::close_now() {
+    if (phase_ == Phase::closed) return;
+    phase_ = Phase::closed;
+    ++timer_generation_;
+    ++write_generation_;
+    timer_.cancel();
+    write_timer_.cancel();
+    if (exchange_) std::exchange(exchange_, nullptr)->fail();  // runs the cancel callback
+    error_code ec;
+    socket_.shutdown(tcp::socket::shutdown_both, ec);
+    socket_.close(ec);
+}
+
+}  // namespace server::http::detail

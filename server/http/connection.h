@@ -1,0 +1,105 @@
+// One client connection: reads requests one at a time (pipelined bytes wait in the buffer), dispatches
+// them, writes responses and streams, enforces limits and timeouts. Everything runs on the socket's
+// strand; async handles reach it through ExchangeState. Internal to the HTTP layer.
+#pragma once
+
+#include <atomic>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "server/http/exchange_state.h"
+#include "server/http/message.h"
+#include "server/http/server_core.h"
+
+namespace server::http::detail {
+
+class Connection : public std::enable_shared_from_this<Connection> {
+  public:
+    using tcp = boost::asio::ip::tcp;
+
+    // `socket` must use a strand executor.
+    Connection(tcp::socket socket, std::shared_ptr<ServerCore> core);
+    ~Connection();
+
+    void start();
+    // Thread-safe. graceful: close when idle, else after the exchange in progress; force: close now.
+    void shutdown(bool force);
+    // Only once no I/O thread runs: fails the exchange so producers stop posting to the loop.
+    void abort_after_loop_stopped();
+
+  private:
+    enum class Phase { awaiting, busy, lingering, closed };
+    enum class After { nothing, finish };
+
+    // Reading and parsing.
+    void begin_request();
+    void parse_buffered();
+    void answer_expect_continue();
+    void read_some();
+    void on_read(boost::system::error_code ec, std::size_t n);
+    void arm_timer(std::chrono::milliseconds after);
+    void on_timer();
+    void reject_parse_error(boost::system::error_code ec);
+    void fail_request(int status, const std::string& message);
+
+    // Handling.
+    void dispatch();
+    std::shared_ptr<ExchangeState> make_exchange(ExchangeKind kind, const StreamOptions& options);
+    void send_response(Response response);
+    void write_stream_head();
+    void pump();
+    void finish_exchange();
+    void finalize_headers(Headers& headers);
+
+    // Writing and closing.
+    void queue_write(std::string bytes, After after, std::size_t stream_bytes = 0);
+    void write_next();
+    void on_written(boost::system::error_code ec);
+    void linger_close();
+    void close_now();
+
+    tcp::socket socket_;
+    std::shared_ptr<ServerCore> core_;
+    std::string remote_;
+    boost::beast::flat_buffer buffer_;
+    std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
+    boost::asio::steady_timer timer_;        // idle / read / linger deadline
+    boost::asio::steady_timer write_timer_;  // deadline of the write in flight
+    std::uint64_t timer_generation_ = 0;     // a fired timer whose generation is stale is ignored
+    std::uint64_t write_generation_ = 0;
+
+    Phase phase_ = Phase::awaiting;
+    bool reading_ = false;
+    bool request_started_ = false;  // bytes of the current request have arrived
+    bool expect_checked_ = false;
+    bool keep_alive_ = true;
+    bool stopping_ = false;
+
+    // The exchange in progress.
+    std::unique_ptr<Request> request_;
+    std::atomic<bool> in_handler_{false};
+    bool head_only_ = false;
+    std::shared_ptr<ExchangeState> exchange_;
+    StreamOptions stream_options_;
+    bool chunked_ = true;
+
+    struct PendingWrite {
+        std::string bytes;
+        After after;
+        std::size_t stream_bytes;  // payload bytes of the stream queue this write carries
+    };
+    std::deque<PendingWrite> writes_;
+    bool writing_ = false;
+};
+
+}  // namespace server::http::detail

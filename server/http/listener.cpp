@@ -1,0 +1,101 @@
+#include "server/http/listener.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+#include <stdexcept>
+
+#include "server/http/connection.h"
+#include "server/http/errors.h"
+#include "server/http/wire.h"
+
+namespace server::http::detail {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+using error_code = boost::system::error_code;
+
+Listener::Listener(asio::io_context& ioc, std::shared_ptr<ServerCore> core)
+    : ioc_(ioc),
+      core_(std::move(core)),
+      strand_(asio::make_strand(ioc)),
+      acceptor_(strand_),
+      retry_timer_(strand_) {
+    const auto& cfg = core_->config;
+    tcp::resolver resolver(ioc_);
+    error_code ec;
+    auto endpoints = resolver.resolve(cfg.host, std::to_string(cfg.port), tcp::resolver::passive, ec);
+    if (ec) throw std::runtime_error("cannot resolve host '" + cfg.host + "': " + ec.message());
+    std::string last_error = "no address";
+    for (const auto& entry : endpoints) {
+        error_code e;
+        acceptor_.open(entry.endpoint().protocol(), e);
+        if (!e) acceptor_.set_option(asio::socket_base::reuse_address(true), e);
+        if (!e) acceptor_.bind(entry.endpoint(), e);
+        if (!e) acceptor_.listen(asio::socket_base::max_listen_connections, e);
+        if (!e) {
+            port_ = acceptor_.local_endpoint().port();
+            return;
+        }
+        last_error = e.message();
+        error_code ignored;
+        acceptor_.close(ignored);
+    }
+    throw std::runtime_error("cannot listen on " + cfg.host + ":" + std::to_string(cfg.port) + ": " +
+                             last_error);
+}
+
+void Listener::start() {
+    asio::dispatch(strand_, [self = shared_from_this()] { self->accept(); });
+}
+
+void Listener::stop() {
+    asio::post(strand_, [self = shared_from_this()] {
+        error_code ec;
+        self->acceptor_.close(ec);
+        self->retry_timer_.cancel();
+    });
+}
+
+void Listener::accept() {
+    acceptor_.async_accept(asio::make_strand(ioc_),
+                           [self = shared_from_this()](error_code ec, tcp::socket socket) {
+                               if (!self->acceptor_.is_open()) return;
+                               if (ec) {
+                                   // Typically EMFILE: back off instead of spinning on a full descriptor
+                                   // table.
+                                   spdlog::warn("http: accept failed: {}", ec.message());
+                                   self->retry_timer_.expires_after(std::chrono::milliseconds(100));
+                                   self->retry_timer_.async_wait([self](error_code e) {
+                                       if (!e) self->accept();
+                                   });
+                                   return;
+                               }
+                               const std::size_t max = self->core_->config.max_connections;
+                               if (max > 0 && self->core_->count() >= max) {
+                                   self->reject_busy(std::move(socket));
+                               } else {
+                                   std::make_shared<Connection>(std::move(socket), self->core_)->start();
+                               }
+                               self->accept();
+                           });
+}
+
+void Listener::reject_busy(tcp::socket socket) {
+    Response r = error_response(503, "too many connections");
+    Headers headers = std::move(r.headers);
+    headers.set("Content-Length", std::to_string(r.body.size()));
+    headers.set("Connection", "close");
+    auto text = std::make_shared<std::string>(serialize_head(503, headers) + r.body);
+    auto sock = std::make_shared<tcp::socket>(std::move(socket));
+    asio::async_write(*sock, asio::buffer(*text), [sock, text](error_code, std::size_t) {
+        error_code ignored;
+        sock->shutdown(tcp::socket::shutdown_both, ignored);
+        sock->close(ignored);
+    });
+}
+
+}  // namespace server::http::detail

@@ -1,0 +1,37 @@
+// Settings of the HTTP server (llama-server: --host, --port, --threads-http, --timeout, --api-key).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace server::http {
+
+struct ServerConfig {
+    std::string host = "127.0.0.1";
+    std::uint16_t port = 8080;  // 0 = an ephemeral port, see Server::port()
+    int n_threads = 0;          // I/O threads; <= 0: one per hardware thread (at least 2)
+
+    std::size_t max_header_bytes = 64 * 1024;        // request line + headers, else 431
+    std::size_t max_body_bytes = 100 * 1024 * 1024;  // else 413
+    std::size_t max_connections = 0;                 // 0 = unlimited; beyond it new clients get 503
+
+    // From the first byte of a request until it is complete (408 if it expires).
+    std::chrono::milliseconds read_timeout{std::chrono::seconds(600)};
+    // One socket write (a response or a batch of stream events); a client that stops reading is dropped.
+    std::chrono::milliseconds write_timeout{std::chrono::seconds(600)};
+    // A keep-alive connection waiting for its next request.
+    std::chrono::milliseconds idle_timeout{std::chrono::seconds(60)};
+
+    // Stream bytes queued for a slow client before its stream is failed (StreamOptions can override).
+    std::size_t stream_queue_bytes = 8 * 1024 * 1024;
+
+    std::vector<std::string> api_keys;  // empty: no authentication
+    std::vector<std::string> public_paths = {"/", "/health", "/v1/health"};
+    bool cors = true;
+    std::string server_name = "ggserve";  // Server header; empty: none
+};
+
+}  // namespace server::http

@@ -1,0 +1,123 @@
+// The request pipeline without sockets: CORS preflight, API keys, routing errors, handler failures.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "server/http/auth.h"
+#include "server/http/cors.h"
+#include "server/http/dispatch.h"
+#include "server/http/errors.h"
+
+using namespace server::http;
+using nlohmann::json;
+
+static Request make_request(std::string method, std::string path, Headers headers = {}) {
+    Request r;
+    r.method = std::move(method);
+    r.path = path;
+    r.target = path;
+    r.headers = std::move(headers);
+    return r;
+}
+
+static Response dispatch(const Router& router, const DispatchPolicy& policy, Request req) {
+    Reply reply = dispatch_request(router, policy, req, req.path);
+    REQUIRE_FALSE(reply.is_async());
+    return reply.response();
+}
+
+TEST_CASE("presented_api_key reads Bearer tokens and X-Api-Key", "[http][auth]") {
+    CHECK(presented_api_key({{"Authorization", "Bearer sk-1"}}) == "sk-1");
+    CHECK(presented_api_key({{"authorization", "bearer sk-2"}}) == "sk-2");
+    CHECK(presented_api_key({{"Authorization", "sk-3"}}) == "sk-3");
+    CHECK(presented_api_key({{"X-Api-Key", "sk-4"}}) == "sk-4");
+    CHECK_FALSE(presented_api_key({}).has_value());
+}
+
+TEST_CASE("ApiKeyAuth allows public paths and configured keys only", "[http][auth]") {
+    ApiKeyAuth none;
+    CHECK(none.allows("/v1/models", {}));
+
+    ApiKeyAuth auth({"k1", "k2"}, {"/health"});
+    CHECK(auth.enabled());
+    CHECK(auth.allows("/health", {}));
+    CHECK(auth.allows("/v1/models", {{"Authorization", "Bearer k2"}}));
+    CHECK(auth.allows("/v1/models", {{"X-Api-Key", "k1"}}));
+    CHECK_FALSE(auth.allows("/v1/models", {}));
+    CHECK_FALSE(auth.allows("/v1/models", {{"Authorization", "Bearer k"}}));
+    CHECK_FALSE(auth.allows("/v1/models", {{"Authorization", "Bearer k1x"}}));
+    CHECK_FALSE(auth.allows("/health/", {}));
+}
+
+TEST_CASE("CORS headers reflect the origin and preflight allows what is asked", "[http][cors]") {
+    Headers out;
+    add_cors_headers({{"Origin", "http://ui.local"}}, out);
+    CHECK(out.value_or("Access-Control-Allow-Origin") == "http://ui.local");
+    CHECK(out.value_or("Access-Control-Allow-Credentials") == "true");
+    Headers star;
+    add_cors_headers({}, star);
+    CHECK(star.value_or("Access-Control-Allow-Origin") == "*");
+
+    Response pre = preflight_response({{"Origin", "http://ui.local"},
+                                       {"Access-Control-Request-Method", "POST"},
+                                       {"Access-Control-Request-Headers", "authorization, content-type"}});
+    CHECK(pre.status == 204);
+    CHECK(pre.headers.value_or("Access-Control-Allow-Headers") == "authorization, content-type");
+    CHECK(pre.headers.value_or("Access-Control-Allow-Methods").find("POST") != std::string::npos);
+}
+
+TEST_CASE("dispatch answers preflight before auth, then 401, 404 and 405", "[http][dispatch]") {
+    Router router;
+    router.add("GET", "/v1/models", [](Request&) { return Response::text("models"); });
+    router.add("GET", "/health", [](Request&) { return Response::text("ok"); });
+    DispatchPolicy policy{ApiKeyAuth({"secret"}, {"/health"}), true};
+
+    CHECK(dispatch(router, policy, make_request("OPTIONS", "/v1/models")).status == 204);
+    CHECK(dispatch(router, policy, make_request("GET", "/health")).body == "ok");
+
+    Response unauthorized = dispatch(router, policy, make_request("GET", "/v1/models"));
+    CHECK(unauthorized.status == 401);
+    auto body = json::parse(unauthorized.body);
+    CHECK(body["error"]["type"] == "authentication_error");
+    CHECK(body["error"]["message"] == "Invalid API Key");
+    CHECK(body["error"]["code"] == 401);
+
+    Headers key{{"Authorization", "Bearer secret"}};
+    CHECK(dispatch(router, policy, make_request("GET", "/v1/models", key)).body == "models");
+
+    Response missing = dispatch(router, policy, make_request("GET", "/nope", key));
+    CHECK(missing.status == 404);
+    CHECK(json::parse(missing.body)["error"]["type"] == "not_found_error");
+
+    Response wrong = dispatch(router, policy, make_request("POST", "/v1/models", key));
+    CHECK(wrong.status == 405);
+    CHECK(wrong.headers.value_or("Allow") == "GET, HEAD");
+    CHECK(json::parse(wrong.body)["error"]["code"] == 405);
+}
+
+TEST_CASE("dispatch turns handler exceptions into error responses", "[http][dispatch]") {
+    Router router;
+    router.add("POST", "/bad", [](Request&) -> Reply { throw HttpError(400, "bad field"); });
+    router.add("POST", "/boom", [](Request&) -> Reply { throw std::runtime_error("engine exploded"); });
+    router.add("POST", "/weird", [](Request&) -> Reply { throw 42; });
+    router.add("GET", "/slots/{id}", [](Request& r) { return Response::text(r.path_param("id")); });
+    DispatchPolicy policy;
+
+    Response bad = dispatch(router, policy, make_request("POST", "/bad"));
+    CHECK(bad.status == 400);
+    CHECK(json::parse(bad.body)["error"]["message"] == "bad field");
+    CHECK(json::parse(bad.body)["error"]["type"] == "invalid_request_error");
+
+    Response boom = dispatch(router, policy, make_request("POST", "/boom"));
+    CHECK(boom.status == 500);
+    CHECK(json::parse(boom.body)["error"]["message"] == "engine exploded");
+    CHECK(json::parse(boom.body)["error"]["type"] == "server_error");
+
+    CHECK(dispatch(router, policy, make_request("POST", "/weird")).status == 500);
+    CHECK(dispatch(router, policy, make_request("GET", "/slots/7")).body == "7");
+}
+
+TEST_CASE("a request not attached to a connection cannot go async", "[http][dispatch]") {
+    Request r;
+    CHECK_THROWS_AS(r.stream(), std::logic_error);
+    CHECK_THROWS_AS(r.defer(), std::logic_error);
+}
