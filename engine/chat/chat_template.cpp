@@ -1,0 +1,108 @@
+#include "engine/chat/chat_template.h"
+
+#include <stdexcept>
+
+#include "engine/chat/jinja_json.h"
+
+namespace engine::chat {
+
+namespace {
+
+bool has_tools(const Json& tools) {
+    return tools.is_array() && !tools.empty();
+}
+
+// Tool-call arguments as the template wants them: an object parsed from the JSON string, or a JSON
+// string (Python json.dumps spacing) made from the object.
+void adapt_arguments(Json& message, bool as_object) {
+    const auto calls = message.find("tool_calls");
+    if (calls == message.end() || !calls->is_array()) return;
+    for (auto& call : *calls) {
+        if (!call.is_object() || !call.contains("function") || !call["function"].is_object()) continue;
+        Json& fn = call["function"];
+        if (!fn.contains("arguments")) continue;
+        Json& args = fn["arguments"];
+        if (as_object && args.is_string()) {
+            Json parsed = Json::parse(args.get<std::string>(), nullptr, false);
+            if (!parsed.is_discarded() && parsed.is_object()) args = std::move(parsed);
+        } else if (!as_object && !args.is_string()) {
+            args = jinja::python_json_dumps(jinja::Value::from_json(args));
+        }
+    }
+}
+
+}  // namespace
+
+ChatTemplate::ChatTemplate(std::string source, std::string bos_token, std::string eos_token)
+    : source_(std::move(source)),
+      bos_token_(std::move(bos_token)),
+      eos_token_(std::move(eos_token)),
+      template_(source_) {
+    probe_caps();
+}
+
+std::string ChatTemplate::render_raw(const Json& messages, const Json& tools, bool add_generation_prompt,
+                                     const Json& extra_context, const jinja::RenderOptions& options) const {
+    Json ctx = Json::object();
+    ctx["messages"] = messages;
+    if (has_tools(tools)) ctx["tools"] = tools;
+    ctx["add_generation_prompt"] = add_generation_prompt;
+    ctx["bos_token"] = bos_token_;
+    ctx["eos_token"] = eos_token_;
+    if (extra_context.is_object()) {
+        for (const auto& [k, v] : extra_context.items()) ctx[k] = v;
+    }
+    return template_.render(ctx, options);
+}
+
+Json ChatTemplate::adapt_messages(const Json& messages) const {
+    if (!messages.is_array()) throw std::invalid_argument("messages must be a JSON array");
+    Json out = Json::array();
+    std::string pending_system;  // system text waiting for the first user turn
+    for (const auto& original : messages) {
+        if (!original.is_object()) throw std::invalid_argument("each message must be a JSON object");
+        Json m = original;
+        // Most templates concatenate content as a string: null breaks them, "" does not.
+        if (!m.contains("content") || m["content"].is_null()) {
+            m["content"] = "";
+        } else if (m["content"].is_array() && !caps_.supports_typed_content) {
+            m["content"] = content_text(m["content"]);
+        }
+        adapt_arguments(m, caps_.object_arguments);
+        if (caps_.null_content_with_tool_calls && m.contains("tool_calls") && m["content"] == "")
+            m["content"] = nullptr;
+        const std::string role = m.value("role", "");
+        if (!caps_.supports_system_role && role == "system") {
+            if (!pending_system.empty()) pending_system += "\n\n";
+            pending_system += content_text(m["content"]);
+            continue;
+        }
+        if (!pending_system.empty() && role == "user") {
+            m["content"] = pending_system + "\n\n" + content_text(m["content"]);
+            pending_system.clear();
+        }
+        out.push_back(std::move(m));
+    }
+    if (!pending_system.empty()) out.push_back(Json{{"role", "user"}, {"content", pending_system}});
+    return out;
+}
+
+std::string ChatTemplate::apply(const ChatInputs& inputs) const {
+    jinja::RenderOptions options;
+    options.now = inputs.now;
+    return render_raw(adapt_messages(inputs.messages), inputs.tools, inputs.add_generation_prompt,
+                      inputs.extra_context, options);
+}
+
+std::string render(const std::string& template_source, const Json& messages, const Json& tools,
+                   bool add_generation_prompt, const std::string& bos_token, const std::string& eos_token,
+                   const Json& extra_context) {
+    ChatInputs inputs;
+    inputs.messages = messages;
+    inputs.tools = tools;
+    inputs.add_generation_prompt = add_generation_prompt;
+    inputs.extra_context = extra_context;
+    return ChatTemplate(template_source, bos_token, eos_token).apply(inputs);
+}
+
+}  // namespace engine::chat

@@ -1,0 +1,79 @@
+// Reasoning extraction and the assembly of a parsed reply (reasoning first, then tool calls).
+#include <cctype>
+#include <tuple>
+
+#include "engine/chat/chat_parser.h"
+
+namespace engine::chat {
+
+namespace {
+
+constexpr std::string_view kThinkOpen = "<think>";
+constexpr std::string_view kThinkClose = "</think>";
+
+bool is_space(char c) {
+    return std::isspace(static_cast<unsigned char>(c)) != 0;
+}
+
+std::string_view trim_view(std::string_view s) {
+    while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+    while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+    return s;
+}
+
+std::string_view ltrim_view(std::string_view s) {
+    while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+    return s;
+}
+
+}  // namespace
+
+std::pair<std::string, std::string> split_reasoning(std::string_view text, bool opened_in_prompt) {
+    size_t pos = 0;
+    if (!opened_in_prompt) {
+        const std::string_view lead = ltrim_view(text);
+        if (lead.substr(0, kThinkOpen.size()) != kThinkOpen) return {"", std::string(text)};
+        pos = text.size() - lead.size() + kThinkOpen.size();
+    }
+    const size_t end = text.find(kThinkClose, pos);
+    if (end == std::string_view::npos) return {std::string(trim_view(text.substr(pos))), ""};
+    return {std::string(trim_view(text.substr(pos, end - pos))),
+            std::string(ltrim_view(text.substr(end + kThinkClose.size())))};
+}
+
+bool prompt_opens_reasoning(std::string_view prompt) {
+    prompt = trim_view(prompt);
+    const size_t open = prompt.rfind(kThinkOpen);
+    if (open == std::string_view::npos) return false;
+    return prompt.find(kThinkClose, open) == std::string_view::npos;
+}
+
+ParsedOutput parse_output(std::string_view text, const ParseOptions& options) {
+    std::string reasoning;
+    std::string rest(text);
+    if (options.extract_reasoning)
+        std::tie(reasoning, rest) = split_reasoning(text, options.reasoning_opened_in_prompt);
+    ParsedOutput out = parse_tool_calls(rest, options.tool_format, options.id_prefix);
+    out.reasoning_content = std::move(reasoning);
+    return out;
+}
+
+Json ParsedOutput::tool_calls_json() const {
+    Json calls = Json::array();
+    for (const auto& c : tool_calls) {
+        calls.push_back({{"id", c.id},
+                         {"type", "function"},
+                         {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
+    }
+    return calls;
+}
+
+Json ParsedOutput::to_message_json() const {
+    Json m = {{"role", "assistant"}};
+    m["content"] = content.empty() && !tool_calls.empty() ? Json() : Json(content);
+    if (!reasoning_content.empty()) m["reasoning_content"] = reasoning_content;
+    if (!tool_calls.empty()) m["tool_calls"] = tool_calls_json();
+    return m;
+}
+
+}  // namespace engine::chat

@@ -1,0 +1,101 @@
+// Errors: syntax and runtime failures carry line and column; raise_exception propagates its
+// message; undefined values fail only where jinja2's default Undefined fails.
+#include <catch2/catch.hpp>
+
+#include "chat_test_util.h"
+#include "engine/chat/jinja_error.h"
+
+using chat_test::render;
+using engine::jinja::TemplateError;
+
+namespace {
+
+TemplateError error_of(const std::string& source, const std::string& context = "{}") {
+    try {
+        render(source, context);
+    } catch (const TemplateError& e) {
+        return e;
+    }
+    FAIL("expected a TemplateError from: " << source);
+    throw std::logic_error("unreachable");
+}
+
+}  // namespace
+
+TEST_CASE("syntax errors point at the offending token", "[jinja][errors]") {
+    auto e = error_of("line one\n{% if x %}\n  {% endfor %}");
+    CHECK(e.kind() == TemplateError::Kind::Syntax);
+    CHECK(e.line() == 3);
+    CHECK(e.column() == 6);
+    CHECK(e.message() ==
+          "Encountered unknown tag 'endfor'. Jinja was looking for the following tags: "
+          "'elif' or 'else' or 'endif'.");
+
+    e = error_of("{% for x in y %}");
+    CHECK(e.message() ==
+          "Unexpected end of template. Jinja was looking for the following tags: 'endfor' or 'else'. "
+          "The innermost block that needs to be closed is 'for'.");
+
+    e = error_of("{{ 1 + }}");
+    CHECK(e.line() == 1);
+    CHECK(e.column() == 8);
+    CHECK(e.message() == "unexpected end of print statement");
+
+    e = error_of("{% foo %}");
+    CHECK(e.message() == "Encountered unknown tag 'foo'.");
+    CHECK(e.column() == 4);
+
+    CHECK(error_of("{{ f(a=1, 2) }}").message() == "positional argument follows keyword argument");
+    CHECK(error_of("{{ x is defined is none }}").message() == "You cannot chain multiple tests with is");
+}
+
+TEST_CASE("runtime errors carry the position of the failing expression", "[jinja][errors]") {
+    auto e = error_of("ok\n{{ 'a' + 1 }}");
+    CHECK(e.kind() == TemplateError::Kind::Runtime);
+    CHECK(e.line() == 2);
+    CHECK(e.column() == 8);
+    CHECK(e.message() == "can only concatenate str (not \"int\") to str");
+    CHECK(std::string(e.what()) == "line 2, column 8: can only concatenate str (not \"int\") to str");
+
+    CHECK(error_of("{{ 1 / 0 }}").message() == "division by zero");
+    CHECK(error_of("{{ 1 < 'a' }}").message() == "'<' not supported between instances of 'int' and 'str'");
+    CHECK(error_of("{% for x in 5 %}{% endfor %}").message() == "'int' object is not iterable");
+    CHECK(error_of("{{ x | nosuchfilter }}").message() == "No filter named 'nosuchfilter'.");
+    CHECK(error_of("{{ x is nosuchtest }}").message() == "No test named 'nosuchtest'.");
+    CHECK(error_of("{{ 5() }}").message() == "'int' object is not callable");
+    CHECK(error_of("{% set a, b = [1] %}").message() == "not enough values to unpack (expected 2, got 1)");
+    CHECK(error_of("{% set x = 1 %}{% set x.y = 2 %}").message() ==
+          "cannot assign attribute on non-namespace object");
+    CHECK(error_of("{{ {'a': 1} | tojson }}{{ x | tojson }}").message() ==
+          "Object of type Undefined is not JSON serializable");
+}
+
+TEST_CASE("raise_exception propagates its message as a Raised error", "[jinja][errors]") {
+    const auto e = error_of(
+        "{% if messages[0].role == 'system' %}\n  {{ raise_exception('System role not supported') }}\n{% "
+        "endif %}",
+        R"({"messages": [{"role": "system"}]})");
+    CHECK(e.kind() == TemplateError::Kind::Raised);
+    CHECK(e.message() == "System role not supported");
+    CHECK(e.line() == 2);
+}
+
+TEST_CASE("undefined values are falsy and empty, but fail when used strictly", "[jinja][errors][undefined]") {
+    CHECK(render("[{{ missing }}][{{ missing | length }}][{% for x in missing %}x{% endfor %}]"
+                 "[{{ 'y' if missing else 'n' }}][{{ missing ~ 'a' }}]") == "[][0][][n][a]");
+    CHECK(render("{{ d.missing is defined }} {{ d['missing'] is defined }}", R"({"d": {}})") ==
+          "False False");
+    CHECK(error_of("{{ missing.attr }}").message() == "'missing' is undefined");
+    CHECK(error_of("{{ missing + 1 }}").message() == "'missing' is undefined");
+    CHECK(error_of("{{ missing() }}").message() == "'missing' is undefined");
+    CHECK(error_of("{{ d.a.b }}", R"({"d": {}})").message() == "'dict object' has no attribute 'a'");
+    CHECK(error_of("{{ d[0][1] }}", R"({"d": []})").message() == "'list object' has no attribute 0");
+}
+
+TEST_CASE("runaway recursion and deep nesting fail instead of crashing", "[jinja][errors]") {
+    CHECK(error_of("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}").message() ==
+          "maximum recursion depth exceeded");
+    const std::string deep = "{{ " + std::string(300, '(') + "1" + std::string(300, ')') + " }}";
+    CHECK(error_of(deep).message() == "template nested too deeply");
+    CHECK(render("{{ " + std::string(50, '(') + "1" + std::string(50, ')') + " }}") == "1");
+}
