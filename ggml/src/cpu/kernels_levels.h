@@ -1,0 +1,108 @@
+// The kernels of each instruction-set level, by name. kernels_dispatch.cpp puts them in one table.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels.h"
+
+// Declares the dot product and tile kernel of a weight type.
+#define GGML_DECLARE_DOT(name)                                                                            \
+    void vec_dot_##name(int64_t n, float* s, const void* x, const void* y);                               \
+    void gemm_##name(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, size_t by, \
+                     int nr, int nc)
+#define GGML_DECLARE_TO_FLOAT(name) void to_float_##name(const void* x, float* y, int64_t n)
+#define GGML_DECLARE_QUANTIZE(name) void quantize_##name(const float* x, void* y, int64_t n)
+
+namespace ggml::cpu {
+
+namespace scalar {
+// The reference dot product called for every (r, c): the scalar level's tile kernel.
+template <VecDotFn dot>
+void gemm_by_vec_dot(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, size_t by,
+                     int nr, int nc) {
+    for (int c = 0; c < nc; ++c)
+        for (int r = 0; r < nr; ++r)
+            dot(n, s + size_t(c) * ldc + size_t(r), static_cast<const char*>(x) + size_t(r) * bx,
+                static_cast<const char*>(y) + size_t(c) * by);
+}
+void f16_to_f32_row(const uint16_t* x, float* y, int64_t n);
+void axpy_f32(int64_t n, float a, const float* x, float* y);
+}  // namespace scalar
+
+#if defined(__x86_64__)
+// AVX2 + FMA + F16C.
+namespace avx2 {
+GGML_DECLARE_DOT(f32);
+GGML_DECLARE_DOT(f16);
+GGML_DECLARE_DOT(bf16);
+GGML_DECLARE_DOT(q4_0);
+GGML_DECLARE_DOT(q4_1);
+GGML_DECLARE_DOT(q5_0);
+GGML_DECLARE_DOT(q5_1);
+GGML_DECLARE_DOT(q8_0);
+GGML_DECLARE_DOT(iq4_nl);
+GGML_DECLARE_DOT(q2_K);
+GGML_DECLARE_DOT(q3_K);
+GGML_DECLARE_DOT(q4_K);
+GGML_DECLARE_DOT(q5_K);
+GGML_DECLARE_DOT(q6_K);
+GGML_DECLARE_QUANTIZE(q8_0);
+GGML_DECLARE_QUANTIZE(q8_1);
+GGML_DECLARE_QUANTIZE(q8_K);
+GGML_DECLARE_QUANTIZE(f16);
+GGML_DECLARE_QUANTIZE(bf16);
+GGML_DECLARE_TO_FLOAT(f16);
+GGML_DECLARE_TO_FLOAT(bf16);
+GGML_DECLARE_TO_FLOAT(q4_0);
+GGML_DECLARE_TO_FLOAT(q4_1);
+GGML_DECLARE_TO_FLOAT(q5_0);
+GGML_DECLARE_TO_FLOAT(q5_1);
+GGML_DECLARE_TO_FLOAT(q8_0);
+GGML_DECLARE_TO_FLOAT(iq4_nl);
+GGML_DECLARE_TO_FLOAT(q2_K);
+GGML_DECLARE_TO_FLOAT(q3_K);
+GGML_DECLARE_TO_FLOAT(q4_K);
+GGML_DECLARE_TO_FLOAT(q5_K);
+GGML_DECLARE_TO_FLOAT(q6_K);
+void f16_to_f32_row(const uint16_t* x, float* y, int64_t n);
+void axpy_f32(int64_t n, float a, const float* x, float* y);
+}  // namespace avx2
+
+// AVX-512 F, BW, VL, DQ and VNNI (plus AVX2, FMA, F16C).
+namespace avx512 {
+GGML_DECLARE_DOT(f32);
+GGML_DECLARE_DOT(f16);
+GGML_DECLARE_DOT(q4_0);
+GGML_DECLARE_DOT(q4_1);
+GGML_DECLARE_DOT(q5_0);
+GGML_DECLARE_DOT(q5_1);
+GGML_DECLARE_DOT(q8_0);
+GGML_DECLARE_DOT(iq4_nl);
+GGML_DECLARE_DOT(q2_K);
+GGML_DECLARE_DOT(q3_K);
+GGML_DECLARE_DOT(q4_K);
+GGML_DECLARE_DOT(q5_K);
+GGML_DECLARE_DOT(q6_K);
+GGML_DECLARE_QUANTIZE(q8_0);
+GGML_DECLARE_QUANTIZE(q8_1);
+GGML_DECLARE_QUANTIZE(q8_K);
+GGML_DECLARE_QUANTIZE(f16);
+GGML_DECLARE_QUANTIZE(bf16);
+GGML_DECLARE_TO_FLOAT(f16);
+GGML_DECLARE_TO_FLOAT(bf16);
+void f16_to_f32_row(const uint16_t* x, float* y, int64_t n);
+void axpy_f32(int64_t n, float a, const float* x, float* y);
+}  // namespace avx512
+
+// AVX-512 BF16 (vdpbf16ps); used for BF16 weights at the AVX-512 level when the CPU has it.
+namespace avx512bf16 {
+GGML_DECLARE_DOT(bf16);
+}  // namespace avx512bf16
+#endif
+
+}  // namespace ggml::cpu
+
+#undef GGML_DECLARE_DOT
+#undef GGML_DECLARE_TO_FLOAT
+#undef GGML_DECLARE_QUANTIZE

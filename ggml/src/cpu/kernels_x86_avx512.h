@@ -1,0 +1,55 @@
+// 512-bit helpers for the AVX-512 kernels. Include inside an AVX-512 target region (see
+// kernels_x86_vec.h for the rules).
+#pragma once
+
+#include "kernels_x86_vec.h"
+
+namespace ggml::cpu {
+namespace {
+
+// 16 x 8 transpose of 32-bit elements: out[j] lane r = in[r] lane j (rows in order).
+inline void transpose16x8_i32(const __m256i in[16], __m512i out[8]) {
+    __m512i z[8], t[8], u[8];
+    // z[r] = rows r and r + 8; the 4x4 transposes below work within 128-bit lanes.
+    for (int r = 0; r < 8; ++r) z[r] = _mm512_inserti64x4(_mm512_castsi256_si512(in[r]), in[r + 8], 1);
+    for (int k = 0; k < 8; k += 2) {
+        t[k] = _mm512_unpacklo_epi32(z[k], z[k + 1]);
+        t[k + 1] = _mm512_unpackhi_epi32(z[k], z[k + 1]);
+    }
+    for (int k = 0; k < 8; k += 4) {
+        u[k] = _mm512_unpacklo_epi64(t[k], t[k + 2]);
+        u[k + 1] = _mm512_unpackhi_epi64(t[k], t[k + 2]);
+        u[k + 2] = _mm512_unpacklo_epi64(t[k + 1], t[k + 3]);
+        u[k + 3] = _mm512_unpackhi_epi64(t[k + 1], t[k + 3]);
+    }
+    // u[d], 128-bit lanes: element d of rows 0-3, element d + 4 of rows 0-3, element d of rows 8-11,
+    // element d + 4 of rows 8-11; u[4 + d] the same for rows 4-7 and 12-15.
+    const __m512i low = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
+    const __m512i high = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
+    for (int d = 0; d < 4; ++d) {
+        out[d] = _mm512_permutex2var_epi64(u[d], low, u[4 + d]);
+        out[d + 4] = _mm512_permutex2var_epi64(u[d], high, u[4 + d]);
+    }
+}
+
+// 16 halves as floats (element inserts: a store-and-reload would stall).
+inline __m512 halves16(const uint16_t h[16]) {
+    const __m128i lo = _mm_setr_epi16(short(h[0]), short(h[1]), short(h[2]), short(h[3]), short(h[4]),
+                                      short(h[5]), short(h[6]), short(h[7]));
+    const __m128i hi = _mm_setr_epi16(short(h[8]), short(h[9]), short(h[10]), short(h[11]), short(h[12]),
+                                      short(h[13]), short(h[14]), short(h[15]));
+    return _mm512_cvtph_ps(_mm256_set_m128i(hi, lo));
+}
+
+// Sum of the 16 lanes in a fixed order.
+inline float hsum512(__m512 v) {
+    const __m512 swapped = _mm512_shuffle_f32x4(v, v, _MM_SHUFFLE(1, 0, 3, 2));
+    const __m256 a = _mm512_castps512_ps256(_mm512_add_ps(v, swapped));
+    __m128 b = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    b = _mm_add_ps(b, _mm_movehl_ps(b, b));
+    b = _mm_add_ss(b, _mm_movehdup_ps(b));
+    return _mm_cvtss_f32(b);
+}
+
+}  // namespace
+}  // namespace ggml::cpu
