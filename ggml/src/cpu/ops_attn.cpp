@@ -1,21 +1,36 @@
-// Fused attention with an online softmax (flash attention) on the CPU.
+// Fused attention (flash attention) on the CPU: per query row, scores, softmax and the weighted sum
+// of values without materializing the [n_kv, n_q, H] score tensor. Its float steps are exactly those
+// of the unfused path (mul_mat of K and Q, soft_max, mul_mat_t of V), so both give the same bits.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <vector>
 
 #include "ops.h"
 
 namespace ggml::cpu {
 
-size_t flash_attn_work_size(const Tensor* t, int nth) {
+namespace {
+
+size_t round8(size_t n) {
+    return (n + 7) & ~size_t(7);
+}
+
+// Per-thread scratch: q converted to k's activation type, the row's scores, a dequantized v row and
+// the double accumulator.
+size_t scratch_bytes(const Tensor* t) {
     const Tensor* q = t->src[0];
     const Tensor* k = t->src[1];
     const Tensor* v = t->src[2];
     const Type vdt = type_traits(k->type).vec_dot_type;
-    // per thread: q converted to k's activation type, the f32 accumulator and a dequantized v row
-    const size_t per = row_size(vdt, q->ne[0]) + 2 * (size_t)v->ne[0] * sizeof(float) + 64;
-    return per * (size_t)nth;
+    return round8(row_size(vdt, q->ne[0])) + round8((size_t)k->ne[1] * sizeof(float)) +
+           round8((size_t)v->ne[0] * sizeof(float)) + (size_t)v->ne[0] * sizeof(double);
+}
+
+}  // namespace
+
+size_t flash_attn_work_size(const Tensor* t, int nth) {
+    return scratch_bytes(t) * (size_t)nth;
 }
 
 void op_flash_attn(const ComputeParams& p, Tensor* t) {
@@ -31,52 +46,59 @@ void op_flash_attn(const ComputeParams& p, Tensor* t) {
     const auto v_to_float = type_traits(v->type).to_float;
     const auto q_convert = type_traits(vdt).from_float_ref;
 
-    const size_t per = row_size(vdt, D) + 2 * (size_t)Dv * sizeof(float) + 64;
-    char* scratch = (char*)p.wdata + per * (size_t)p.ith;
+    // scratch_bytes() is a multiple of 8 and the work buffer is malloc-aligned, so every part is
+    // aligned for its type.
+    char* scratch = (char*)p.wdata + scratch_bytes(t) * (size_t)p.ith;
     void* qc = scratch;
-    float* acc = (float*)(((uintptr_t)scratch + row_size(vdt, D) + 31) & ~uintptr_t(31));
-    float* vrow = acc + Dv;
+    float* score = (float*)(scratch + round8(row_size(vdt, D)));
+    float* vrow = score + round8((size_t)n_kv * sizeof(float)) / sizeof(float);
+    double* acc = (double*)(vrow + round8((size_t)Dv * sizeof(float)) / sizeof(float));
     const float neg_inf = -std::numeric_limits<float>::infinity();
 
     int64_t r0, r1;
     split_rows(n_q * H * q->ne[3], p.ith, p.nth, &r0, &r1);
     for (int64_t r = r0; r < r1; ++r) {
         const int64_t h = r % H, iq = (r / H) % n_q, i3 = r / (H * n_q);
+        const int64_t hk = h / ratio;
         const float* qrow = (const float*)q->row_ptr(iq, h, i3);
         if (vdt == Type::F32)
             std::memcpy(qc, qrow, (size_t)D * sizeof(float));
         else
             q_convert(qrow, qc, D);
-        const float* mrow = nullptr;
-        std::vector<float> m16;
-        if (mask) {
-            if (mask->type == Type::F32) {
-                mrow = (const float*)mask->row_ptr(iq);
-            } else {
-                m16.resize((size_t)n_kv);
-                for (int64_t i = 0; i < n_kv; ++i) m16[i] = fp16_to_fp32(((const uint16_t*)mask->row_ptr(iq))[i]);
-                mrow = m16.data();
-            }
-        }
-        float M = neg_inf, S = 0.0f;
-        std::fill(acc, acc + Dv, 0.0f);
-        const int64_t hk = h / ratio;
+        const char* mrow = mask ? mask->row_ptr(iq) : nullptr;
+
+        // Scores and their maximum, as soft_max computes them from mul_mat's output. Masked cells are
+        // never read: other sequences' cells cannot change the result.
+        float mx = neg_inf;
         for (int64_t i = 0; i < n_kv; ++i) {
-            const float mv = mrow ? mrow[i] : 0.0f;
-            if (mv == neg_inf) continue;  // skipped exactly: other sequences' cells never matter
+            float mv = 0.0f;
+            if (mrow)
+                mv = mask->type == Type::F32 ? ((const float*)mrow)[i]
+                                             : fp16_to_fp32(((const uint16_t*)mrow)[i]);
+            if (mv == neg_inf) {
+                score[i] = neg_inf;
+                continue;
+            }
             float s;
             k_dot(D, &s, k->row_ptr(i, hk, i3), qc);
-            s = s * scale + mv;
-            float vs;
-            if (s > M) {
-                const float ms = M == neg_inf ? 0.0f : std::exp(M - s);
-                for (int64_t d = 0; d < Dv; ++d) acc[d] *= ms;
-                S *= ms;
-                M = s;
-                vs = 1.0f;
-            } else {
-                vs = std::exp(s - M);
-            }
+            score[i] = s * scale + mv;
+            mx = score[i] > mx ? score[i] : mx;
+        }
+        double sum = 0.0;
+        for (int64_t i = 0; i < n_kv; ++i) {
+            const float e = score[i] == neg_inf ? 0.0f : std::exp(score[i] - mx);
+            score[i] = e;
+            sum += e;
+        }
+        const float inv = sum > 0 ? (float)(1.0 / sum) : 0.0f;
+
+        // The weighted sum of values, as mul_mat_t computes it: f16-rounded weights for an f16 V,
+        // products summed in double, zero weights skipped.
+        std::fill(acc, acc + Dv, 0.0);
+        for (int64_t i = 0; i < n_kv; ++i) {
+            float w = score[i] * inv;
+            if (v->type == Type::F16) w = fp16_to_fp32(fp32_to_fp16(w));
+            if (w == 0.0f) continue;
             const char* vr = v->row_ptr(i, hk, i3);
             const float* vf;
             if (v->type == Type::F32) {
@@ -85,12 +107,10 @@ void op_flash_attn(const ComputeParams& p, Tensor* t) {
                 v_to_float(vr, vrow, Dv);
                 vf = vrow;
             }
-            for (int64_t d = 0; d < Dv; ++d) acc[d] += vs * vf[d];
-            S += vs;
+            for (int64_t d = 0; d < Dv; ++d) acc[d] += (double)w * (double)vf[d];
         }
         float* out = (float*)t->row_ptr(h, iq, i3);
-        const float inv = S > 0.0f ? 1.0f / S : 0.0f;
-        for (int64_t d = 0; d < Dv; ++d) out[d] = acc[d] * inv;
+        for (int64_t d = 0; d < Dv; ++d) out[d] = (float)acc[d];
     }
 }
 

@@ -4,7 +4,6 @@
 
 #include "ops.h"
 
-
 namespace ggml::cpu {
 
 size_t mul_mat_work_size(const Tensor* t) {
@@ -57,7 +56,8 @@ void op_mul_mat(const ComputeParams& p, Tensor* t) {
         const char* arow = a->row_ptr(i01, i12 / r2, i13 / r3);
         for (int64_t i11 = 0; i11 < N; ++i11) {
             const char* brow = bdata + i11 * b_nb1 + i12 * b_nb2 + i13 * b_nb3;
-            float* d = (float*)((char*)t->data + i01 * t->nb[0] + i11 * t->nb[1] + i12 * t->nb[2] + i13 * t->nb[3]);
+            float* d =
+                (float*)((char*)t->data + i01 * t->nb[0] + i11 * t->nb[1] + i12 * t->nb[2] + i13 * t->nb[3]);
             vec_dot(K, d, arow, brow);
         }
     }
@@ -68,7 +68,8 @@ void op_mul_mat_t(const ComputeParams& p, Tensor* t) {
     const Tensor* b = t->src[1];  // [I, Q, hb, b3]
     const int64_t D = a->ne[0], I = a->ne[1];
     const int64_t r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
-    std::vector<float> acc((size_t)D), row((size_t)D);
+    std::vector<double> acc((size_t)D);
+    std::vector<float> row((size_t)D), out((size_t)D);
     const auto to_float = type_traits(a->type).to_float;
     int64_t r0, r1;
     split_rows(t->nrows(), p.ith, p.nth, &r0, &r1);
@@ -76,8 +77,10 @@ void op_mul_mat_t(const ComputeParams& p, Tensor* t) {
         const int64_t q = r % t->ne[1], h = (r / t->ne[1]) % t->ne[2], h3 = r / (t->ne[1] * t->ne[2]);
         const float* w = (const float*)b->row_ptr(q, h, h3);
         const size_t sw = b->nb[0] / sizeof(float);
-        std::fill(acc.begin(), acc.end(), 0.0f);
-        // Sequential over i, skipping zero weights: masked cells contribute nothing, exactly.
+        std::fill(acc.begin(), acc.end(), 0.0);
+        // Exact products (two floats fit a double) summed in double and rounded to f32 once, as
+        // llama.cpp's f16 dot product sums rows shorter than 64 cells; flash_attn repeats these steps.
+        // Zero weights (masked cells) are skipped.
         for (int64_t i = 0; i < I; ++i) {
             // Like a product with f16 values, the weights are rounded to f16 (llama.cpp does the same).
             const float wi = a->type == Type::F16 ? fp16_to_fp32(fp32_to_fp16(w[i * sw])) : w[i * sw];
@@ -90,9 +93,10 @@ void op_mul_mat_t(const ComputeParams& p, Tensor* t) {
                 to_float(ar, row.data(), D);
                 av = row.data();
             }
-            for (int64_t d = 0; d < D; ++d) acc[d] += wi * av[d];
+            for (int64_t d = 0; d < D; ++d) acc[d] += (double)wi * (double)av[d];
         }
-        std::memcpy(t->row_ptr(q, h, h3), acc.data(), (size_t)D * sizeof(float));
+        for (int64_t d = 0; d < D; ++d) out[d] = (float)acc[d];
+        std::memcpy(t->row_ptr(q, h, h3), out.data(), (size_t)D * sizeof(float));
     }
 }
 

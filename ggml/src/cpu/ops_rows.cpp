@@ -62,8 +62,8 @@ void op_set_rows(const ComputeParams& p, Tensor* t) {
     int64_t r0, r1;
     split_rows(src->ne[1], p.ith, p.nth, &r0, &r1);
     for (int64_t r = r0; r < r1; ++r) {
-        const int64_t id = ids->type == Type::I32 ? (int64_t)((const int32_t*)ids->data)[r]
-                                                   : ((const int64_t*)ids->data)[r];
+        const int64_t id =
+            ids->type == Type::I32 ? (int64_t)((const int32_t*)ids->data)[r] : ((const int64_t*)ids->data)[r];
         if (id < 0 || id >= dst->ne[1]) fatal("set_rows: row id out of range");
         const float* s = (const float*)src->row_ptr(r);
         char* d = dst->row_ptr(id);
@@ -111,6 +111,15 @@ void op_soft_max(const ComputeParams& p, Tensor* t) {
     });
 }
 
+namespace {
+// One pair rotated by (c, s), each output with one fused multiply-add: the rounding of llama.cpp's CPU
+// rope (GCC contracts its x0*c - x1*s and x0*s + x1*c this way), so Q and K match it bit for bit.
+inline void rotate(float x0, float x1, float c, float s, float* y0, float* y1) {
+    *y0 = std::fma(x0, c, -(x1 * s));
+    *y1 = std::fma(x0, s, x1 * c);
+}
+}  // namespace
+
 void op_rope(const ComputeParams& p, Tensor* t) {
     const Tensor* a = t->src[0];
     const Tensor* pos = t->src[1];
@@ -143,15 +152,13 @@ void op_rope(const ComputeParams& p, Tensor* t) {
             for (int i = 0; i < half; ++i) {
                 const float c = cs[2 * i], s = cs[2 * i + 1];
                 const float x0 = x[i * sa], x1 = x[(i + half) * sa];
-                y[i] = x0 * c - x1 * s;
-                y[i + half] = x0 * s + x1 * c;
+                rotate(x0, x1, c, s, &y[i], &y[i + half]);
             }
         } else {
             for (int i = 0; i < n_dims; i += 2) {
                 const float c = cs[i], s = cs[i + 1];
                 const float x0 = x[i * sa], x1 = x[(i + 1) * sa];
-                y[i] = x0 * c - x1 * s;
-                y[i + 1] = x0 * s + x1 * c;
+                rotate(x0, x1, c, s, &y[i], &y[i + 1]);
             }
         }
         for (int64_t i = n_dims; i < ne0; ++i) y[i] = x[i * sa];

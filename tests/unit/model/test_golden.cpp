@@ -32,8 +32,11 @@ TEST_CASE("stories260K greedy completions match the reference token for token", 
 namespace {
 
 // Teacher forcing: evaluate prompt + reference completion in one batch and compare log-probabilities
-// of the reference's top-5 ids at every generated position.
-void check_teacher_forced(const std::string& name, double tol, bool flash_attn, int threads) {
+// of the reference's top-5 ids at every generated position. Besides the per-id tolerance, the mean
+// |delta| is bounded: a systematic difference (say, unquantized activations, or attention weights not
+// rounded like the reference's) moves the mean to ~3e-3 while leaving the worst case near tolerance.
+void check_teacher_forced(const std::string& name, double tol, double mean_tol, bool flash_attn,
+                          int threads) {
     auto model = Model::load(shared_path("models/synth/" + name + ".gguf"));
     const auto golden = load_golden(name + ".greedy.json");
     ContextParams cp;
@@ -42,8 +45,8 @@ void check_teacher_forced(const std::string& name, double tol, bool flash_attn, 
     cp.flash_attn = flash_attn;
     Context ctx(*model, cp);
     const int n_vocab = ctx.n_vocab();
-    double worst = 0;
-    int checked_greedy = 0;
+    double worst = 0, total = 0;
+    int checked_greedy = 0, n_ids = 0;
     for (const auto& c : golden["cases"]) {
         const auto prompt = c["prompt_tokens"].get<std::vector<Token>>();
         const auto completion = c["completion_tokens"].get<std::vector<Token>>();
@@ -65,7 +68,10 @@ void check_teacher_forced(const std::string& name, double tol, bool flash_attn, 
                 const double mine = logits[e["id"].get<int>()] - lse;
                 const double d = std::fabs(mine - e["logprob"].get<double>());
                 worst = std::max(worst, d);
-                INFO(name << " case '" << c["prompt"].get<std::string>() << "' position " << k << " id " << e["id"]);
+                total += d;
+                ++n_ids;
+                INFO(name << " case '" << c["prompt"].get<std::string>() << "' position " << k << " id "
+                          << e["id"]);
                 REQUIRE(d <= tol);
             }
             if (top[0]["logprob"].get<double>() - top[1]["logprob"].get<double>() > 0.02) {
@@ -74,25 +80,58 @@ void check_teacher_forced(const std::string& name, double tol, bool flash_attn, 
             }
         }
     }
-    WARN(name << (flash_attn ? " (fa)" : "") << ": worst |delta logprob| " << worst << ", " << checked_greedy
-              << " greedy positions checked");
+    const double mean = total / n_ids;
+    WARN(name << (flash_attn ? " (fa)" : "") << ": worst |delta logprob| " << worst << ", mean " << mean
+              << ", " << checked_greedy << " greedy positions checked");
+    REQUIRE(mean <= mean_tol);
+}
+
+// Logits of every position of the first golden case, computed in one batch.
+std::vector<float> case_logits(const Model& model, const nlohmann::json& golden, bool flash_attn,
+                               uint32_t n_ubatch) {
+    ContextParams cp;
+    cp.n_ctx = 256;
+    cp.n_threads = cp.n_threads_batch = 2;
+    cp.flash_attn = flash_attn;
+    cp.n_ubatch = n_ubatch;
+    Context ctx(model, cp);
+    const auto& c = golden["cases"][0];
+    std::vector<Token> all = c["prompt_tokens"].get<std::vector<Token>>();
+    for (Token t : c["completion_tokens"].get<std::vector<Token>>()) all.push_back(t);
+    Batch b;
+    for (size_t i = 0; i < all.size(); ++i) b.add(all[i], (Pos)i, {0}, true);
+    REQUIRE(ctx.decode(b) == Context::Status::Ok);
+    std::vector<float> out;
+    for (size_t i = 0; i < all.size(); ++i)
+        out.insert(out.end(), ctx.logits(i), ctx.logits(i) + ctx.n_vocab());
+    return out;
 }
 
 }  // namespace
 
 TEST_CASE("synth-tiny f16 teacher-forced logprobs within 0.01", "[model][golden]") {
-    check_teacher_forced("synth-tiny-f16", 0.01, false, 2);
-    check_teacher_forced("synth-tiny-f16", 0.01, true, 1);
+    check_teacher_forced("synth-tiny-f16", 0.01, 3e-4, false, 2);
+    check_teacher_forced("synth-tiny-f16", 0.01, 3e-4, true, 1);
 }
 TEST_CASE("synth-tiny q8_0 teacher-forced logprobs within 0.01", "[model][golden]") {
-    check_teacher_forced("synth-tiny-q8_0", 0.01, false, 2);
-    check_teacher_forced("synth-tiny-q8_0", 0.01, true, 1);
+    check_teacher_forced("synth-tiny-q8_0", 0.01, 2e-3, false, 2);
+    check_teacher_forced("synth-tiny-q8_0", 0.01, 2e-3, true, 1);
 }
 TEST_CASE("synth-tiny q4_0 teacher-forced logprobs within 0.02", "[model][golden]") {
-    check_teacher_forced("synth-tiny-q4_0", 0.02, false, 2);
-    check_teacher_forced("synth-tiny-q4_0", 0.02, true, 1);
+    check_teacher_forced("synth-tiny-q4_0", 0.02, 2e-3, false, 2);
+    check_teacher_forced("synth-tiny-q4_0", 0.02, 2e-3, true, 1);
 }
 TEST_CASE("synth-tiny q4_k teacher-forced logprobs within 0.02", "[model][golden]") {
-    check_teacher_forced("synth-tiny-q4_k", 0.02, false, 2);
-    check_teacher_forced("synth-tiny-q4_k", 0.02, true, 1);
+    check_teacher_forced("synth-tiny-q4_k", 0.02, 2e-3, false, 2);
+    check_teacher_forced("synth-tiny-q4_k", 0.02, 2e-3, true, 1);
+}
+
+// A q8_0 rounding flip anywhere moves the logits by ~1e-2, so "close" is meaningless here: flash
+// attention must reproduce the unfused path's float steps exactly, whatever the micro-batching.
+TEST_CASE("flash attention gives the unfused path's logits bit for bit", "[model][attention]") {
+    auto model = Model::load(shared_path("models/synth/synth-tiny-q8_0.gguf"));
+    const auto golden = load_golden("synth-tiny-q8_0.greedy.json");
+    const auto unfused = case_logits(*model, golden, false, 512);
+    REQUIRE(case_logits(*model, golden, true, 512) == unfused);
+    REQUIRE(case_logits(*model, golden, true, 5) == unfused);
 }
