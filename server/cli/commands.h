@@ -8,5 +8,7 @@ int main_dispatch(int argc, char** argv);
 int cmd_info(int argc, char** argv);
 int cmd_tokenize(int argc, char** argv);
 int cmd_run(int argc, char** argv);
+int cmd_serve(int argc, char** argv);
+int cmd_loadgen(int argc, char** argv);
 
 }  // namespace cli

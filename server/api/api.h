@@ -1,0 +1,76 @@
+// The API layer: OpenAI-compatible and llama.cpp-native endpoints over the scheduler.
+// Handlers parse and validate on the HTTP threads, then hand tasks to the engine thread.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "engine/grammar/grammar_vocab.h"
+#include "engine/model/model.h"
+#include "server/api/chat_formatter.h"
+#include "server/api/request_params.h"
+#include "server/http/server.h"
+#include "server/scheduler/scheduler.h"
+
+namespace api {
+
+struct ApiConfig {
+    std::string model_alias;  // name reported as "model"; default: the model file name
+    ApiDefaults defaults;
+    std::string chat_template;  // --chat-template
+    bool jinja = false;         // --jinja
+    bool metrics = false;       // --metrics
+    bool props_writable = false;  // --props: POST /props may change the defaults
+    bool slots = true;            // --no-slots disables /slots
+    std::string slot_save_path;
+};
+
+class Api {
+public:
+    Api(ApiConfig config, server::http::Server& http);
+    ~Api();
+    // Registers every route; call before the HTTP server starts. Until attach(), they answer 503.
+    void register_routes();
+    // The model is loaded and the scheduler runs: start serving.
+    void attach(const engine::Model& model, sched::Scheduler& scheduler);
+    bool ready() const { return ready_.load(); }
+
+private:
+    using Request = server::http::Request;
+    using Reply = server::http::Reply;
+
+    Reply completion(Request& req, Flavor flavor);
+    Reply chat_completions(Request& req);
+    Reply models(Request& req);
+    Reply health(Request& req);
+    Reply props_get(Request& req);
+    Reply props_post(Request& req);
+    Reply slots(Request& req);
+    Reply metrics(Request& req);
+    Reply tokenize(Request& req);
+    Reply detokenize(Request& req);
+    Reply apply_template(Request& req);
+
+    // Submits one task per prompt x choice and wires the response; returns the async reply.
+    Reply start_generation(Request& req, Flavor flavor, const json& body, const GenerationOptions& opts,
+                           const std::vector<std::vector<engine::Token>>& prompts,
+                           const std::vector<std::string>& prompt_texts);
+    json parse_body(const Request& req, const char* schema) const;
+    void require_ready() const;
+    std::string model_name() const;
+    json generation_settings(const GenerationOptions& o) const;
+    std::vector<engine::Token> tokenize_prompt(const json& prompt) const;
+
+    ApiConfig config_;
+    server::http::Server& http_;
+    std::atomic<bool> ready_{false};
+    const engine::Model* model_ = nullptr;
+    sched::Scheduler* scheduler_ = nullptr;
+    std::unique_ptr<ChatFormatter> chat_;
+    std::shared_ptr<const engine::GrammarVocab> grammar_vocab_;
+    std::atomic<uint64_t> next_task_id_{1};
+    mutable std::mutex defaults_mu_;  // guards config_.defaults (POST /props)
+};
+
+}  // namespace api

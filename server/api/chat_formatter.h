@@ -1,0 +1,30 @@
+// Turns chat messages into the prompt text: a built-in format (--chat-template NAME, or detected from
+// the model's template), or the model's Jinja template (--jinja, or when no built-in format matches).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "engine/chat/chat_template.h"
+#include "engine/model/model.h"
+
+namespace api {
+
+class ChatFormatter {
+public:
+    // Throws std::invalid_argument for an unusable --chat-template value.
+    ChatFormatter(const engine::Model& model, const std::string& chat_template, bool jinja);
+    // messages: OpenAI messages array; tools: array or null. Throws std::invalid_argument / template errors.
+    std::string apply(const nlohmann::ordered_json& messages, const nlohmann::ordered_json& tools,
+                      bool add_generation_prompt) const;
+    // "chatml", "llama3", ... or "jinja".
+    const std::string& name() const { return name_; }
+    const std::string& template_source() const { return source_; }
+
+private:
+    std::string name_;
+    std::string source_;
+    std::unique_ptr<engine::chat::ChatTemplate> jinja_;
+};
+
+}  // namespace api

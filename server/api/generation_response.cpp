@@ -1,0 +1,325 @@
+#include "server/api/generation_response.h"
+
+#include <cmath>
+
+#include "server/http/errors.h"
+#include "server/http/response.h"
+
+namespace api {
+
+class ChoiceSink : public sched::TaskSink {
+public:
+    ChoiceSink(std::shared_ptr<GenerationResponse> r, size_t i) : r_(std::move(r)), i_(i) {}
+    void on_tokens(const sched::TokenOutput& out) override { r_->on_tokens(i_, out); }
+    void on_done(const sched::FinalOutput& out) override { r_->on_done(i_, out); }
+    void on_error(int status, const std::string& message) override { r_->on_error(i_, status, message); }
+
+private:
+    std::shared_ptr<GenerationResponse> r_;
+    size_t i_;
+};
+
+namespace {
+
+const char* finish_name(sched::FinishReason f) { return f == sched::FinishReason::Stop ? "stop" : "length"; }
+
+json bytes_of(const std::string& s) {
+    json b = json::array();
+    for (unsigned char c : s) b.push_back((int)c);
+    return b;
+}
+
+// JSON cannot hold -inf: a banned token's log-probability is reported as a very large negative number.
+double finite_logprob(float lp) { return std::isfinite(lp) ? (double)lp : -9999.0; }
+
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+}  // namespace
+
+GenerationResponse::GenerationResponse(ResponseContext rc, const engine::Vocab& vocab, size_t n_choices)
+    : rc_(std::move(rc)), vocab_(vocab), choices_(n_choices) {}
+
+void GenerationResponse::set_stream(std::shared_ptr<server::http::StreamWriter> w) { stream_ = std::move(w); }
+void GenerationResponse::set_deferred(std::shared_ptr<server::http::DeferredResponse> d) { deferred_ = std::move(d); }
+
+std::shared_ptr<sched::TaskSink> GenerationResponse::sink(size_t index) {
+    return std::make_shared<ChoiceSink>(shared_from_this(), index);
+}
+
+json GenerationResponse::chunk_base(const char* object) const {
+    return json{{"id", rc_.id}, {"object", object}, {"created", rc_.created}, {"model", rc_.model_name},
+                {"system_fingerprint", "ggserve"}};
+}
+
+json GenerationResponse::timings_json(const sched::Timings& t) const {
+    return json{{"prompt_n", t.prompt_n},
+                {"prompt_ms", t.prompt_ms},
+                {"prompt_per_token_ms", t.prompt_n ? t.prompt_ms / t.prompt_n : 0.0},
+                {"prompt_per_second", t.prompt_ms > 0 ? 1000.0 * t.prompt_n / t.prompt_ms : 0.0},
+                {"predicted_n", t.predicted_n},
+                {"predicted_ms", t.predicted_ms},
+                {"predicted_per_token_ms", t.predicted_n ? t.predicted_ms / t.predicted_n : 0.0},
+                {"predicted_per_second", t.predicted_ms > 0 ? 1000.0 * t.predicted_n / t.predicted_ms : 0.0},
+                {"ttft_ms", t.ttft_ms},
+                {"queue_ms", t.queue_ms},
+                {"prompt_chunks", t.prompt_chunks},
+                {"decode_iterations", t.decode_iterations}};
+}
+
+json GenerationResponse::usage_json() const {
+    int64_t prompt = 0, completion = 0, cached = 0;
+    for (size_t i = 0; i < choices_.size(); ++i) {
+        const auto& f = choices_[i].final;
+        // n > 1 repeats the same prompt: it is counted once, as OpenAI does.
+        if (i % rc_.choices_per_prompt == 0) prompt += f.n_prompt_tokens;
+        completion += f.timings.predicted_n;
+        cached += f.n_cached_tokens;
+    }
+    return json{{"prompt_tokens", prompt},
+                {"completion_tokens", completion},
+                {"total_tokens", prompt + completion},
+                {"prompt_tokens_details", {{"cached_tokens", cached}}}};
+}
+
+// Per-token probabilities in the shape each API uses.
+json GenerationResponse::probs_json(const std::vector<engine::TokenProbs>& probs) const {
+    json out = json::array();
+    const bool post = rc_.options.post_sampling_probs;
+    for (const auto& p : probs) {
+        const std::string piece = vocab_.token_to_piece(p.chosen.token);
+        if (rc_.flavor == Flavor::Native) {
+            json top = json::array();
+            for (const auto& t : p.top) {
+                const std::string tp = vocab_.token_to_piece(t.token);
+                json e{{"id", t.token}, {"token", tp}, {"bytes", bytes_of(tp)}};
+                if (post) e["prob"] = t.prob;
+                else e["logprob"] = finite_logprob(t.logprob);
+                top.push_back(e);
+            }
+            json e{{"id", p.chosen.token}, {"token", piece}, {"bytes", bytes_of(piece)}};
+            if (post) {
+                e["prob"] = p.chosen.prob;
+                e["top_probs"] = top;
+            } else {
+                e["logprob"] = finite_logprob(p.chosen.logprob);
+                e["top_logprobs"] = top;
+            }
+            out.push_back(e);
+        } else {
+            json top = json::array();
+            for (size_t k = 0; k < p.top.size() && (int)k < rc_.options.top_logprobs; ++k) {
+                const std::string tp = vocab_.token_to_piece(p.top[k].token);
+                top.push_back({{"token", tp}, {"logprob", finite_logprob(p.top[k].logprob)}, {"bytes", bytes_of(tp)}});
+            }
+            out.push_back({{"token", piece},
+                           {"logprob", finite_logprob(p.chosen.logprob)},
+                           {"bytes", bytes_of(piece)},
+                           {"top_logprobs", top}});
+        }
+    }
+    return out;
+}
+
+// Legacy /v1/completions logprobs object from the chat-style entries.
+static json legacy_logprobs(const json& entries) {
+    json tokens = json::array(), token_logprobs = json::array(), top = json::array(), offsets = json::array();
+    size_t offset = 0;
+    for (const auto& e : entries) {
+        tokens.push_back(e["token"]);
+        token_logprobs.push_back(e["logprob"]);
+        json m = json::object();
+        for (const auto& t : e["top_logprobs"]) m[t["token"].get<std::string>()] = t["logprob"];
+        top.push_back(m);
+        offsets.push_back(offset);
+        offset += e["token"].get<std::string>().size();
+    }
+    return json{{"tokens", tokens}, {"token_logprobs", token_logprobs}, {"top_logprobs", top}, {"text_offset", offsets}};
+}
+
+void GenerationResponse::send(const json& j) {
+    if (stream_) stream_->send(dump(j));
+}
+
+void GenerationResponse::on_tokens(size_t i, const sched::TokenOutput& out) {
+    if (failed_) return;
+    Choice& c = choices_[i];
+    const bool want_probs = rc_.flavor == Flavor::Native ? rc_.options.sampling.n_probs > 0 : rc_.options.logprobs;
+    json probs = want_probs && !out.probs.empty() ? probs_json(out.probs) : json();
+    if (!stream_) {
+        if (!probs.is_null())
+            for (auto& p : probs) c.logprobs.push_back(p);
+        return;
+    }
+    const bool has_text = !out.text.empty();
+    if (!has_text && probs.is_null() && !(rc_.flavor == Flavor::Native && rc_.options.return_tokens && !out.tokens.empty()))
+        return;
+    switch (rc_.flavor) {
+        case Flavor::Native: {
+            json j{{"index", i}, {"content", out.text}, {"stop", false}, {"id_slot", -1}};
+            if (rc_.options.return_tokens) j["tokens"] = out.tokens;
+            if (!probs.is_null()) j["completion_probabilities"] = probs;
+            send(j);
+            break;
+        }
+        case Flavor::Completions: {
+            json ch{{"text", out.text}, {"index", i}, {"logprobs", nullptr}, {"finish_reason", nullptr}};
+            if (!probs.is_null()) ch["logprobs"] = legacy_logprobs(probs);
+            json j = chunk_base("text_completion");
+            j["choices"] = json::array({ch});
+            send(j);
+            break;
+        }
+        case Flavor::Chat: {
+            if (!c.started) {
+                c.started = true;
+                json j = chunk_base("chat.completion.chunk");
+                j["choices"] = json::array({{{"index", i},
+                                             {"delta", {{"role", "assistant"}, {"content", ""}}},
+                                             {"logprobs", nullptr},
+                                             {"finish_reason", nullptr}}});
+                send(j);
+            }
+            json ch{{"index", i}, {"delta", {{"content", out.text}}}, {"logprobs", nullptr}, {"finish_reason", nullptr}};
+            if (!probs.is_null()) ch["logprobs"] = {{"content", probs}};
+            json j = chunk_base("chat.completion.chunk");
+            j["choices"] = json::array({ch});
+            send(j);
+            break;
+        }
+    }
+}
+
+json GenerationResponse::native_final(size_t i, const sched::FinalOutput& f) const {
+    const char* stop_type = f.stopped_eos ? "eos" : f.stopped_word ? "word" : "limit";
+    json j{{"index", i},
+           {"content", stream_ ? "" : f.content},
+           {"id_slot", f.slot_id},
+           {"stop", true},
+           {"model", rc_.model_name},
+           {"tokens_predicted", f.timings.predicted_n},
+           {"tokens_evaluated", f.n_prompt_tokens},
+           {"generation_settings", rc_.generation_settings},
+           {"prompt", i < rc_.prompt_texts.size() ? rc_.prompt_texts[i] : std::string()},
+           {"has_new_line", f.content.find('\n') != std::string::npos},
+           {"truncated", false},
+           {"stop_type", stop_type},
+           {"stopping_word", f.stopping_word},
+           {"tokens_cached", f.n_cached_tokens},
+           {"timings", timings_json(f.timings)}};
+    if (rc_.options.return_tokens) j["tokens"] = stream_ ? json::array() : json(f.tokens);
+    if (!stream_ && rc_.options.sampling.n_probs > 0) j["completion_probabilities"] = choices_[i].logprobs;
+    return j;
+}
+
+void GenerationResponse::on_done(size_t i, const sched::FinalOutput& f) {
+    if (failed_) return;
+    Choice& c = choices_[i];
+    c.done = true;
+    c.final = f;
+    ++n_done_;
+    if (stream_) {
+        switch (rc_.flavor) {
+            case Flavor::Native: send(native_final(i, f)); break;
+            case Flavor::Completions: {
+                json j = chunk_base("text_completion");
+                j["choices"] = json::array({{{"text", ""}, {"index", i}, {"logprobs", nullptr},
+                                             {"finish_reason", finish_name(f.finish)}}});
+                j["timings"] = timings_json(f.timings);
+                send(j);
+                break;
+            }
+            case Flavor::Chat: {
+                json j = chunk_base("chat.completion.chunk");
+                if (!c.started) {
+                    c.started = true;
+                    json r = chunk_base("chat.completion.chunk");
+                    r["choices"] = json::array({{{"index", i}, {"delta", {{"role", "assistant"}, {"content", ""}}},
+                                                 {"logprobs", nullptr}, {"finish_reason", nullptr}}});
+                    send(r);
+                }
+                j["choices"] = json::array({{{"index", i}, {"delta", json::object()}, {"logprobs", nullptr},
+                                             {"finish_reason", finish_name(f.finish)}}});
+                j["timings"] = timings_json(f.timings);
+                send(j);
+                break;
+            }
+        }
+        if (n_done_ == choices_.size()) finish_stream();
+    } else if (n_done_ == choices_.size()) {
+        respond_collected();
+    }
+}
+
+void GenerationResponse::finish_stream() {
+    if (rc_.flavor != Flavor::Native) {
+        if (rc_.options.include_usage) {
+            json j = chunk_base(rc_.flavor == Flavor::Chat ? "chat.completion.chunk" : "text_completion");
+            j["choices"] = json::array();
+            j["usage"] = usage_json();
+            send(j);
+        }
+        stream_->send("[DONE]");
+    }
+    stream_->close();
+}
+
+void GenerationResponse::respond_collected() {
+    json body;
+    switch (rc_.flavor) {
+        case Flavor::Native: {
+            if (choices_.size() == 1) {
+                body = native_final(0, choices_[0].final);
+            } else {
+                body = json::array();
+                for (size_t i = 0; i < choices_.size(); ++i) body.push_back(native_final(i, choices_[i].final));
+            }
+            break;
+        }
+        case Flavor::Completions: {
+            body = chunk_base("text_completion");
+            json arr = json::array();
+            for (size_t i = 0; i < choices_.size(); ++i) {
+                const auto& f = choices_[i].final;
+                json ch{{"text", f.content}, {"index", i}, {"logprobs", nullptr}, {"finish_reason", finish_name(f.finish)}};
+                if (rc_.options.logprobs) ch["logprobs"] = legacy_logprobs(choices_[i].logprobs);
+                arr.push_back(ch);
+            }
+            body["choices"] = arr;
+            body["usage"] = usage_json();
+            body["timings"] = timings_json(choices_[0].final.timings);
+            break;
+        }
+        case Flavor::Chat: {
+            body = chunk_base("chat.completion");
+            json arr = json::array();
+            for (size_t i = 0; i < choices_.size(); ++i) {
+                const auto& f = choices_[i].final;
+                json ch{{"index", i},
+                        {"message", {{"role", "assistant"}, {"content", f.content}}},
+                        {"logprobs", nullptr},
+                        {"finish_reason", finish_name(f.finish)}};
+                if (rc_.options.logprobs) ch["logprobs"] = {{"content", choices_[i].logprobs}};
+                arr.push_back(ch);
+            }
+            body["choices"] = arr;
+            body["usage"] = usage_json();
+            body["timings"] = timings_json(choices_[0].final.timings);
+            break;
+        }
+    }
+    deferred_->respond(server::http::Response::json(body));
+}
+
+void GenerationResponse::on_error(size_t, int status, const std::string& message) {
+    if (failed_) return;
+    failed_ = true;
+    if (on_failure_) on_failure_();
+    if (stream_) {
+        send(server::http::error_body(status, message));
+        stream_->close();
+    } else if (deferred_) {
+        deferred_->respond(server::http::error_response(status, message));
+    }
+}
+
+}  // namespace api

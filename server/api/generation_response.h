@@ -1,0 +1,79 @@
+// One HTTP generation request (possibly several choices/prompts = several scheduler tasks) and how its
+// output is written: OpenAI chat/completions or llama.cpp's native /completion, streamed as SSE or
+// collected into one JSON response. The engine thread calls the task sinks; the HTTP thread only
+// installs the writer and the cancel callback.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "engine/tokenizer/vocab.h"
+#include "server/api/json_fields.h"
+#include "server/api/request_params.h"
+#include "server/http/stream_writer.h"
+#include "server/scheduler/task.h"
+
+namespace api {
+
+struct ResponseContext {
+    Flavor flavor = Flavor::Native;
+    std::string model_name;
+    std::string id;       // "chatcmpl-..." / "cmpl-..."
+    int64_t created = 0;  // unix seconds
+    GenerationOptions options;
+    std::vector<std::string> prompt_texts;  // per choice, for the native "prompt" field
+    size_t choices_per_prompt = 1;          // OpenAI n: choices sharing a prompt count it once in usage
+    json generation_settings;               // the native final object's generation_settings
+};
+
+class GenerationResponse : public std::enable_shared_from_this<GenerationResponse> {
+public:
+    GenerationResponse(ResponseContext rc, const engine::Vocab& vocab, size_t n_choices);
+
+    // Exactly one of these is installed before the tasks are submitted.
+    void set_stream(std::shared_ptr<server::http::StreamWriter> w);
+    void set_deferred(std::shared_ptr<server::http::DeferredResponse> d);
+
+    // Called once when a choice fails, to cancel the others.
+    void set_on_failure(std::function<void()> f) { on_failure_ = std::move(f); }
+
+    // The sink for choice i (a scheduler task).
+    std::shared_ptr<sched::TaskSink> sink(size_t index);
+
+private:
+    friend class ChoiceSink;
+    void on_tokens(size_t i, const sched::TokenOutput& out);
+    void on_done(size_t i, const sched::FinalOutput& out);
+    void on_error(size_t i, int status, const std::string& message);
+
+    json chunk_base(const char* object) const;
+    json probs_json(const std::vector<engine::TokenProbs>& probs) const;
+    json usage_json() const;
+    json native_final(size_t i, const sched::FinalOutput& f) const;
+    json timings_json(const sched::Timings& t) const;
+    void send(const json& j);
+    void finish_stream();
+    void respond_collected();
+
+    ResponseContext rc_;
+    const engine::Vocab& vocab_;
+    std::shared_ptr<server::http::StreamWriter> stream_;
+    std::shared_ptr<server::http::DeferredResponse> deferred_;
+
+    struct Choice {
+        bool started = false;  // chat: the role chunk was sent
+        bool done = false;
+        sched::FinalOutput final;
+        json logprobs = json::array();  // collected (non-stream)
+    };
+    std::vector<Choice> choices_;
+    size_t n_done_ = 0;
+    std::function<void()> on_failure_;
+    bool failed_ = false;
+};
+
+}  // namespace api

@@ -1,0 +1,214 @@
+// Generation endpoints: /completion (native), /v1/completions and /v1/chat/completions.
+// Path of a request: parse + validate (schemas/) -> options and prompt tokens -> tasks for the
+// scheduler -> the engine thread streams tokens back through GenerationResponse.
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <random>
+
+#include "engine/grammar/grammar.h"
+#include "engine/grammar/grammar_error.h"
+#include "server/api/api.h"
+#include "server/api/generation_response.h"
+#include "server/http/errors.h"
+
+namespace api {
+
+using server::http::HttpError;
+
+namespace {
+
+std::string random_id(const char* prefix) {
+    static thread_local std::mt19937_64 rng{std::random_device{}()};
+    static const char* alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    std::string id = prefix;
+    for (int i = 0; i < 24; ++i) id += alphabet[rng() % 62];
+    return id;
+}
+
+int64_t unix_now() {
+    return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+bool is_token_array(const json& a) {
+    if (!a.is_array() || a.empty()) return false;
+    for (const auto& e : a)
+        if (!e.is_number_integer()) return false;
+    return true;
+}
+
+}  // namespace
+
+// One prompt: a string, an array of token ids, or a mix of strings and ids.
+std::vector<engine::Token> Api::tokenize_prompt(const json& prompt) const {
+    const auto& vocab = model_->vocab();
+    std::vector<engine::Token> out;
+    auto add_ids = [&](const json& e) {
+        const int64_t id = e.get<int64_t>();
+        if (id < 0 || id >= vocab.n_tokens())
+            bad_request("prompt token id " + std::to_string(id) + " is outside the vocabulary");
+        out.push_back((engine::Token)id);
+    };
+    if (prompt.is_string()) {
+        out = vocab.tokenize(prompt.get<std::string>(), true, true);
+    } else if (prompt.is_array()) {
+        bool first = true;
+        for (const auto& e : prompt) {
+            if (e.is_number_integer()) {
+                add_ids(e);
+            } else if (e.is_string()) {
+                const auto t = vocab.tokenize(e.get<std::string>(), first, true);
+                out.insert(out.end(), t.begin(), t.end());
+            } else {
+                bad_request("a prompt array may hold only strings and token ids");
+            }
+            first = false;
+        }
+    } else {
+        bad_request("'prompt' must be a string, an array of token ids, or an array of prompts");
+    }
+    if (out.empty()) bad_request("the prompt is empty");
+    return out;
+}
+
+Api::Reply Api::completion(Request& req, Flavor flavor) {
+    require_ready();
+    const json body = parse_body(req, flavor == Flavor::Native ? "completion.json" : "completions.json");
+    const json* prompt = field(body, "prompt");
+    if (!prompt) bad_request("'prompt' is required");
+
+    // Several prompts: an array whose elements are strings or token arrays (not a single mixed prompt).
+    std::vector<json> prompts;
+    bool multi = prompt->is_array() && !prompt->empty() && !is_token_array(*prompt);
+    if (multi)
+        for (const auto& e : *prompt) multi = multi && (e.is_string() || e.is_array());
+    if (multi) {
+        for (const auto& e : *prompt) prompts.push_back(e);
+    } else {
+        prompts.push_back(*prompt);
+    }
+    if (prompts.size() > 16) bad_request("at most 16 prompts per request");
+
+    GenerationOptions opts;
+    {
+        std::lock_guard<std::mutex> lk(defaults_mu_);
+        opts = parse_generation_options(body, config_.defaults, model_->vocab(), flavor);
+    }
+    std::vector<std::vector<engine::Token>> tokens;
+    std::vector<std::string> texts;
+    for (const auto& p : prompts) {
+        tokens.push_back(tokenize_prompt(p));
+        texts.push_back(p.is_string() ? p.get<std::string>() : model_->vocab().detokenize(tokens.back()));
+    }
+    return start_generation(req, flavor, body, opts, tokens, texts);
+}
+
+Api::Reply Api::chat_completions(Request& req) {
+    require_ready();
+    const json body = parse_body(req, "chat_completions.json");
+    const json* messages = field(body, "messages");
+    if (!messages || !messages->is_array() || messages->empty()) bad_request("'messages' must be a non-empty array");
+    GenerationOptions opts;
+    {
+        std::lock_guard<std::mutex> lk(defaults_mu_);
+        opts = parse_generation_options(body, config_.defaults, model_->vocab(), Flavor::Chat);
+    }
+    nlohmann::ordered_json msgs = nlohmann::ordered_json::parse(messages->dump());
+    nlohmann::ordered_json tools = nullptr;
+    if (const json* t = field(body, "tools")) tools = nlohmann::ordered_json::parse(t->dump());
+    std::string text;
+    try {
+        text = chat_->apply(msgs, tools, true);
+    } catch (const HttpError&) {
+        throw;
+    } catch (const std::exception& e) {
+        bad_request(std::string("cannot apply the chat template: ") + e.what());
+    }
+    const auto& vocab = model_->vocab();
+    std::vector<engine::Token> toks = vocab.tokenize(text, true, true);
+    // A template that writes the BOS text itself must not get a second BOS.
+    if (toks.size() >= 2 && vocab.bos() >= 0 && toks[0] == vocab.bos() && toks[1] == vocab.bos()) toks.erase(toks.begin());
+    if (toks.empty()) bad_request("the formatted prompt is empty");
+    return start_generation(req, Flavor::Chat, body, opts, {toks}, {text});
+}
+
+Api::Reply Api::start_generation(Request& req, Flavor flavor, const json&, const GenerationOptions& opts,
+                                 const std::vector<std::vector<engine::Token>>& prompts,
+                                 const std::vector<std::string>& prompt_texts) {
+    // Compile the grammar here so that a bad grammar is a 400 before anything is queued.
+    std::unique_ptr<engine::Grammar> grammar;
+    if (!opts.grammar.empty()) {
+        try {
+            std::optional<engine::GrammarTriggers> triggers;
+            if (opts.grammar_lazy) triggers = opts.triggers;
+            grammar = std::make_unique<engine::Grammar>(opts.grammar, "root", grammar_vocab_, triggers);
+        } catch (const std::exception& e) {
+            bad_request(std::string("invalid grammar: ") + e.what());
+        }
+    }
+
+    ResponseContext rc;
+    rc.flavor = flavor;
+    rc.model_name = model_name();
+    rc.id = random_id(flavor == Flavor::Chat ? "chatcmpl-" : "cmpl-");
+    rc.created = unix_now();
+    rc.options = opts;
+    rc.generation_settings = generation_settings(opts);
+    rc.choices_per_prompt = (size_t)opts.n_choices;
+    for (const auto& t : prompt_texts)
+        for (int c = 0; c < opts.n_choices; ++c) rc.prompt_texts.push_back(t);
+    const size_t n_tasks = prompts.size() * (size_t)opts.n_choices;
+    auto response = std::make_shared<GenerationResponse>(std::move(rc), model_->vocab(), n_tasks);
+
+    std::vector<std::shared_ptr<sched::Task>> tasks;
+    for (size_t p = 0; p < prompts.size(); ++p)
+        for (int c = 0; c < opts.n_choices; ++c) {
+            auto t = std::make_shared<sched::Task>();
+            t->id = next_task_id_.fetch_add(1);
+            t->prompt = prompts[p];
+            t->n_predict = opts.n_predict;
+            t->sampling = opts.sampling;
+            if (c > 0 && t->sampling.seed != engine::kRandomSeed) t->sampling.seed += (uint32_t)c;
+            t->post_sampling_probs = opts.post_sampling_probs;
+            t->stop = opts.stop;
+            t->ignore_eos = opts.ignore_eos;
+            t->cache_prompt = opts.cache_prompt;
+            t->id_slot = opts.id_slot;
+            t->grammar_first = opts.grammar_first;
+            if (grammar) {
+                std::shared_ptr<engine::TokenConstraint> g(grammar->clone());
+                t->make_grammar = [g]() { return g->clone(); };
+            }
+            t->sink = response->sink(tasks.size());
+            tasks.push_back(std::move(t));
+        }
+    if (opts.id_slot >= scheduler_->n_parallel())
+        bad_request("'id_slot' " + std::to_string(opts.id_slot) + " does not exist (" +
+                    std::to_string(scheduler_->n_parallel()) + " slots)");
+
+    // Weak references: the tasks own the response through their sinks, so a strong capture here would
+    // make a cycle (response -> callback -> tasks -> response) and leak every request.
+    sched::Scheduler* scheduler = scheduler_;
+    std::vector<std::weak_ptr<sched::Task>> weak(tasks.begin(), tasks.end());
+    auto cancel_all = [scheduler, weak]() {
+        for (const auto& w : weak)
+            if (auto t = w.lock()) scheduler->cancel(t);
+    };
+    response->set_on_failure(cancel_all);
+    Reply reply = server::http::Response{};
+    if (opts.stream) {
+        auto writer = req.stream();
+        writer->on_cancel(cancel_all);
+        response->set_stream(writer);
+        reply = Reply(writer);
+    } else {
+        auto deferred = req.defer();
+        deferred->on_cancel(cancel_all);
+        response->set_deferred(deferred);
+        reply = Reply(deferred);
+    }
+    for (auto& t : tasks) scheduler_->submit(t);
+    return reply;
+}
+
+}  // namespace api

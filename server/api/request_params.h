@@ -1,0 +1,47 @@
+// Request bodies -> generation options: sampling fields (llama-server and OpenAI names), limits, stop
+// strings, grammars and structured output. Invalid values raise HttpError 400 with a clear message.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/grammar/lazy_trigger.h"
+#include "engine/sampling/sampling_params.h"
+#include "engine/tokenizer/vocab.h"
+#include "server/api/json_fields.h"
+
+namespace api {
+
+enum class Flavor { Native, Completions, Chat };
+
+struct ApiDefaults {
+    int32_t n_predict = -1;
+    engine::SamplingParams sampling;
+};
+
+struct GenerationOptions {
+    int32_t n_predict = -1;
+    engine::SamplingParams sampling;
+    bool post_sampling_probs = false;
+    std::vector<std::string> stop;
+    bool ignore_eos = false;
+    bool cache_prompt = true;
+    int id_slot = -1;
+    bool stream = false;
+    bool include_usage = false;  // stream_options.include_usage
+    bool return_tokens = false;  // native: token ids in the response
+    int n_choices = 1;           // OpenAI `n`
+    bool logprobs = false;       // OpenAI: report log-probabilities
+    int top_logprobs = 0;
+    // Grammar (GBNF text; empty: none) and its lazy triggers.
+    std::string grammar;
+    bool grammar_lazy = false;
+    engine::GrammarTriggers triggers;
+    bool grammar_first = false;
+};
+
+GenerationOptions parse_generation_options(const json& body, const ApiDefaults& defaults, const engine::Vocab& vocab,
+                                           Flavor flavor);
+
+}  // namespace api

@@ -1,0 +1,97 @@
+#include "server/scheduler/metrics.h"
+
+#include <sstream>
+
+namespace sched {
+
+Histogram::Histogram(std::vector<double> upper_bounds) : bounds_(std::move(upper_bounds)), counts_(bounds_.size() + 1) {}
+
+void Histogram::observe(double v) {
+    size_t i = 0;
+    while (i < bounds_.size() && v > bounds_[i]) ++i;
+    ++counts_[i];
+    sum_ += v;
+    ++count_;
+}
+
+double Histogram::quantile(double q) const {
+    if (count_ == 0) return 0.0;
+    const double target = q * (double)count_;
+    uint64_t acc = 0;
+    for (size_t i = 0; i < counts_.size(); ++i) {
+        acc += counts_[i];
+        if ((double)acc >= target) return i < bounds_.size() ? bounds_[i] : bounds_.back();
+    }
+    return bounds_.back();
+}
+
+std::string Histogram::render(const std::string& name, const std::string& help) const {
+    std::ostringstream o;
+    o << "# HELP " << name << " " << help << "\n# TYPE " << name << " histogram\n";
+    uint64_t acc = 0;
+    for (size_t i = 0; i < bounds_.size(); ++i) {
+        acc += counts_[i];
+        o << name << "_bucket{le=\"" << bounds_[i] << "\"} " << acc << "\n";
+    }
+    o << name << "_bucket{le=\"+Inf\"} " << count_ << "\n";
+    o << name << "_sum " << sum_ << "\n" << name << "_count " << count_ << "\n";
+    return o.str();
+}
+
+static std::vector<double> latency_buckets() {
+    return {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
+}
+
+Metrics::Metrics() : ttft_(latency_buckets()), itl_(latency_buckets()) {}
+
+void Metrics::observe_ttft(double s) {
+    std::lock_guard<std::mutex> lk(mu_);
+    ttft_.observe(s);
+}
+
+void Metrics::observe_itl(double s) {
+    std::lock_guard<std::mutex> lk(mu_);
+    itl_.observe(s);
+}
+
+MetricsSnapshot Metrics::snapshot() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    return s_;
+}
+
+std::string Metrics::render_prometheus() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    std::ostringstream o;
+    auto metric = [&](const char* name, const char* type, const char* help, double v) {
+        o << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n" << name << " " << v << "\n";
+    };
+    metric("llamacpp:prompt_tokens_total", "counter", "Number of prompt tokens processed.", (double)s_.prompt_tokens_total);
+    metric("llamacpp:prompt_seconds_total", "counter", "Prompt process time.", s_.prompt_seconds_total);
+    metric("llamacpp:tokens_predicted_total", "counter", "Number of generation tokens processed.",
+           (double)s_.tokens_predicted_total);
+    metric("llamacpp:tokens_predicted_seconds_total", "counter", "Predict process time.", s_.predicted_seconds_total);
+    metric("llamacpp:n_decode_total", "counter", "Total number of llama_decode() calls.", (double)s_.n_decode_total);
+    metric("llamacpp:n_busy_slots_per_decode", "counter", "Average number of busy slots per llama_decode() call.",
+           s_.n_decode_total ? (double)s_.n_busy_slots_total / (double)s_.n_decode_total : 0.0);
+    metric("llamacpp:prompt_tokens_seconds", "gauge", "Average prompt throughput in tokens/s.",
+           s_.prompt_seconds_total > 0 ? (double)s_.prompt_tokens_total / s_.prompt_seconds_total : 0.0);
+    metric("llamacpp:predicted_tokens_seconds", "gauge", "Average generation throughput in tokens/s.",
+           s_.predicted_seconds_total > 0 ? (double)s_.tokens_predicted_total / s_.predicted_seconds_total : 0.0);
+    metric("llamacpp:kv_cache_usage_ratio", "gauge", "KV-cache usage. 1 means 100 percent usage.", s_.kv_cache_usage_ratio);
+    metric("llamacpp:kv_cache_tokens", "gauge", "KV-cache tokens.", (double)s_.kv_cache_tokens);
+    metric("llamacpp:requests_processing", "gauge", "Number of requests processing.", s_.requests_processing);
+    metric("llamacpp:requests_deferred", "gauge", "Number of requests deferred.", s_.requests_deferred);
+    metric("ggserve:requests_total", "counter", "Generation requests accepted.", (double)s_.requests_total);
+    metric("ggserve:requests_cancelled_total", "counter", "Requests cancelled because the client went away.",
+           (double)s_.requests_cancelled_total);
+    metric("ggserve:iterations_total", "counter", "Scheduler iterations that evaluated a batch.", (double)s_.iterations_total);
+    metric("ggserve:mixed_iterations_total", "counter",
+           "Iterations whose batch held both decode tokens and a prompt chunk.", (double)s_.mixed_iterations_total);
+    metric("ggserve:prompt_chunks_total", "counter", "Prompt chunks evaluated (a long prompt takes several).",
+           (double)s_.prompt_chunks_total);
+    o << ttft_.render("ggserve:time_to_first_token_seconds", "Time from request arrival to its first token.");
+    o << itl_.render("ggserve:inter_token_latency_seconds", "Time between consecutive tokens of a stream.");
+    return o.str();
+}
+
+}  // namespace sched

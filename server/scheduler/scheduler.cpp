@@ -1,0 +1,410 @@
+#include "server/scheduler/scheduler.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace sched {
+
+namespace {
+double ms_between(Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+}
+}  // namespace
+
+const char* slot_state_name(SlotState s) {
+    switch (s) {
+        case SlotState::Idle: return "idle";
+        case SlotState::WaitOther: return "wait_other";
+        case SlotState::Started: return "started";
+        case SlotState::ProcessingPrompt: return "processing_prompt";
+        case SlotState::DonePrompt: return "done_prompt";
+        case SlotState::Generating: return "generating";
+    }
+    return "unknown";
+}
+
+Scheduler::Scheduler(const engine::Model& model, engine::Context& ctx, SchedulerConfig config)
+    : model_(model), ctx_(ctx), config_(config) {
+    if (config_.n_parallel < 1) config_.n_parallel = 1;
+    n_ctx_slot_ = (int32_t)(ctx_.n_ctx() / (uint32_t)config_.n_parallel);
+    slots_.resize((size_t)config_.n_parallel);
+    for (int i = 0; i < config_.n_parallel; ++i) slots_[(size_t)i].id = i;
+    const auto& vocab = model_.vocab();
+    pieces_.resize((size_t)vocab.n_tokens());
+    for (int i = 0; i < vocab.n_tokens(); ++i) pieces_[(size_t)i] = vocab.token_to_piece(i);
+    snapshot_.resize(slots_.size());
+    for (size_t i = 0; i < slots_.size(); ++i) {
+        snapshot_[i].id = (int)i;
+        snapshot_[i].n_ctx = n_ctx_slot_;
+    }
+}
+
+Scheduler::~Scheduler() { stop(); }
+
+void Scheduler::start() { thread_ = std::thread([this] { run(); }); }
+
+void Scheduler::stop() {
+    {
+        std::lock_guard<std::mutex> lk(mu_);
+        stop_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+}
+
+void Scheduler::submit(std::shared_ptr<Task> task) {
+    {
+        std::lock_guard<std::mutex> lk(mu_);
+        queue_.push_back(std::move(task));
+    }
+    cv_.notify_all();
+}
+
+void Scheduler::cancel(const std::shared_ptr<Task>& task) {
+    task->cancelled.store(true);
+    {
+        std::lock_guard<std::mutex> lk(mu_);
+        wake_ = true;
+    }
+    cv_.notify_all();
+}
+
+std::vector<SlotInfo> Scheduler::slots_snapshot() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    return snapshot_;
+}
+
+bool Scheduler::idle() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (!queue_.empty()) return false;
+    for (const auto& s : snapshot_)
+        if (s.state != SlotState::Idle) return false;
+    return true;
+}
+
+void Scheduler::run() {
+    for (;;) {
+        {
+            std::unique_lock<std::mutex> lk(mu_);
+            const auto busy = [&] {
+                for (const auto& s : slots_)
+                    if (s.busy()) return true;
+                return false;
+            };
+            cv_.wait(lk, [&] { return stop_ || wake_ || !queue_.empty() || busy(); });
+            wake_ = false;
+            if (stop_) break;
+        }
+        drop_cancelled();
+        seat_tasks();
+        bool ran = false;
+        try {
+            ran = run_iteration();
+        } catch (const std::exception& e) {
+            // An engine failure fails the requests of this iteration; the server keeps serving.
+            spdlog::error("engine iteration failed: {}", e.what());
+            for (auto& s : slots_)
+                if (s.busy()) fail(s, 500, std::string("internal error: ") + e.what());
+        }
+        update_gauges();
+        (void)ran;
+    }
+    // Shutting down: fail whatever is left so no client hangs.
+    for (auto& s : slots_)
+        if (s.busy()) fail(s, 503, "the server is shutting down");
+    std::deque<std::shared_ptr<Task>> left;
+    {
+        std::lock_guard<std::mutex> lk(mu_);
+        left.swap(queue_);
+    }
+    for (auto& t : left) t->sink->on_error(503, "the server is shutting down");
+}
+
+void Scheduler::drop_cancelled() {
+    std::vector<std::shared_ptr<Task>> dropped;
+    {
+        std::lock_guard<std::mutex> lk(mu_);
+        for (auto it = queue_.begin(); it != queue_.end();) {
+            if ((*it)->cancelled.load()) {
+                dropped.push_back(*it);
+                it = queue_.erase(it);
+            } else {
+                ++it;
+            }
+        }
+    }
+    for (auto& s : slots_)
+        if (s.busy() && s.task->cancelled.load()) {
+            metrics_.update([](MetricsSnapshot& m) { ++m.requests_cancelled_total; });
+            release(s);
+        }
+    if (!dropped.empty()) metrics_.update([&](MetricsSnapshot& m) { m.requests_cancelled_total += dropped.size(); });
+}
+
+void Scheduler::seat_tasks() {
+    for (;;) {
+        std::shared_ptr<Task> task;
+        Slot* target = nullptr;
+        {
+            std::lock_guard<std::mutex> lk(mu_);
+            for (auto it = queue_.begin(); it != queue_.end() && !target; ++it) {
+                const int want = (*it)->id_slot;
+                for (auto& s : slots_)
+                    if (!s.busy() && (want < 0 || want == s.id)) {
+                        target = &s;
+                        task = *it;
+                        queue_.erase(it);
+                        break;
+                    }
+            }
+        }
+        if (!target) return;
+        start_task(*target, std::move(task));
+    }
+}
+
+void Scheduler::start_task(Slot& slot, std::shared_ptr<Task> task) {
+    const auto now = Clock::now();
+    metrics_.update([](MetricsSnapshot& m) { ++m.requests_total; });
+    if ((int32_t)task->prompt.size() >= n_ctx_slot_) {
+        task->sink->on_error(400, "the request exceeds the available context size (prompt of " +
+                                      std::to_string(task->prompt.size()) + " tokens, context of " +
+                                      std::to_string(n_ctx_slot_) + " tokens per slot); try increasing it");
+        return;
+    }
+    slot.task = std::move(task);
+    Task& t = *slot.task;
+    try {
+        std::unique_ptr<engine::TokenConstraint> grammar = t.make_grammar ? t.make_grammar() : nullptr;
+        slot.chain.emplace(t.sampling, ctx_.n_vocab(), n_ctx_slot_, pieces_, std::move(grammar), t.grammar_first);
+    } catch (const std::exception& e) {
+        t.sink->on_error(400, e.what());
+        slot.task.reset();
+        return;
+    }
+    for (engine::Token tok : t.prompt) slot.chain->accept(tok, false);
+    slot.decoder.emplace(model_.vocab());
+    slot.stop.emplace(t.stop);
+    slot.content.clear();
+    slot.generated.clear();
+    slot.n_decoded = 0;
+    slot.pending = -1;
+    slot.timings = Timings{};
+    slot.timings.queue_ms = ms_between(t.arrival, now);
+    slot.t_start = now;
+
+    // The sequence starts empty (prompt reuse is the job of the prompt cache).
+    ctx_.kv().seq_rm(slot.id, -1, -1);
+    slot.cache_tokens.clear();
+    slot.prompt_pos = 0;
+    slot.n_cached = 0;
+    slot.state = SlotState::ProcessingPrompt;
+}
+
+void Scheduler::release(Slot& slot) {
+    ctx_.kv().seq_rm(slot.id, -1, -1);
+    slot.cache_tokens.clear();
+    slot.task.reset();
+    slot.chain.reset();
+    slot.decoder.reset();
+    slot.stop.reset();
+    slot.state = SlotState::Idle;
+    slot.pending = -1;
+    slot.batch_row = -1;
+}
+
+void Scheduler::fail(Slot& slot, int status, const std::string& message) {
+    if (slot.task) slot.task->sink->on_error(status, message);
+    release(slot);
+}
+
+bool Scheduler::run_iteration() {
+    std::vector<SlotView> views;
+    for (const auto& s : slots_) {
+        if (!s.busy()) continue;
+        SlotView v;
+        v.id = s.id;
+        v.generating = s.state == SlotState::Generating;
+        v.prompt_remaining = s.state == SlotState::ProcessingPrompt ? (int32_t)(s.task->prompt.size() - s.prompt_pos) : 0;
+        v.arrival = s.task->id;
+        views.push_back(v);
+    }
+    const BatchPlan plan = plan_iteration(views, Budget{ctx_.params().n_batch, config_.max_prefill_tokens});
+    if (plan.empty()) return false;
+
+    engine::Batch batch;
+    for (const PlanEntry& e : plan.entries) {
+        Slot& s = slots_[(size_t)e.slot];
+        if (e.decode) {
+            s.batch_row = (int)batch.size();
+            batch.add(s.pending, s.n_past(), {s.id}, true);
+        } else {
+            if (s.prompt_pos == 0) s.t_start = Clock::now();
+            for (int32_t i = 0; i < e.n_tokens; ++i) {
+                const size_t p = s.prompt_pos + (size_t)i;
+                const bool last = e.finishes_prompt && i + 1 == e.n_tokens;
+                if (last) s.batch_row = (int)batch.size();
+                batch.add(s.task->prompt[p], (engine::Pos)p, {s.id}, last);
+            }
+        }
+    }
+
+    const auto t0 = Clock::now();
+    const engine::Context::Status st = ctx_.decode(batch);
+    if (st != engine::Context::Status::Ok) {
+        for (const PlanEntry& e : plan.entries)
+            fail(slots_[(size_t)e.slot], 503, "the KV cache is full; try again later or increase the context size");
+        return true;
+    }
+    const double decode_s = std::chrono::duration<double>(Clock::now() - t0).count();
+    ++iteration_;
+    uint32_t busy = 0;
+    for (const auto& s : slots_) busy += s.busy() ? 1 : 0;
+    metrics_.update([&](MetricsSnapshot& m) {
+        ++m.n_decode_total;
+        ++m.iterations_total;
+        m.n_busy_slots_total += busy;
+        if (plan.n_decode > 0 && plan.n_prefill > 0) ++m.mixed_iterations_total;
+        m.prompt_tokens_total += plan.n_prefill;
+        m.prompt_chunks_total += plan.entries.size() - plan.n_decode;
+        // Attribute decode time to prompt and generation in proportion to their tokens.
+        const double total = (double)batch.size();
+        m.prompt_seconds_total += decode_s * plan.n_prefill / total;
+        m.predicted_seconds_total += decode_s * plan.n_decode / total;
+    });
+
+    for (const PlanEntry& e : plan.entries) {
+        Slot& s = slots_[(size_t)e.slot];
+        if (!s.busy()) continue;
+        if (e.decode) {
+            s.cache_tokens.push_back(s.pending);
+            ++s.timings.decode_iterations;
+            process_token(s, s.chain->sample(ctx_.logits((size_t)s.batch_row)), ctx_.logits((size_t)s.batch_row));
+        } else {
+            s.cache_tokens.insert(s.cache_tokens.end(), s.task->prompt.begin() + (long)s.prompt_pos,
+                                  s.task->prompt.begin() + (long)s.prompt_pos + e.n_tokens);
+            s.prompt_pos += (size_t)e.n_tokens;
+            s.timings.prompt_n += e.n_tokens;
+            ++s.timings.prompt_chunks;
+            if (e.finishes_prompt) {
+                s.state = SlotState::DonePrompt;
+                s.t_prompt_done = Clock::now();
+                s.timings.prompt_ms = ms_between(s.t_start, s.t_prompt_done);
+                const float* logits = ctx_.logits((size_t)s.batch_row);
+                process_token(s, s.chain->sample(logits), logits);
+            }
+        }
+    }
+    return true;
+}
+
+void Scheduler::process_token(Slot& slot, engine::Token tok, const float* logits) {
+    Task& t = *slot.task;
+    const auto now = Clock::now();
+    slot.chain->accept(tok);
+    ++slot.n_decoded;
+    if (slot.n_decoded == 1) {
+        slot.timings.ttft_ms = ms_between(t.arrival, now);
+        metrics_.observe_ttft(slot.timings.ttft_ms / 1000.0);
+    } else {
+        metrics_.observe_itl(std::chrono::duration<double>(now - slot.t_last_token).count());
+    }
+    slot.t_last_token = now;
+    metrics_.update([](MetricsSnapshot& m) { ++m.tokens_predicted_total; });
+
+    const engine::Vocab& vocab = model_.vocab();
+    if (vocab.is_eog(tok) && !t.ignore_eos) {
+        finish(slot, FinishReason::Stop, true, "");
+        return;
+    }
+    slot.generated.push_back(tok);
+    TokenOutput out;
+    out.tokens.push_back(tok);
+    if (t.sampling.n_probs > 0)
+        out.probs.push_back(t.post_sampling_probs ? slot.chain->post_sampling_probs(tok, t.sampling.n_probs)
+                                                  : slot.chain->raw_probs(logits, tok, t.sampling.n_probs));
+    const StopMatcher::Result r = slot.stop->push(slot.decoder->feed(tok));
+    out.text = r.emit;
+    slot.content += r.emit;
+    t.sink->on_tokens(out);
+    if (r.stopped) {
+        finish(slot, FinishReason::Stop, false, r.word);
+        return;
+    }
+    // The sampled token still has to be evaluated next iteration: it needs a cell of the slot's share.
+    if ((t.n_predict >= 0 && slot.n_decoded >= t.n_predict) || slot.n_past() + 1 >= n_ctx_slot_) {
+        finish(slot, FinishReason::Length, false, "");
+        return;
+    }
+    slot.pending = tok;
+    slot.state = SlotState::Generating;
+}
+
+void Scheduler::finish(Slot& slot, FinishReason reason, bool eos, const std::string& word) {
+    Task& t = *slot.task;
+    // Text the decoder or the stop matcher still holds is shown, unless a stop string ended generation.
+    if (word.empty()) {
+        const auto r = slot.stop->push(slot.decoder->flush());
+        std::string tail = r.emit + (r.stopped ? "" : slot.stop->flush());
+        if (!tail.empty()) {
+            slot.content += tail;
+            TokenOutput out;
+            out.text = std::move(tail);
+            t.sink->on_tokens(out);
+        }
+    }
+    FinalOutput f;
+    f.finish = reason;
+    f.stopped_eos = eos;
+    f.stopped_word = !word.empty();
+    f.stopped_limit = reason == FinishReason::Length;
+    f.stopping_word = word;
+    f.content = slot.content;
+    f.tokens = slot.generated;
+    f.n_prompt_tokens = (int32_t)t.prompt.size();
+    f.n_cached_tokens = slot.n_cached;
+    f.slot_id = slot.id;
+    slot.timings.predicted_n = slot.n_decoded;
+    slot.timings.predicted_ms = ms_between(slot.t_prompt_done, Clock::now());
+    f.timings = slot.timings;
+    t.sink->on_done(f);
+    release(slot);
+}
+
+void Scheduler::update_gauges() {
+    int processing = 0;
+    for (const auto& s : slots_) processing += s.busy() ? 1 : 0;
+    std::vector<SlotInfo> snap(slots_.size());
+    for (size_t i = 0; i < slots_.size(); ++i) {
+        const Slot& s = slots_[i];
+        SlotInfo& si = snap[i];
+        si.id = s.id;
+        si.state = s.state;
+        si.n_ctx = n_ctx_slot_;
+        si.n_past = s.n_past();
+        if (s.task) {
+            si.task_id = s.task->id;
+            si.n_prompt_tokens = (int32_t)s.task->prompt.size();
+            si.n_prompt_tokens_processed = (int32_t)s.prompt_pos;
+            si.prompt_chunks = s.timings.prompt_chunks;
+            si.n_decoded = s.n_decoded;
+            si.n_predict = s.task->n_predict;
+        }
+    }
+    const auto& kv = ctx_.kv();
+    size_t deferred;
+    {
+        std::lock_guard<std::mutex> lk(mu_);
+        snapshot_ = std::move(snap);
+        deferred = queue_.size();
+    }
+    metrics_.update([&](MetricsSnapshot& m) {
+        m.requests_processing = processing;
+        m.requests_deferred = (int)deferred;
+        m.kv_cache_tokens = kv.n_used();
+        m.kv_cache_usage_ratio = (double)kv.n_used() / (double)kv.size();
+    });
+}
+
+}  // namespace sched

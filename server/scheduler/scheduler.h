@@ -1,0 +1,78 @@
+// The engine thread: takes tasks from a queue, seats them in slots, plans each iteration
+// (plan_iteration), runs one decode call for the combined batch, samples and streams tokens out.
+// HTTP threads only touch the queue (submit), the cancel flags and the snapshots.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "engine/model/context.h"
+#include "engine/model/model.h"
+#include "server/scheduler/metrics.h"
+#include "server/scheduler/plan.h"
+#include "server/scheduler/slot.h"
+#include "server/scheduler/task.h"
+
+namespace sched {
+
+struct SchedulerConfig {
+    int n_parallel = 1;
+    uint32_t max_prefill_tokens = 0;  // 0: no cap
+};
+
+class Scheduler {
+public:
+    Scheduler(const engine::Model& model, engine::Context& ctx, SchedulerConfig config);
+    ~Scheduler();
+
+    void start();
+    void stop();
+
+    // Queues a task (it starts when a slot is free).
+    void submit(std::shared_ptr<Task> task);
+    // Marks a task cancelled and wakes the engine thread so its slot is freed at once.
+    void cancel(const std::shared_ptr<Task>& task);
+
+    std::vector<SlotInfo> slots_snapshot() const;
+    const Metrics& metrics() const { return metrics_; }
+    int n_parallel() const { return config_.n_parallel; }
+    int32_t n_ctx_slot() const { return n_ctx_slot_; }
+    // Idle slots and no queued task.
+    bool idle() const;
+
+private:
+    void run();
+    void seat_tasks();
+    void start_task(Slot& slot, std::shared_ptr<Task> task);
+    void drop_cancelled();
+    bool run_iteration();
+    void process_token(Slot& slot, engine::Token tok, const float* logits);
+    // word: the stop string that ended generation (empty if none).
+    void finish(Slot& slot, FinishReason reason, bool eos, const std::string& word);
+    void fail(Slot& slot, int status, const std::string& message);
+    void release(Slot& slot);
+    void update_gauges();
+
+    const engine::Model& model_;
+    engine::Context& ctx_;
+    SchedulerConfig config_;
+    int32_t n_ctx_slot_ = 0;
+    std::vector<std::string> pieces_;  // token texts for DRY
+
+    mutable std::mutex mu_;
+    std::condition_variable cv_;
+    std::deque<std::shared_ptr<Task>> queue_;
+    std::vector<Slot> slots_;         // engine thread only
+    std::vector<SlotInfo> snapshot_;  // copied from slots_ after each iteration, under mu_
+    bool stop_ = false;
+    bool wake_ = false;
+    std::thread thread_;
+    Metrics metrics_;
+    uint64_t iteration_ = 0;
+};
+
+}  // namespace sched

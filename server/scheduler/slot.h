@@ -1,0 +1,58 @@
+// A slot: one sequence of the unified KV cache serving one request at a time.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/sampling/sampler_chain.h"
+#include "engine/tokenizer/vocab.h"
+#include "server/scheduler/stop_strings.h"
+#include "server/scheduler/task.h"
+
+namespace sched {
+
+enum class SlotState { Idle, WaitOther, Started, ProcessingPrompt, DonePrompt, Generating };
+const char* slot_state_name(SlotState s);
+
+struct Slot {
+    int id = 0;
+    SlotState state = SlotState::Idle;
+    std::shared_ptr<Task> task;
+
+    std::vector<engine::Token> cache_tokens;  // what the KV cache holds for this slot's sequence
+    size_t prompt_pos = 0;                    // next prompt token to evaluate
+    int32_t n_cached = 0;                     // prompt tokens reused from the cache
+    engine::Token pending = -1;               // sampled, shown, not yet evaluated
+    int32_t n_decoded = 0;
+    int batch_row = -1;  // index in the current batch of the token whose logits this slot reads
+
+    std::optional<engine::SamplerChain> chain;
+    std::optional<engine::StreamDecoder> decoder;
+    std::optional<StopMatcher> stop;
+    std::string content;
+    std::vector<engine::Token> generated;
+
+    Timings timings;
+    Clock::time_point t_start, t_prompt_done, t_last_token;
+
+    bool busy() const { return state != SlotState::Idle; }
+    int32_t n_past() const { return (int32_t)cache_tokens.size(); }
+};
+
+// What /slots shows of a slot.
+struct SlotInfo {
+    int id = 0;
+    SlotState state = SlotState::Idle;
+    uint64_t task_id = 0;
+    int32_t n_ctx = 0;
+    int32_t n_past = 0;
+    int32_t n_prompt_tokens = 0;
+    int32_t n_prompt_tokens_processed = 0;
+    int32_t prompt_chunks = 0;
+    int32_t n_decoded = 0;
+    int32_t n_predict = -1;
+};
+
+}  // namespace sched

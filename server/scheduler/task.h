@@ -1,0 +1,85 @@
+// A generation request as the scheduler sees it (already parsed and tokenized by the API layer) and
+// the sink through which its output leaves the engine thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/sampling/sampling_params.h"
+#include "engine/sampling/token_probs.h"
+#include "engine/util/constraint.h"
+#include "engine/util/token_data.h"
+
+namespace sched {
+
+using Clock = std::chrono::steady_clock;
+
+struct Timings {
+    int32_t prompt_n = 0;          // prompt tokens evaluated for this request
+    double prompt_ms = 0.0;
+    int32_t predicted_n = 0;
+    double predicted_ms = 0.0;
+    double ttft_ms = 0.0;          // arrival -> first generated token
+    int32_t prompt_chunks = 0;     // scheduler iterations the prompt was spread over
+    int32_t decode_iterations = 0; // iterations in which this request got a decode step
+    double queue_ms = 0.0;         // waiting for a free slot
+};
+
+// One step of output: the text that may be shown now (stop-string candidates are held back) and the
+// token(s) that produced it.
+struct TokenOutput {
+    std::string text;
+    std::vector<engine::Token> tokens;
+    std::vector<engine::TokenProbs> probs;  // one per token when n_probs > 0
+};
+
+enum class FinishReason { Stop, Length };
+
+struct FinalOutput {
+    FinishReason finish = FinishReason::Length;
+    bool stopped_eos = false;
+    bool stopped_word = false;
+    bool stopped_limit = false;
+    std::string stopping_word;
+    std::string content;                 // the whole generated text (stop string excluded)
+    std::vector<engine::Token> tokens;   // the whole generated sequence
+    int32_t n_prompt_tokens = 0;         // prompt length (cached or not)
+    int32_t n_cached_tokens = 0;         // prompt tokens reused from the cache
+    Timings timings;
+    int slot_id = -1;
+};
+
+// Called on the engine thread; implementations must not block.
+class TaskSink {
+public:
+    virtual ~TaskSink() = default;
+    virtual void on_tokens(const TokenOutput& out) = 0;
+    virtual void on_done(const FinalOutput& out) = 0;
+    // The request failed after it was accepted (e.g. no KV space). status is an HTTP-like code.
+    virtual void on_error(int status, const std::string& message) = 0;
+};
+
+struct Task {
+    uint64_t id = 0;
+    std::vector<engine::Token> prompt;
+    int32_t n_predict = -1;  // -1: until EOS or the context ends
+    engine::SamplingParams sampling;
+    bool post_sampling_probs = false;
+    std::vector<std::string> stop;  // stop strings, not emitted
+    bool ignore_eos = false;
+    bool cache_prompt = true;
+    int id_slot = -1;  // requested slot, -1: any
+    // Builds the grammar constraint for this request (nullptr: none). Called on the engine thread.
+    std::function<std::unique_ptr<engine::TokenConstraint>()> make_grammar;
+    bool grammar_first = false;
+    std::shared_ptr<TaskSink> sink;
+    Clock::time_point arrival = Clock::now();
+    std::atomic<bool> cancelled{false};
+};
+
+}  // namespace sched

@@ -1,0 +1,105 @@
+// Starts the real ggserve binary on 127.0.0.1 with an ephemeral port and waits for its "ready" log
+// line (no sleeps: a reader thread wakes the waiter when the line arrives).
+#pragma once
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <regex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+class ServerProcess {
+public:
+    explicit ServerProcess(std::vector<std::string> args, std::chrono::seconds timeout = std::chrono::seconds(60)) {
+        int err_pipe[2];
+        if (pipe(err_pipe) != 0) throw std::runtime_error("pipe failed");
+        std::vector<std::string> argv_s = {std::string(GGSERVE_BIN_DIR) + "/ggserve", "serve", "--port", "0"};
+        argv_s.insert(argv_s.end(), args.begin(), args.end());
+        pid_ = fork();
+        if (pid_ < 0) throw std::runtime_error("fork failed");
+        if (pid_ == 0) {
+            dup2(err_pipe[1], 2);
+            close(err_pipe[0]);
+            close(err_pipe[1]);
+            std::vector<char*> argv;
+            for (auto& a : argv_s) argv.push_back(a.data());
+            argv.push_back(nullptr);
+            execv(argv[0], argv.data());
+            _exit(127);
+        }
+        close(err_pipe[1]);
+        fd_ = err_pipe[0];
+        reader_ = std::thread([this] { read_log(); });
+        bool ok;
+        {
+            std::unique_lock<std::mutex> lk(mu_);
+            ok = cv_.wait_for(lk, timeout, [&] { return ready_ || eof_; }) && ready_;
+        }
+        if (!ok) {
+            const std::string log_text = log();
+            stop();
+            throw std::runtime_error("server did not become ready:\n" + log_text);
+        }
+    }
+    ~ServerProcess() { stop(); }
+
+    uint16_t port() const { return port_; }
+    std::string log() const {
+        std::lock_guard<std::mutex> lk(mu_);
+        return log_;
+    }
+    // SIGTERM and wait; returns the exit status (or -1 if killed by a signal).
+    int stop() {
+        if (pid_ > 0) {
+            kill(pid_, SIGTERM);
+            int status = 0;
+            waitpid(pid_, &status, 0);
+            pid_ = -1;
+            exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        }
+        if (reader_.joinable()) reader_.join();
+        if (fd_ >= 0) close(fd_), fd_ = -1;
+        return exit_code_;
+    }
+    bool alive() const { return pid_ > 0 && kill(pid_, 0) == 0; }
+
+private:
+    void read_log() {
+        char buf[4096];
+        static const std::regex port_re("listening on http://[^:]+:(\\d+)");
+        for (;;) {
+            const ssize_t n = read(fd_, buf, sizeof buf);
+            std::lock_guard<std::mutex> lk(mu_);
+            if (n <= 0) {
+                eof_ = true;
+                cv_.notify_all();
+                return;
+            }
+            log_.append(buf, (size_t)n);
+            std::smatch m;
+            if (!port_ && std::regex_search(log_, m, port_re)) port_ = (uint16_t)std::stoi(m[1]);
+            if (port_ && log_.find("ready:") != std::string::npos) ready_ = true;
+            cv_.notify_all();
+        }
+    }
+
+    pid_t pid_ = -1;
+    int fd_ = -1;
+    std::thread reader_;
+    mutable std::mutex mu_;
+    std::condition_variable cv_;
+    std::string log_;
+    uint16_t port_ = 0;
+    bool ready_ = false, eof_ = false;
+    int exit_code_ = -1;
+};
+
+inline std::string shared_path(const std::string& rel) { return std::string(GGSERVE_SHARED_DIR) + "/" + rel; }
+inline std::string stories_model() { return shared_path("models/stories260K.gguf"); }

@@ -1,0 +1,231 @@
+// The HTTP API against the real binary and stories260K: endpoints, OpenAI semantics, errors.
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "server/http/client.h"
+#include "server_process.h"
+
+using json = nlohmann::json;
+using server::http::Client;
+
+namespace {
+
+json golden() {
+    std::ifstream f(shared_path("golden/stories260K.greedy.json"));
+    return json::parse(f);
+}
+
+ServerProcess& shared_server() {
+    static ServerProcess s({"-m", stories_model(), "-np", "2", "-c", "1024", "-t", "1", "--metrics"});
+    return s;
+}
+
+void require_error(const server::http::ClientResponse& r, int status) {
+    INFO(r.body);
+    REQUIRE(r.status == status);
+    const json j = json::parse(r.body);
+    REQUIRE(j["error"]["message"].is_string());
+    REQUIRE(!j["error"]["message"].get<std::string>().empty());
+    REQUIRE(j["error"]["type"].is_string());
+    REQUIRE(j["error"]["code"] == status);
+}
+
+}  // namespace
+
+TEST_CASE("health, models, props, slots", "[integration][api]") {
+    Client c("127.0.0.1", shared_server().port());
+    REQUIRE(c.get("/health").json()["status"] == "ok");
+    const json models = c.get("/v1/models").json();
+    REQUIRE(models["object"] == "list");
+    REQUIRE(models["data"][0]["id"] == "stories260K.gguf");
+    REQUIRE(models["data"][0]["meta"]["n_vocab"] == 512);
+    const json props = c.get("/props").json();
+    REQUIRE(props["total_slots"] == 2);
+    REQUIRE(props["default_generation_settings"]["n_ctx"] == 512);
+    REQUIRE(props["chat_format"] == "chatml");
+    const json slots = c.get("/slots").json();
+    REQUIRE(slots.size() == 2);
+    REQUIRE(slots[0]["is_processing"] == false);
+}
+
+TEST_CASE("native /completion reproduces the greedy reference", "[integration][api]") {
+    Client c("127.0.0.1", shared_server().port());
+    const json g = golden();
+    for (int i = 0; i < 2; ++i) {
+        const auto& cs = g["cases"][i];
+        const json r = c.post("/completion", json{{"prompt", cs["prompt"]},
+                                                  {"n_predict", 96},
+                                                  {"temperature", 0},
+                                                  {"return_tokens", true}}
+                                                 .dump())
+                           .json();
+        REQUIRE(r["tokens"] == cs["completion_tokens"]);
+        REQUIRE(r["content"] == cs["completion_text"]);
+        REQUIRE(r["tokens_evaluated"] == cs["prompt_tokens"].size());
+        REQUIRE(r["stop_type"] == "limit");
+        REQUIRE(r["timings"]["predicted_n"] == 96);
+    }
+}
+
+TEST_CASE("streamed /completion sends the same text in pieces and ends with stop", "[integration][api]") {
+    Client c("127.0.0.1", shared_server().port());
+    const json cs = golden()["cases"][1];
+    std::string text;
+    json last;
+    int events = 0;
+    auto res = c.stream("POST", "/completion",
+                        json{{"prompt", cs["prompt"]}, {"n_predict", 40}, {"temperature", 0}, {"stream", true}}.dump(),
+                        {}, [&](const server::http::SseEvent& e) {
+                            last = json::parse(e.data);
+                            text += last["content"].get<std::string>();
+                            ++events;
+                            return true;
+                        });
+    REQUIRE(res.status == 200);
+    REQUIRE(res.complete);
+    REQUIRE(events > 10);
+    REQUIRE(last["stop"] == true);
+    REQUIRE(cs["completion_text"].get<std::string>().rfind(text, 0) == 0);
+}
+
+TEST_CASE("stop strings end generation and are not emitted, also when streamed", "[integration][api]") {
+    Client c("127.0.0.1", shared_server().port());
+    const json cs = golden()["cases"][0];  // ", there was a little girl named Lily. She loved ..."
+    const json body{{"prompt", cs["prompt"]}, {"max_tokens", 60}, {"temperature", 0}, {"stop", json::array({"Lily", "zzz"})}};
+    const json r = c.post("/v1/completions", body.dump()).json();
+    REQUIRE(r["choices"][0]["text"] == ", there was a little girl named ");
+    REQUIRE(r["choices"][0]["finish_reason"] == "stop");
+    json sbody = body;
+    sbody["stream"] = true;
+    std::string text;
+    bool done = false;
+    c.stream("POST", "/v1/completions", sbody.dump(), {}, [&](const server::http::SseEvent& e) {
+        if (e.data == "[DONE]") {
+            done = true;
+            return true;
+        }
+        const json j = json::parse(e.data);
+        const std::string piece = j["choices"][0]["text"];
+        REQUIRE(piece.find("Li") == std::string::npos);  // never a piece of the stop string
+        text += piece;
+        return true;
+    });
+    REQUIRE(done);
+    REQUIRE(text == ", there was a little girl named ");
+}
+
+TEST_CASE("chat completions with usage and logprobs", "[integration][api]") {
+    Client c("127.0.0.1", shared_server().port());
+    const json body{{"messages", json::array({{{"role", "user"}, {"content", "Hello"}}})},
+                    {"max_completion_tokens", 8},
+                    {"temperature", 0},
+                    {"logprobs", true},
+                    {"top_logprobs", 3}};
+    const json r = c.post("/v1/chat/completions", body.dump()).json();
+    REQUIRE(r["object"] == "chat.completion");
+    REQUIRE(r["choices"][0]["finish_reason"] == "length");
+    REQUIRE(r["usage"]["completion_tokens"] == 8);
+    const json& lp = r["choices"][0]["logprobs"]["content"];
+    REQUIRE(lp.size() == 8);
+    for (const auto& e : lp) {
+        REQUIRE(e["top_logprobs"].size() == 3);
+        REQUIRE(e["logprob"].get<double>() <= 0.0);
+        // greedy: the chosen token is the most likely one
+        REQUIRE(e["token"] == e["top_logprobs"][0]["token"]);
+    }
+    const json tpl = c.post("/apply-template", json{{"messages", body["messages"]}}.dump()).json();
+    REQUIRE(tpl["prompt"] == "<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n");
+}
+
+TEST_CASE("same seed, same text; n choices", "[integration][api]") {
+    Client c("127.0.0.1", shared_server().port());
+    const json body{{"prompt", "Once upon a time"}, {"max_tokens", 24}, {"temperature", 1.0}, {"seed", 42}};
+    const json a = c.post("/v1/completions", body.dump()).json();
+    const json b = c.post("/v1/completions", body.dump()).json();
+    REQUIRE(a["choices"][0]["text"] == b["choices"][0]["text"]);
+    json nb = body;
+    nb["n"] = 3;
+    const json n = c.post("/v1/completions", nb.dump()).json();
+    REQUIRE(n["choices"].size() == 3);
+    REQUIRE(n["choices"][0]["text"] == a["choices"][0]["text"]);  // choice 0 keeps the seed
+    REQUIRE(n["usage"]["prompt_tokens"] == a["usage"]["prompt_tokens"]);
+}
+
+TEST_CASE("tokenize and detokenize round trip", "[integration][api]") {
+    Client c("127.0.0.1", shared_server().port());
+    const json t = c.post("/tokenize", json{{"content", "Once upon a time"}, {"add_special", true}}.dump()).json();
+    REQUIRE(t["tokens"] == json::array({1, 403, 407, 261, 378}));
+    const json p = c.post("/tokenize", json{{"content", "Once"}, {"with_pieces", true}}.dump()).json();
+    REQUIRE(p["tokens"][0]["piece"].is_string());
+    const json d = c.post("/detokenize", json{{"tokens", json::array({403, 407, 261, 378})}}.dump()).json();
+    REQUIRE(d["content"] == "Once upon a time");
+}
+
+TEST_CASE("bad input gets the right status and an OpenAI error body", "[integration][api][errors]") {
+    Client c("127.0.0.1", shared_server().port());
+    require_error(c.post("/v1/chat/completions", "{\"messages\": [}"), 400);                 // malformed JSON
+    require_error(c.post("/v1/chat/completions", json{{"messages", "hi"}}.dump()), 400);      // wrong type
+    require_error(c.post("/v1/completions", json{{"prompt", "x"}, {"max_tokens", -3}}.dump()), 400);
+    require_error(c.post("/v1/completions", json{{"prompt", "x"}, {"temperature", "hot"}}.dump()), 400);
+    require_error(c.post("/v1/completions", json{{"prompt", "x"}, {"stop", 5}}.dump()), 400);
+    require_error(c.post("/v1/completions", json{{"max_tokens", 5}}.dump()), 400);            // no prompt
+    require_error(c.post("/completion", json{{"prompt", json::array({1, 99999})}}.dump()), 400);  // bad token id
+    require_error(c.get("/v1/nonexistent"), 404);
+    require_error(c.get("/v1/completions"), 405);
+    std::string long_prompt;
+    for (int i = 0; i < 600; ++i) long_prompt += "the dog ran. ";
+    require_error(c.post("/v1/completions", json{{"prompt", long_prompt}, {"max_tokens", 4}}.dump()), 400);
+    require_error(c.post("/completion", json{{"prompt", "x"}, {"grammar", "root ::= undefined_rule"}}.dump()), 400);
+    // and the server still serves
+    REQUIRE(c.get("/health").status == 200);
+    REQUIRE(c.post("/completion", json{{"prompt", "Hello"}, {"n_predict", 4}}.dump()).status == 200);
+}
+
+TEST_CASE("metrics expose counters and latency histograms", "[integration][api]") {
+    Client c("127.0.0.1", shared_server().port());
+    c.post("/completion", json{{"prompt", "Hello"}, {"n_predict", 4}}.dump());
+    const auto r = c.get("/metrics");
+    REQUIRE(r.status == 200);
+    for (const char* name : {"llamacpp:prompt_tokens_total", "llamacpp:tokens_predicted_total",
+                             "llamacpp:requests_processing", "llamacpp:requests_deferred", "llamacpp:kv_cache_usage_ratio",
+                             "ggserve:time_to_first_token_seconds_bucket", "ggserve:inter_token_latency_seconds_count"})
+        REQUIRE(r.body.find(name) != std::string::npos);
+}
+
+TEST_CASE("API keys: missing or wrong key is 401, /health stays public", "[integration][api][auth]") {
+    ServerProcess s({"-m", stories_model(), "-c", "256", "-t", "1", "--api-key", "secret-1,secret-2"});
+    Client c("127.0.0.1", s.port());
+    require_error(c.get("/v1/models"), 401);
+    require_error(c.get("/v1/models", {{"Authorization", "Bearer nope"}}), 401);
+    REQUIRE(c.get("/v1/models", {{"Authorization", "Bearer secret-2"}}).status == 200);
+    REQUIRE(c.get("/health").status == 200);
+}
+
+TEST_CASE("curl streams chat completions", "[integration][api][curl]") {
+    const std::string cmd = "curl -sN --max-time 60 http://127.0.0.1:" + std::to_string(shared_server().port()) +
+                            "/v1/chat/completions -H 'Content-Type: application/json' -d "
+                            "'{\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],\"max_tokens\":6,\"stream\":true}'";
+    FILE* p = popen(cmd.c_str(), "r");
+    REQUIRE(p);
+    std::string out;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    REQUIRE(pclose(p) == 0);
+    REQUIRE(out.find("data: {") != std::string::npos);
+    REQUIRE(out.find("chat.completion.chunk") != std::string::npos);
+    REQUIRE(out.size() >= 14);
+    REQUIRE(out.substr(out.size() - 14) == "data: [DONE]\n\n");
+}
+
+TEST_CASE("invalid command lines exit with code 2", "[integration][cli]") {
+    const std::string bin = std::string(GGSERVE_BIN_DIR) + "/ggserve";
+    auto run = [&](const std::string& args) { return WEXITSTATUS(std::system((bin + " " + args + " 2>/dev/null").c_str())); };
+    REQUIRE(run("serve --no-such-flag") == 2);
+    REQUIRE(run("serve -m x --port notaport") == 2);
+    REQUIRE(run("serve -m x -ctv q8_0") == 2);  // quantized V without flash attention
+    REQUIRE(run("bogus") == 2);
+    REQUIRE(run("serve -m /nonexistent.gguf --port 0") == 1);
+}
