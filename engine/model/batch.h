@@ -1,6 +1,7 @@
 // A batch of tokens for one decode call: several sequences may share it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <vector>

@@ -8,6 +8,7 @@ namespace ggml::cpu {
 
 size_t mul_mat_work_size(const Tensor* t);
 size_t flash_attn_work_size(const Tensor* t, int nth);
+size_t mul_mat_t_work_size(const Tensor* t, int nth);
 
 namespace {
 
@@ -29,7 +30,7 @@ const OpRow kOps[] = {
     /* Scale     */ {op_scale, no_work},
     /* RmsNorm   */ {op_rms_norm, no_work},
     /* MulMat    */ {op_mul_mat, mul_mat_work},
-    /* MulMatT   */ {op_mul_mat_t, no_work},
+    /* MulMatT   */ {op_mul_mat_t, mul_mat_t_work_size},
     /* GetRows   */ {op_get_rows, no_work},
     /* SetRows   */ {op_set_rows, no_work},
     /* Reshape   */ {op_noop, no_work},

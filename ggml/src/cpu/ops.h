@@ -2,6 +2,7 @@
 // computes its share; ops that need phases call params.barrier() (all threads must reach it).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 
 #include "ggml/ggml.h"
@@ -14,6 +15,9 @@ struct ComputeParams {
     void* wdata = nullptr;  // scratch shared by all threads of this op
     size_t wsize = 0;
     ThreadPool* pool = nullptr;
+    // Zero at the start of the op; threads claim work chunks with fetch_add (dynamic balance when a
+    // core is busy with something else).
+    std::atomic<int64_t>* counter = nullptr;
     void barrier() const {
         if (pool && nth > 1) pool->barrier();
     }

@@ -6,31 +6,35 @@
 #include <cstring>
 #include <limits>
 
+#include "attn_kernels.h"
+#include "kernels.h"
 #include "ops.h"
 
 namespace ggml::cpu {
 
 namespace {
 
-size_t round8(size_t n) {
-    return (n + 7) & ~size_t(7);
+constexpr int64_t kRows = 16;  // query rows of one head per work chunk
+
+size_t round64(size_t n) {
+    return (n + 63) & ~size_t(63);
 }
 
-// Per-thread scratch: q converted to k's activation type, the row's scores, a dequantized v row and
-// the double accumulator.
+// Per-thread scratch: the head's values as f32, q converted to k's activation type, the row's scores
+// and the double accumulator.
 size_t scratch_bytes(const Tensor* t) {
     const Tensor* q = t->src[0];
     const Tensor* k = t->src[1];
     const Tensor* v = t->src[2];
     const Type vdt = type_traits(k->type).vec_dot_type;
-    return round8(row_size(vdt, q->ne[0])) + round8((size_t)k->ne[1] * sizeof(float)) +
-           round8((size_t)v->ne[0] * sizeof(float)) + (size_t)v->ne[0] * sizeof(double);
+    return round64((size_t)v->ne[0] * (size_t)v->ne[1] * sizeof(float)) + round64(row_size(vdt, q->ne[0])) +
+           round64((size_t)k->ne[1] * sizeof(float)) + round64((size_t)v->ne[0] * sizeof(double));
 }
 
 }  // namespace
 
 size_t flash_attn_work_size(const Tensor* t, int nth) {
-    return scratch_bytes(t) * (size_t)nth;
+    return scratch_bytes(t) * (size_t)nth + 64;
 }
 
 void op_flash_attn(const ComputeParams& p, Tensor* t) {
@@ -42,75 +46,70 @@ void op_flash_attn(const ComputeParams& p, Tensor* t) {
     const int64_t D = q->ne[0], n_q = q->ne[1], H = q->ne[2], n_kv = k->ne[1], Dv = v->ne[0];
     const int64_t ratio = H / k->ne[2];
     const Type vdt = type_traits(k->type).vec_dot_type;
-    const auto k_dot = type_traits(k->type).vec_dot_ref;
-    const auto v_to_float = type_traits(v->type).to_float;
-    const auto q_convert = type_traits(vdt).from_float_ref;
+    const auto k_dot = cpu::vec_dot(k->type);  // the kernel mul_mat uses: FA and the unfused path agree
+    const auto v_to_float = cpu::to_float(v->type);
+    const auto q_convert = quantize_activations(vdt);
 
-    // scratch_bytes() is a multiple of 8 and the work buffer is malloc-aligned, so every part is
-    // aligned for its type.
-    char* scratch = (char*)p.wdata + scratch_bytes(t) * (size_t)p.ith;
-    void* qc = scratch;
-    float* score = (float*)(scratch + round8(row_size(vdt, D)));
-    float* vrow = score + round8((size_t)n_kv * sizeof(float)) / sizeof(float);
-    double* acc = (double*)(vrow + round8((size_t)Dv * sizeof(float)) / sizeof(float));
+    char* scratch = (char*)(((uintptr_t)p.wdata + 63) & ~uintptr_t(63)) + scratch_bytes(t) * (size_t)p.ith;
+    float* vals = (float*)scratch;
+    void* qc = scratch + round64((size_t)Dv * (size_t)n_kv * sizeof(float));
+    float* score = (float*)((char*)qc + round64(row_size(vdt, D)));
+    double* acc = (double*)((char*)score + round64((size_t)n_kv * sizeof(float)));
     const float neg_inf = -std::numeric_limits<float>::infinity();
 
-    int64_t r0, r1;
-    split_rows(n_q * H * q->ne[3], p.ith, p.nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; ++r) {
-        const int64_t h = r % H, iq = (r / H) % n_q, i3 = r / (H * n_q);
-        const int64_t hk = h / ratio;
-        const float* qrow = (const float*)q->row_ptr(iq, h, i3);
-        if (vdt == Type::F32)
-            std::memcpy(qc, qrow, (size_t)D * sizeof(float));
-        else
-            q_convert(qrow, qc, D);
-        const char* mrow = mask ? mask->row_ptr(iq) : nullptr;
-
-        // Scores and their maximum, as soft_max computes them from mul_mat's output. Masked cells are
-        // never read: other sequences' cells cannot change the result.
-        float mx = neg_inf;
+    const int64_t q_blocks = (n_q + kRows - 1) / kRows, planes = H * q->ne[3];
+    for (int64_t c = p.counter->fetch_add(1); c < q_blocks * planes; c = p.counter->fetch_add(1)) {
+        const int64_t qb = c % q_blocks, plane = c / q_blocks;
+        const int64_t h = plane % H, i3 = plane / H, hk = h / ratio;
+        const int64_t iq0 = qb * kRows, iq1 = std::min(n_q, iq0 + kRows);
+        // Values of the cells some query of the chunk can see, as f32, converted once per chunk.
         for (int64_t i = 0; i < n_kv; ++i) {
-            float mv = 0.0f;
-            if (mrow)
-                mv = mask->type == Type::F32 ? ((const float*)mrow)[i]
-                                             : fp16_to_fp32(((const uint16_t*)mrow)[i]);
-            if (mv == neg_inf) {
-                score[i] = neg_inf;
-                continue;
+            bool used = !mask;
+            for (int64_t iq = iq0; iq < iq1 && !used; ++iq) {
+                const char* mrow = mask->row_ptr(iq);
+                const float mv = mask->type == Type::F32 ? ((const float*)mrow)[i]
+                                                         : fp16_to_fp32(((const uint16_t*)mrow)[i]);
+                used = mv != neg_inf;
             }
-            float s;
-            k_dot(D, &s, k->row_ptr(i, hk, i3), qc);
-            score[i] = s * scale + mv;
-            mx = score[i] > mx ? score[i] : mx;
+            if (used) v_to_float(v->row_ptr(i, hk, i3), vals + i * Dv, Dv);
         }
-        double sum = 0.0;
-        for (int64_t i = 0; i < n_kv; ++i) {
-            const float e = score[i] == neg_inf ? 0.0f : std::exp(score[i] - mx);
-            score[i] = e;
-            sum += e;
-        }
-        const float inv = sum > 0 ? (float)(1.0 / sum) : 0.0f;
+        for (int64_t iq = iq0; iq < iq1; ++iq) {
+            const float* qrow = (const float*)q->row_ptr(iq, h, i3);
+            if (vdt == Type::F32)
+                std::memcpy(qc, qrow, (size_t)D * sizeof(float));
+            else
+                q_convert(qrow, qc, D);
+            const char* mrow = mask ? mask->row_ptr(iq) : nullptr;
 
-        // The weighted sum of values, as mul_mat_t computes it: f16-rounded weights for an f16 V,
-        // products summed in double, zero weights skipped.
-        std::fill(acc, acc + Dv, 0.0);
-        for (int64_t i = 0; i < n_kv; ++i) {
-            float w = score[i] * inv;
-            if (v->type == Type::F16) w = fp16_to_fp32(fp32_to_fp16(w));
-            if (w == 0.0f) continue;
-            const char* vr = v->row_ptr(i, hk, i3);
-            const float* vf;
-            if (v->type == Type::F32) {
-                vf = (const float*)vr;
-            } else {
-                v_to_float(vr, vrow, Dv);
-                vf = vrow;
+            // Scores and their maximum, as soft_max computes them from mul_mat's output. Masked cells are
+            // never read: other sequences' cells cannot change the result.
+            float mx = neg_inf;
+            for (int64_t i = 0; i < n_kv; ++i) {
+                float mv = 0.0f;
+                if (mrow)
+                    mv = mask->type == Type::F32 ? ((const float*)mrow)[i]
+                                                 : fp16_to_fp32(((const uint16_t*)mrow)[i]);
+                if (mv == neg_inf) {
+                    score[i] = neg_inf;
+                    continue;
+                }
+                float s;
+                k_dot(D, &s, k->row_ptr(i, hk, i3), qc);
+                score[i] = s * scale + mv;
+                mx = score[i] > mx ? score[i] : mx;
             }
-            for (int64_t d = 0; d < Dv; ++d) acc[d] += (double)w * (double)vf[d];
+            const double sum = exp_row(score, mx, score, n_kv);
+            const float inv = sum > 0 ? (float)(1.0 / sum) : 0.0f;
+            for (int64_t i = 0; i < n_kv; ++i) score[i] *= inv;
+
+            // The weighted sum of values, as mul_mat_t computes it: f16-rounded weights for an f16 V,
+            // products summed in double, zero weights skipped.
+            if (v->type == Type::F16) round_f16_row(score, n_kv);
+            std::fill(acc, acc + Dv, 0.0);
+            for (int64_t i = 0; i < n_kv; ++i)
+                if (score[i] != 0.0f) axpy_f64(Dv, score[i], vals + i * Dv, acc);
+            f64_to_f32_row(acc, (float*)t->row_ptr(h, iq, i3), Dv);
         }
-        float* out = (float*)t->row_ptr(h, iq, i3);
-        for (int64_t d = 0; d < Dv; ++d) out[d] = (float)acc[d];
     }
 }
 

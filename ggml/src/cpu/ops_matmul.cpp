@@ -2,6 +2,10 @@
 #include <cstring>
 #include <vector>
 
+#include <algorithm>
+
+#include "attn_kernels.h"
+#include "kernels.h"
 #include "ops.h"
 
 namespace ggml::cpu {
@@ -17,12 +21,11 @@ size_t mul_mat_work_size(const Tensor* t) {
 void op_mul_mat(const ComputeParams& p, Tensor* t) {
     const Tensor* a = t->src[0];
     const Tensor* b = t->src[1];
-    const auto& tr = type_traits(a->type);
-    const Type vdt = tr.vec_dot_type;
+    const Type vdt = type_traits(a->type).vec_dot_type;
     const int64_t K = a->ne[0], M = a->ne[1], N = b->ne[1];
     const int64_t r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
 
-    // Phase 1: activations to the paired type, once per batch.
+    // Phase 1: activations to the paired type, once per batch (columns of a plane at a uniform stride).
     const char* bdata;
     size_t b_nb1, b_nb2, b_nb3;
     if (b->type == vdt) {
@@ -32,71 +35,88 @@ void op_mul_mat(const ComputeParams& p, Tensor* t) {
         const size_t rs = row_size(vdt, K);
         b_nb1 = rs, b_nb2 = rs * (size_t)N, b_nb3 = b_nb2 * (size_t)b->ne[2];
         char* w = (char*)p.wdata;
-        const auto from_float = type_traits(vdt).from_float_ref;
+        const auto quantize = quantize_activations(vdt);
         int64_t r0, r1;
         split_rows(b->nrows(), p.ith, p.nth, &r0, &r1);
         for (int64_t r = r0; r < r1; ++r) {
             const int64_t i1 = r % N, i2 = (r / N) % b->ne[2], i3 = r / (N * b->ne[2]);
-            from_float((const float*)b->row_ptr(i1, i2, i3), w + i1 * b_nb1 + i2 * b_nb2 + i3 * b_nb3, K);
+            quantize((const float*)b->row_ptr(i1, i2, i3), w + i1 * b_nb1 + i2 * b_nb2 + i3 * b_nb3, K);
         }
         p.barrier();
         bdata = w;
     }
 
-    // Phase 2: every output element is one vec_dot of a weight row and an activation row, so a token's
-    // result does not depend on the other tokens of the batch or on the thread count.
-    const auto vec_dot = tr.vec_dot_ref;
+    // Phase 2: tiles of rows x columns. Each output element equals one vec_dot of a weight row and an
+    // activation row whatever the tiling, so a token's result depends neither on the other tokens of the
+    // batch nor on the thread count. Tiles are claimed dynamically.
+    const GemmTileFn tile = gemm_tile_fn(a->type);
+    constexpr int64_t kRows = 64;           // a multiple of the kernels' 16-row groups
+    const int64_t kCols = N == 1 ? 1 : 64;  // activations of a tile stay in L2
+    const int64_t row_tiles = (M + kRows - 1) / kRows, col_tiles = (N + kCols - 1) / kCols;
     const int64_t n_planes = t->ne[2] * t->ne[3];
-    const int64_t total_rows = M * n_planes;
-    int64_t r0, r1;
-    split_rows(total_rows, p.ith, p.nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; ++r) {
-        const int64_t i01 = r % M, plane = r / M;
+    const int64_t n_chunks = row_tiles * col_tiles * n_planes;
+    const size_t ldc = t->nb[1] / sizeof(float);
+    for (int64_t c = p.counter->fetch_add(1); c < n_chunks; c = p.counter->fetch_add(1)) {
+        // Column tiles vary fastest: a row tile's weights are read from memory once, while the (smaller)
+        // activations stay in cache.
+        const int64_t ct = c % col_tiles, rt = (c / col_tiles) % row_tiles,
+                      plane = c / (row_tiles * col_tiles);
         const int64_t i12 = plane % t->ne[2], i13 = plane / t->ne[2];
-        const char* arow = a->row_ptr(i01, i12 / r2, i13 / r3);
-        for (int64_t i11 = 0; i11 < N; ++i11) {
-            const char* brow = bdata + i11 * b_nb1 + i12 * b_nb2 + i13 * b_nb3;
-            float* d =
-                (float*)((char*)t->data + i01 * t->nb[0] + i11 * t->nb[1] + i12 * t->nb[2] + i13 * t->nb[3]);
-            vec_dot(K, d, arow, brow);
-        }
+        const int64_t r0 = rt * kRows, c0 = ct * kCols;
+        const int nr = (int)std::min(kRows, M - r0), nc = (int)std::min(kCols, N - c0);
+        float* dst =
+            (float*)((char*)t->data + r0 * sizeof(float) + c0 * t->nb[1] + i12 * t->nb[2] + i13 * t->nb[3]);
+        tile(K, dst, ldc, a->row_ptr(r0, i12 / r2, i13 / r3), a->nb[1],
+             bdata + c0 * b_nb1 + i12 * b_nb2 + i13 * b_nb3, b_nb1, nr, nc);
     }
 }
 
+size_t mul_mat_t_work_size(const Tensor* t, int nth) {
+    const Tensor* a = t->src[0];
+    const size_t per = ((size_t)a->ne[0] * (size_t)a->ne[1] + (size_t)a->ne[1] + 16) * sizeof(float) +
+                       ((size_t)a->ne[0] + 8) * sizeof(double);
+    return per * (size_t)nth;
+}
+
 void op_mul_mat_t(const ComputeParams& p, Tensor* t) {
-    const Tensor* a = t->src[0];  // [D, I, ha, a3]
-    const Tensor* b = t->src[1];  // [I, Q, hb, b3]
-    const int64_t D = a->ne[0], I = a->ne[1];
+    const Tensor* a = t->src[0];  // [D, I, ha, a3]: values (the V cache)
+    const Tensor* b = t->src[1];  // [I, Q, hb, b3]: weights (softmax output)
+    const int64_t D = a->ne[0], I = a->ne[1], Q = b->ne[1];
     const int64_t r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
-    std::vector<double> acc((size_t)D);
-    std::vector<float> row((size_t)D), out((size_t)D);
-    const auto to_float = type_traits(a->type).to_float;
-    int64_t r0, r1;
-    split_rows(t->nrows(), p.ith, p.nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; ++r) {
-        const int64_t q = r % t->ne[1], h = (r / t->ne[1]) % t->ne[2], h3 = r / (t->ne[1] * t->ne[2]);
-        const float* w = (const float*)b->row_ptr(q, h, h3);
-        const size_t sw = b->nb[0] / sizeof(float);
-        std::fill(acc.begin(), acc.end(), 0.0);
-        // Exact products (two floats fit a double) summed in double and rounded to f32 once, as
-        // llama.cpp's f16 dot product sums rows shorter than 64 cells; flash_attn repeats these steps.
-        // Zero weights (masked cells) are skipped.
-        for (int64_t i = 0; i < I; ++i) {
-            // Like a product with f16 values, the weights are rounded to f16 (llama.cpp does the same).
-            const float wi = a->type == Type::F16 ? fp16_to_fp32(fp32_to_fp16(w[i * sw])) : w[i * sw];
-            if (wi == 0.0f) continue;
-            const char* ar = a->row_ptr(i, h / r2, h3 / r3);
-            const float* av;
-            if (a->type == Type::F32) {
-                av = (const float*)ar;
-            } else {
-                to_float(ar, row.data(), D);
-                av = row.data();
-            }
-            for (int64_t d = 0; d < D; ++d) acc[d] += (double)wi * (double)av[d];
+    const size_t per = mul_mat_t_work_size(t, 1);
+    float* vals = (float*)((char*)p.wdata + per * (size_t)p.ith);  // [I, D] values as f32
+    float* w = vals + D * I;                                       // one weight row
+    double* acc = (double*)(((uintptr_t)(w + I) + 63) & ~uintptr_t(63));
+    const auto to_float = cpu::to_float(a->type);
+
+    // Chunks of 16 query rows of one head: the head's values are converted once per chunk.
+    constexpr int64_t kRows = 16;
+    const int64_t q_blocks = (Q + kRows - 1) / kRows, planes = b->ne[2] * b->ne[3];
+    for (int64_t c = p.counter->fetch_add(1); c < q_blocks * planes; c = p.counter->fetch_add(1)) {
+        const int64_t qb = c % q_blocks, plane = c / q_blocks;
+        const int64_t h = plane % b->ne[2], h3 = plane / b->ne[2];
+        const float* vf = nullptr;
+        size_t v_stride = (size_t)D;
+        if (a->type == Type::F32 && a->nb[1] % sizeof(float) == 0) {
+            vf = (const float*)a->row_ptr(0, h / r2, h3 / r3);
+            v_stride = a->nb[1] / sizeof(float);
+        } else {
+            for (int64_t i = 0; i < I; ++i) to_float(a->row_ptr(i, h / r2, h3 / r3), vals + i * D, D);
+            vf = vals;
         }
-        for (int64_t d = 0; d < D; ++d) out[d] = (float)acc[d];
-        std::memcpy(t->row_ptr(q, h, h3), out.data(), (size_t)D * sizeof(float));
+        for (int64_t q = qb * kRows; q < std::min(Q, (qb + 1) * kRows); ++q) {
+            const char* wrow = b->row_ptr(q, h, h3);
+            for (int64_t i = 0; i < I; ++i) w[i] = *(const float*)(wrow + i * b->nb[0]);
+            // A product with f16 values rounds the weights to f16 (llama.cpp does the same).
+            if (a->type == Type::F16) round_f16_row(w, I);
+            // Exact products summed in double and rounded to f32 once, as llama.cpp's f16 dot product
+            // sums rows shorter than 64 cells; flash_attn repeats these steps. Zero weights (masked
+            // cells) are skipped, so other sequences' cells never change the result.
+            std::fill(acc, acc + D, 0.0);
+            for (int64_t i = 0; i < I; ++i)
+                if (w[i] != 0.0f) axpy_f64(D, w[i], vf + (size_t)i * v_stride, acc);
+            f64_to_f32_row(acc, (float*)t->row_ptr(q, h, h3), D);
+        }
     }
 }
 

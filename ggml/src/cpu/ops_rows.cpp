@@ -4,6 +4,7 @@
 #include <limits>
 #include <vector>
 
+#include "attn_kernels.h"
 #include "ops.h"
 
 namespace ggml::cpu {
@@ -100,12 +101,7 @@ void op_soft_max(const ComputeParams& p, Tensor* t) {
         }
         // Sequential sum; masked entries are exactly zero, so the result does not depend on how many
         // cells of other sequences sit between ours.
-        double sum = 0.0;
-        for (int64_t i = 0; i < n; ++i) {
-            const float e = y[i] == -std::numeric_limits<float>::infinity() ? 0.0f : std::exp(y[i] - mx);
-            y[i] = e;
-            sum += e;
-        }
+        const double sum = exp_row(y, mx, y, n);  // the same function flash_attn uses
         const float inv = sum > 0 ? (float)(1.0 / sum) : 0.0f;
         for (int64_t i = 0; i < n; ++i) y[i] *= inv;
     });
