@@ -13,8 +13,8 @@ ctest --test-dir build -j"$JOBS" --output-on-failure --timeout 900
 
 echo "== parser tests under ASan/UBSan =="
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGGSERVE_SANITIZE=ON >/dev/null
-ninja -C build-asan -j"$JOBS" test_gguf
+ninja -C build-asan -j"$JOBS" test_gguf test_hostile test_tokenizer test_grammar
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build-asan -j"$JOBS" --output-on-failure -L gguf --timeout 1800
+    ctest --test-dir build-asan -j"$JOBS" --output-on-failure -L 'gguf|hostile|tokenizer|grammar' --timeout 1800
 
 echo "== all tests passed =="

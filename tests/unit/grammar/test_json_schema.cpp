@@ -147,7 +147,10 @@ print(json.dumps(failures))
 }
 
 std::string run_python(const std::filesystem::path& script, const std::filesystem::path& data) {
-    const std::string cmd = "python3 '" + script.string() + "' '" + data.string() + "' 2>&1";
+    // Debian's interpreter: scripts/setup.sh installs python3-jsonschema for it (a python3 earlier on
+    // PATH, e.g. from pyenv, may lack the module).
+    const std::string python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+    const std::string cmd = python + " '" + script.string() + "' '" + data.string() + "' 2>&1";
     FILE* p = popen(cmd.c_str(), "r");
     REQUIRE(p != nullptr);
     std::string out;
