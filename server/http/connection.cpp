@@ -146,10 +146,11 @@ void Connection::read_some() {
     if (phase_ == Phase::lingering) buffer_.consume(buffer_.size());
     if (buffer_.size() >= limit) return;
     std::size_t n = std::min(kReadChunk, limit - buffer_.size());
+    read_chunk_.resize(n);
     reading_ = true;
-    socket_.async_read_some(buffer_.prepare(n), [self = shared_from_this()](error_code ec, std::size_t got) {
-        self->on_read(ec, got);
-    });
+    socket_.async_read_some(
+        asio::buffer(read_chunk_),
+        [self = shared_from_this()](error_code ec, std::size_t got) { self->on_read(ec, got); });
 }
 
 void Connection::on_read(error_code ec, std::size_t n) {
@@ -164,7 +165,7 @@ void Connection::on_read(error_code ec, std::size_t n) {
         if (phase_ == Phase::busy) spdlog::debug("http: {} disconnected during a response", remote_);
         return close_now();
     }
-    buffer_.commit(n);
+    buffer_.commit(asio::buffer_copy(buffer_.prepare(n), asio::buffer(read_chunk_.data(), n)));
     switch (phase_) {
         case Phase::awaiting:
             return parse_buffered();

@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "server/http/exchange_state.h"
 #include "server/http/message.h"
@@ -72,6 +73,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::shared_ptr<ServerCore> core_;
     std::string remote_;
     boost::beast::flat_buffer buffer_;
+    // A read in flight lands here, not in buffer_: parsing consumes buffer_ meanwhile, which may move its
+    // storage, so bytes read straight into a region prepare()d earlier could be committed in the wrong place.
+    std::vector<char> read_chunk_;
     std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
     boost::asio::steady_timer timer_;        // idle / read / linger deadline
     boost::asio::steady_timer write_timer_;  // deadline of the write in flight
