@@ -173,18 +173,27 @@ namespace avx512 {
                      int nr, int nc) {                                                                    \
         engine<decode>(n, s, ldc, x, bx, y, by, nr, nc);                                                  \
     }
-GGML_GEMM(q4_0, gemm_blocks32, DecodeQ4_0)
+// With one column, the types that have a decode kernel stream each row once instead of transposing
+// 16 rows per block.
+#define GGML_GEMM_OR_DECODE(name, engine, decode)                                                         \
+    void gemm_##name(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, size_t by, \
+                     int nr, int nc) {                                                                    \
+        if (nc == 1) return decode_##name(n, s, x, bx, y, nr);                                           \
+        engine<decode>(n, s, ldc, x, bx, y, by, nr, nc);                                                  \
+    }
+GGML_GEMM_OR_DECODE(q4_0, gemm_blocks32, DecodeQ4_0)
 GGML_GEMM(q4_1, gemm_blocks32, DecodeQ4_1)
 GGML_GEMM(q5_0, gemm_blocks32, DecodeQ5_0)
 GGML_GEMM(q5_1, gemm_blocks32, DecodeQ5_1)
-GGML_GEMM(q8_0, gemm_blocks32, DecodeQ8_0)
-GGML_GEMM(iq4_nl, gemm_blocks32, DecodeIQ4_NL)
+GGML_GEMM_OR_DECODE(q8_0, gemm_blocks32, DecodeQ8_0)
+GGML_GEMM_OR_DECODE(iq4_nl, gemm_blocks32, DecodeIQ4_NL)
 GGML_GEMM(q2_K, gemm_superblocks, DecodeQ2_K)
 GGML_GEMM(q3_K, gemm_superblocks, DecodeQ3_K)
-GGML_GEMM(q4_K, gemm_superblocks, DecodeQ4_K)
+GGML_GEMM_OR_DECODE(q4_K, gemm_superblocks, DecodeQ4_K)
 GGML_GEMM(q5_K, gemm_superblocks, DecodeQ5_K)
 GGML_GEMM(q6_K, gemm_superblocks, DecodeQ6_K)
 #undef GGML_GEMM
+#undef GGML_GEMM_OR_DECODE
 }  // namespace avx512
 
 }  // namespace ggml::cpu

@@ -11,6 +11,8 @@
     void vec_dot_##name(int64_t n, float* s, const void* x, const void* y);                               \
     void gemm_##name(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, size_t by, \
                      int nr, int nc)
+#define GGML_DECLARE_DECODE(name) \
+    void decode_##name(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr)
 #define GGML_DECLARE_TO_FLOAT(name) void to_float_##name(const void* x, float* y, int64_t n)
 #define GGML_DECLARE_QUANTIZE(name) void quantize_##name(const float* x, void* y, int64_t n)
 
@@ -93,6 +95,11 @@ GGML_DECLARE_TO_FLOAT(f16);
 GGML_DECLARE_TO_FLOAT(bf16);
 void f16_to_f32_row(const uint16_t* x, float* y, int64_t n);
 void axpy_f32(int64_t n, float a, const float* x, float* y);
+// One activation column (gemm_decode_avx512.cpp): s[r] = dot(row r, y) for r < nr, rows bx bytes apart.
+GGML_DECLARE_DECODE(q4_0);
+GGML_DECLARE_DECODE(q8_0);
+GGML_DECLARE_DECODE(iq4_nl);
+GGML_DECLARE_DECODE(q4_K);
 }  // namespace avx512
 
 // AVX-512 BF16 (vdpbf16ps); used for BF16 weights at the AVX-512 level when the CPU has it.
@@ -105,4 +112,5 @@ GGML_DECLARE_DOT(bf16);
 
 #undef GGML_DECLARE_DOT
 #undef GGML_DECLARE_TO_FLOAT
+#undef GGML_DECLARE_DECODE
 #undef GGML_DECLARE_QUANTIZE

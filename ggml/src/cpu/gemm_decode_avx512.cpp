@@ -1,0 +1,372 @@
+// Decode kernels (one activation column) for block formats at the AVX-512 level: each weight row is
+// streamed once, in memory order, with no transposes; bit-identical to the reference.
+//
+// 32-value blocks (Q4_0, IQ4_NL, Q8_0): 16 blocks of a row at a time. Each block's 32 quants go to one
+// 128-bit lane (4 blocks per vector, picked out of the row with word permutes), meet the activation
+// halves prepared in the same layout with vpdpbusd, and a 4x4 add network leaves the 16 exact block
+// sums in one vector. The reference's float term (dx * dy) * isum is then computed lane-wise. Those
+// terms must be added to the row's sum one block at a time, in order: the terms of 16 rows are
+// transposed so that a lane holds a row, and added column by column.
+//
+// Q4_K: one super-block at a time. Quants meet the activation (arranged once per call to match the
+// nibble layout) with vpmaddubsw, and the sub-block scales multiply the pair sums with vpdpwssd, so
+// the 16 lanes add up to the reference's isum exactly; imins comes from the activation's bsums.
+#include "kernels_x86_intrin.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "ggml/quants.h"
+#include "kernels_levels.h"
+#include "kernels_simd_target.h"
+
+#if defined(__x86_64__)
+GGML_TARGET_AVX512_BEGIN
+#include "kernels_x86_avx512.h"
+#include "kernels_x86_decode.h"
+
+namespace ggml::cpu {
+namespace {
+
+// A chunk's vectors hold block k of the chunk in element element_of(k) (the add network's order).
+constexpr int element_of(int k) {
+    return 4 * (k % 4) + k / 4;
+}
+
+// Bytes [0, n) of a 64-byte load (n clamped to [0, 64]).
+inline __mmask64 first_bytes(int64_t n) {
+    return n >= 64 ? ~__mmask64(0) : n <= 0 ? __mmask64(0) : (__mmask64(1) << n) - 1;
+}
+
+inline __m512i load_bytes(const uint8_t* p, int64_t n) {
+    return _mm512_maskz_loadu_epi8(first_bytes(n), p);
+}
+
+// p[g] 128-bit lane b holds 4 partial sums of block 4g + b; the result's element element_of(4g + b)
+// holds their total.
+inline __m512i reduce_4x4(const __m512i p[4]) {
+    const __m512i a = _mm512_add_epi32(_mm512_unpacklo_epi64(p[0], p[1]), _mm512_unpackhi_epi64(p[0], p[1]));
+    const __m512i b = _mm512_add_epi32(_mm512_unpacklo_epi64(p[2], p[3]), _mm512_unpackhi_epi64(p[2], p[3]));
+    const __m512 af = _mm512_castsi512_ps(a), bf = _mm512_castsi512_ps(b);
+    return _mm512_add_epi32(_mm512_castps_si512(_mm512_shuffle_ps(af, bf, _MM_SHUFFLE(2, 0, 2, 0))),
+                            _mm512_castps_si512(_mm512_shuffle_ps(af, bf, _MM_SHUFFLE(3, 1, 3, 1))));
+}
+
+// out[e] lane r = in[r] element e.
+inline void transpose_16x16(const __m512 in[16], __m512 out[16]) {
+    __m512 t[16], u[16];
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_ps(in[i], in[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(in[i], in[i + 1]);
+    }
+    for (int i = 0; i < 16; i += 4) {
+        u[i] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        u[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        u[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        u[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    // u[4i + m] 128-bit lane j: element 4j + m of rows 4i .. 4i + 3.
+    for (int m = 0; m < 4; ++m) {
+        const __m512 a0 = _mm512_shuffle_f32x4(u[m], u[4 + m], 0x88), a1 = _mm512_shuffle_f32x4(u[m], u[4 + m], 0xdd);
+        const __m512 b0 = _mm512_shuffle_f32x4(u[8 + m], u[12 + m], 0x88),
+                     b1 = _mm512_shuffle_f32x4(u[8 + m], u[12 + m], 0xdd);
+        out[m] = _mm512_shuffle_f32x4(a0, b0, 0x88);
+        out[4 + m] = _mm512_shuffle_f32x4(a1, b1, 0x88);
+        out[8 + m] = _mm512_shuffle_f32x4(a0, b0, 0xdd);
+        out[12 + m] = _mm512_shuffle_f32x4(a1, b1, 0xdd);
+    }
+}
+
+// Word-permute indices, built at compile time.
+struct Idx32 {
+    alignas(64) int16_t v[32];
+};
+
+// ---------------------------------------------------------------------------------------------------
+// 32-value blocks paired with Q8_0.
+
+// The activation for 16 blocks: lo[g] / hi[g] 128-bit lane b = quants 0-15 / 16-31 of block 4g + b;
+// off = kOffset * the block's quant sum and dy = its scale, per element.
+struct alignas(64) ActChunk32 {
+    __m512i lo[4], hi[4];
+    __m512i off;
+    __m512 dy;
+};
+
+template <int kOffset>
+void prepare_act32(std::vector<ActChunk32>& out, const BlockQ8_0* y, int64_t nb) {
+    const int64_t chunks = (nb + 15) / 16;
+    out.resize(size_t(chunks));
+    const __m512i ones = _mm512_set1_epi8(1);
+    for (int64_t c = 0; c < chunks; ++c) {
+        ActChunk32& a = out[size_t(c)];
+        const int cnt = int(std::min<int64_t>(16, nb - 16 * c));
+        const BlockQ8_0* b = y + 16 * c;
+        alignas(32) uint16_t d[16] = {};
+        __m512i p[4];
+        for (int g = 0; g < 4; ++g) {
+            __m128i lo[4], hi[4];
+            for (int j = 0; j < 4; ++j) {
+                const int k = 4 * g + j;
+                lo[j] = k < cnt ? load128(b[k].qs) : _mm_setzero_si128();
+                hi[j] = k < cnt ? load128(b[k].qs + 16) : _mm_setzero_si128();
+            }
+            a.lo[g] = _mm512_inserti32x4(
+                _mm512_inserti32x4(_mm512_inserti32x4(_mm512_castsi128_si512(lo[0]), lo[1], 1), lo[2], 2), lo[3], 3);
+            a.hi[g] = _mm512_inserti32x4(
+                _mm512_inserti32x4(_mm512_inserti32x4(_mm512_castsi128_si512(hi[0]), hi[1], 1), hi[2], 2), hi[3], 3);
+            p[g] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, a.lo[g]), ones, a.hi[g]);
+        }
+        for (int k = 0; k < cnt; ++k) d[element_of(k)] = b[k].d;
+        a.off = _mm512_mullo_epi32(reduce_4x4(p), _mm512_set1_epi32(kOffset));
+        a.dy = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(d)));
+    }
+}
+
+// Weight decoders: load(p, cnt, q1, q2) gives the quants of the chunk's blocks as unsigned bytes
+// (level + kOffset) in the activation's layout (q1 pairs with lo, q2 with hi) and returns the blocks'
+// scales per element. Bytes past cnt blocks are never read.
+
+// 16 bytes of each of 4 blocks, block b at p + b * stride, in 128-bit lane b; lanes of blocks past
+// `valid` are zero (and not read).
+template <bool kFull>
+inline __m512i lanes4(const uint8_t* p, int stride, int valid) {
+    auto lane = [&](int b) {
+        return kFull ? load128(p + b * stride) : _mm_maskz_loadu_epi8(b < valid ? 0xffff : 0, p + b * stride);
+    };
+    return _mm512_inserti32x4(
+        _mm512_inserti32x4(_mm512_inserti32x4(_mm512_castsi128_si512(lane(0)), lane(1), 1), lane(2), 2), lane(3), 3);
+}
+
+// The scale words of group g's blocks (word 0 of each block), moved to their elements.
+struct GroupScales {
+    Idx32 index[4];
+    uint32_t mask[4];
+};
+constexpr GroupScales group_scales(int block_bytes) {
+    GroupScales r{};
+    for (int g = 0; g < 4; ++g)
+        for (int b = 0; b < 4; ++b) {
+            r.index[g].v[element_of(4 * g + b)] = int16_t(b * block_bytes / 2);
+            r.mask[g] |= 1u << element_of(4 * g + b);
+        }
+    return r;
+}
+
+// Q4_0 and IQ4_NL: 18-byte blocks, d then 16 bytes of nibbles (value j low, j + 16 high).
+template <bool kNonLinear>
+struct Nibbles18 {
+    static constexpr int kBlockBytes = 18;
+    static constexpr int kOffset = kNonLinear ? 128 : 8;
+
+    template <bool kFull>
+    static __m512 load(const uint8_t* p, int cnt, __m512i q1[4], __m512i q2[4]) {
+        static constexpr GroupScales kScales = group_scales(kBlockBytes);
+        const __m512i m4 = _mm512_set1_epi8(0x0f);
+        __m512i d = _mm512_setzero_si512();
+        for (int g = 0; g < 4; ++g) {
+            const uint8_t* pg = p + 4 * g * kBlockBytes;
+            const int valid = cnt - 4 * g;
+            const __m512i q = lanes4<kFull>(pg + 2, kBlockBytes, valid);
+            q1[g] = _mm512_and_si512(q, m4);
+            q2[g] = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
+            if constexpr (kNonLinear) {
+                const __m512i table = _mm512_broadcast_i32x4(load128(kIq4nlBiased));
+                q1[g] = _mm512_shuffle_epi8(table, q1[g]);
+                q2[g] = _mm512_shuffle_epi8(table, q2[g]);
+            }
+            // The 4 scales lie in the group's first 64 bytes.
+            const __m512i head = kFull ? _mm512_loadu_si512(pg) : load_bytes(pg, int64_t(valid) * kBlockBytes);
+            d = _mm512_mask_permutexvar_epi16(d, kScales.mask[g], _mm512_load_si512(kScales.index[g].v), head);
+        }
+        return _mm512_cvtph_ps(_mm512_castsi512_si256(d));
+    }
+};
+
+// Q8_0: 34-byte blocks, d then 32 signed bytes (flipped to unsigned: level + 128).
+struct Bytes34 {
+    static constexpr int kBlockBytes = 34;
+    static constexpr int kOffset = 128;
+
+    template <bool kFull>
+    static __m512 load(const uint8_t* p, int cnt, __m512i q1[4], __m512i q2[4]) {
+        static constexpr GroupScales kScales = group_scales(kBlockBytes);
+        const __m512i flip = _mm512_set1_epi8(char(0x80));
+        __m512i d = _mm512_setzero_si512();
+        for (int g = 0; g < 4; ++g) {
+            const uint8_t* pg = p + 4 * g * kBlockBytes;
+            const int valid = cnt - 4 * g;
+            q1[g] = _mm512_xor_si512(lanes4<kFull>(pg + 2, kBlockBytes, valid), flip);
+            q2[g] = _mm512_xor_si512(lanes4<kFull>(pg + 18, kBlockBytes, valid), flip);
+            // The 4 scales lie in the group's first 128 bytes.
+            const int64_t left = int64_t(valid) * kBlockBytes;
+            const __m512i h0 = kFull ? _mm512_loadu_si512(pg) : load_bytes(pg, left);
+            const __m512i h1 = kFull ? _mm512_loadu_si512(pg + 64) : load_bytes(pg + 64, left - 64);
+            d = _mm512_mask_blend_epi16(kScales.mask[g], d,
+                                        _mm512_permutex2var_epi16(h0, _mm512_load_si512(kScales.index[g].v), h1));
+        }
+        return _mm512_cvtph_ps(_mm512_castsi512_si256(d));
+    }
+};
+
+// 16 floats, one chunk's terms of a row.
+struct alignas(64) Terms16 {
+    float v[16];
+};
+
+// The terms (dx * dy) * isum of one chunk of a row, per element.
+template <class D, bool kFull>
+inline __m512 chunk_terms(const uint8_t* p, int cnt, const ActChunk32& a) {
+    __m512i q1[4], q2[4], s[4];
+    const __m512 dx = D::template load<kFull>(p, cnt, q1, q2);
+    for (int g = 0; g < 4; ++g)
+        s[g] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), q1[g], a.lo[g]), q2[g], a.hi[g]);
+    const __m512i isum = _mm512_sub_epi32(reduce_4x4(s), a.off);
+    return _mm512_mul_ps(_mm512_mul_ps(dx, a.dy), _mm512_cvtepi32_ps(isum));
+}
+
+template <class D>
+void decode_blocks32(int64_t n, float* s, const void* vx, size_t bx, const void* vy, int nr) {
+    const int64_t nb = n / 32;
+    const int64_t chunks = (nb + 15) / 16, full = nb / 16;
+    const int tail = int(nb - 16 * full);
+    thread_local std::vector<ActChunk32> act;
+    thread_local std::vector<Terms16> terms;
+    prepare_act32<D::kOffset>(act, static_cast<const BlockQ8_0*>(vy), nb);
+    terms.resize(size_t(16 * chunks));
+    const auto* x = static_cast<const uint8_t*>(vx);
+    for (int r0 = 0; r0 < nr; r0 += 16) {
+        const int rows = std::min(16, nr - r0);
+        for (int r = 0; r < rows; ++r) {
+            const uint8_t* row = x + size_t(r0 + r) * bx;
+            Terms16* t = &terms[size_t(r * chunks)];
+            for (int64_t c = 0; c < full; ++c)
+                _mm512_store_ps(t[c].v, chunk_terms<D, true>(row + c * 16 * D::kBlockBytes, 16, act[size_t(c)]));
+            if (tail)
+                _mm512_store_ps(t[full].v,
+                                chunk_terms<D, false>(row + full * 16 * D::kBlockBytes, tail, act[size_t(full)]));
+        }
+        // Each row's terms added in block order, 16 rows side by side.
+        __m512 acc = _mm512_setzero_ps();
+        for (int64_t c = 0; c < chunks; ++c) {
+            __m512 in[16], col[16];
+            for (int r = 0; r < 16; ++r) in[r] = r < rows ? _mm512_load_ps(terms[size_t(r * chunks + c)].v) : _mm512_setzero_ps();
+            transpose_16x16(in, col);
+            const int cnt = c < full ? 16 : tail;
+            for (int k = 0; k < cnt; ++k) acc = _mm512_add_ps(acc, col[element_of(k)]);
+        }
+        _mm512_mask_storeu_ps(s + r0, __mmask16((1u << rows) - 1), acc);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Q4_K.
+
+// The activation of one super-block in the weights' nibble layout: y[0] = values 0-31 and 64-95 (low
+// nibbles of qs[0..63]), y[1] = 32-63 and 96-127 (high nibbles), y[2], y[3] the same for 128-255;
+// bsp words 8-15 = bsums[2j] + bsums[2j + 1], the sums the mins multiply.
+struct alignas(64) ActQ4K {
+    __m512i y[4];
+    __m256i bsp;
+    float d;
+};
+
+void prepare_act_q4k(std::vector<ActQ4K>& out, const BlockQ8_K* y, int64_t nb) {
+    out.resize(size_t(nb));
+    for (int64_t i = 0; i < nb; ++i) {
+        const int8_t* q = y[i].qs;
+        ActQ4K& a = out[size_t(i)];
+        for (int c = 0; c < 2; ++c) {
+            a.y[2 * c] = _mm512_inserti64x4(_mm512_castsi256_si512(load256(q + 128 * c)), load256(q + 128 * c + 64), 1);
+            a.y[2 * c + 1] =
+                _mm512_inserti64x4(_mm512_castsi256_si512(load256(q + 128 * c + 32)), load256(q + 128 * c + 96), 1);
+        }
+        const __m256i pairs = _mm256_madd_epi16(load256(y[i].bsums), _mm256_set1_epi16(1));
+        a.bsp = _mm256_inserti128_si256(_mm256_setzero_si256(), _mm256_cvtepi32_epi16(pairs), 1);
+        a.d = y[i].d;
+    }
+}
+
+// The 6-bit scales and mins of a Q4_K/Q5_K super-block (see unpack_k4_scales) as 16 words:
+// sc[0..7], mn[0..7].
+inline __m256i k4_scale_words(const uint8_t* packed) {
+    const __m128i v = load128(packed);  // 12 scale bytes (the 4 after them are ignored)
+    const __m128i lo = _mm_shuffle_epi8(v, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
+    const __m128i top = _mm_shuffle_epi8(v, _mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7));
+    const __m128i low_bits = _mm_and_si128(lo, _mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0));
+    const __m128i high_nibble =
+        _mm_and_si128(_mm_srli_epi16(lo, 4), _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15));
+    const __m128i top_bits = _mm_and_si128(_mm_srli_epi16(top, 2), _mm_set1_epi8(0x30));
+    return _mm256_cvtepu8_epi16(_mm_or_si128(_mm_or_si128(low_bits, high_nibble), top_bits));
+}
+
+constexpr Idx32 scale_pair_index(int a, int b) {
+    Idx32 r{};
+    for (int i = 0; i < 16; ++i) {
+        r.v[i] = int16_t(a);
+        r.v[16 + i] = int16_t(b);
+    }
+    return r;
+}
+
+// One row's dot product.
+inline float q4k_row(const BlockQ4_K* x, const ActQ4K* act, int64_t nb) {
+    static constexpr Idx32 kPair[4] = {scale_pair_index(0, 2), scale_pair_index(1, 3), scale_pair_index(4, 6),
+                                       scale_pair_index(5, 7)};
+    const __m512i m4 = _mm512_set1_epi8(0x0f);
+    __m128 sum = _mm_setzero_ps();
+    for (int64_t i = 0; i < nb; ++i) {
+        const BlockQ4_K& b = x[i];
+        const ActQ4K& a = act[i];
+        const __m512i q0 = _mm512_loadu_si512(b.qs), q1 = _mm512_loadu_si512(b.qs + 64);
+        const __m256i w = k4_scale_words(b.scales);
+        const __m512i w512 = _mm512_castsi256_si512(w);
+        const __m512i nib[4] = {_mm512_and_si512(q0, m4), _mm512_and_si512(_mm512_srli_epi16(q0, 4), m4),
+                                _mm512_and_si512(q1, m4), _mm512_and_si512(_mm512_srli_epi16(q1, 4), m4)};
+        __m512i acc = _mm512_setzero_si512();
+        for (int j = 0; j < 4; ++j)
+            acc = _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(nib[j], a.y[j]),
+                                      _mm512_permutexvar_epi16(_mm512_load_si512(kPair[j].v), w512));
+        const __m256i mins = _mm256_madd_epi16(w, a.bsp);
+        const __m256i h8 = _mm256_add_epi32(_mm512_castsi512_si256(acc), _mm512_extracti64x4_epi64(acc, 1));
+        const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(h8, mins), _mm256_setzero_si256());
+        // [isum, imins, 0, 0]
+        const __m128i sums = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+        const __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128(load_i32(&b.d)));  // [d, dmin, 0, 0]
+        const __m128 t = _mm_mul_ps(_mm_mul_ps(_mm_set1_ps(a.d), dd), _mm_cvtepi32_ps(sums));
+        sum = _mm_add_ss(sum, _mm_sub_ss(t, _mm_movehdup_ps(t)));
+    }
+    return _mm_cvtss_f32(sum);
+}
+
+void decode_q4k_rows(int64_t n, float* s, const void* vx, size_t bx, const void* vy, int nr) {
+    const int64_t nb = n / QK_K;
+    thread_local std::vector<ActQ4K> act;
+    prepare_act_q4k(act, static_cast<const BlockQ8_K*>(vy), nb);
+    const auto* x = static_cast<const uint8_t*>(vx);
+    for (int r = 0; r < nr; ++r)
+        s[r] = q4k_row(reinterpret_cast<const BlockQ4_K*>(x + size_t(r) * bx), act.data(), nb);
+}
+
+}  // namespace
+
+namespace avx512 {
+void decode_q4_0(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
+    decode_blocks32<Nibbles18<false>>(n, s, x, bx, y, nr);
+}
+void decode_iq4_nl(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
+    decode_blocks32<Nibbles18<true>>(n, s, x, bx, y, nr);
+}
+void decode_q8_0(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
+    decode_blocks32<Bytes34>(n, s, x, bx, y, nr);
+}
+void decode_q4_K(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
+    decode_q4k_rows(n, s, x, bx, y, nr);
+}
+}  // namespace avx512
+
+}  // namespace ggml::cpu
+GGML_TARGET_END
+#endif
