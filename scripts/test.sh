@@ -17,4 +17,15 @@ ninja -C build-asan -j"$JOBS" test_gguf test_hostile test_tokenizer test_grammar
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan -j"$JOBS" --output-on-failure -L 'gguf|hostile|tokenizer|grammar' --timeout 1800
 
+# The CUDA backend is built on every run, for one architecture (sm_90) to keep the build short; its GPU
+# tests run when a device is present and are reported as skipped (with the reason) otherwise.
+if [ -x /usr/local/cuda/bin/nvcc ]; then
+    echo "== CUDA backend: build (sm_90) and GPU tests =="
+    cuda_start=$SECONDS
+    cmake -S . -B build-cuda -G Ninja -DCMAKE_BUILD_TYPE=Release -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null
+    ninja -C build-cuda -j"$JOBS" ggserve test_cuda
+    ctest --test-dir build-cuda -j"$JOBS" --output-on-failure -L cuda --timeout 900
+    echo "CUDA step: $((SECONDS - cuda_start)) s"
+fi
+
 echo "== all tests passed =="

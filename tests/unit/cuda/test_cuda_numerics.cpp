@@ -1,0 +1,214 @@
+// The per-type arithmetic of the CUDA kernels (ggml/src/cuda/*.h, compiled for host and device) checked
+// on the host against the CPU references: half conversions, dequantization, quantizers and block dot
+// products bit for bit, and the order-free exact sum of softmax. Runs on every machine, GPU or not.
+#include <algorithm>
+
+#include "cuda_test_util.h"
+#include "ggml/src/cuda/block_dot.h"
+#include "ggml/src/cuda/exact_sum.h"
+#include "ggml/src/cuda/quantize.h"
+
+using namespace cuda_test;
+namespace gc = ggml::cuda;
+
+namespace {
+
+uint32_t bits(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
+}
+
+// Floats that exercise rounding: random bit patterns (all exponents), and values near the f16 limits.
+std::vector<float> tricky_floats() {
+    std::vector<float> v;
+    std::mt19937 rng(1);
+    for (int i = 0; i < 200000; ++i) {
+        const uint32_t u = rng();
+        float f;
+        std::memcpy(&f, &u, 4);
+        v.push_back(f);
+    }
+    for (float f : {0.0f, -0.0f, 65504.0f, 65519.99f, 65520.0f, 6.1035156e-05f, 5.9604645e-08f,
+                    2.9802322e-08f, 2.9802326e-08f, 1e-10f, INFINITY, -INFINITY, NAN})
+        v.push_back(f);
+    return v;
+}
+
+// Rows that make quantizers take every branch: gaussian, all zero, ties of |max| with opposite signs,
+// values on rounding boundaries, a single spike.
+std::vector<float> quantizer_input(int64_t n) {
+    auto x = randn((size_t)n, 2, 1.5f);
+    for (int64_t j = 0; j < 32 && j < n; ++j) x[(size_t)j] = 0.0f;  // an all-zero first block
+    if (n >= 64)
+        for (int64_t j = 32; j < 64; ++j) x[(size_t)j] = (j % 2 ? 1.0f : -1.0f) * (float)(j % 5);  // ties
+    if (n >= 96)
+        for (int64_t j = 64; j < 96; ++j) x[(size_t)j] = j == 70 ? 100.0f : 0.001f * (float)j;  // a spike
+    return x;
+}
+
+const Type kDotTypes[] = {Type::Q4_0, Type::Q4_1, Type::Q5_0, Type::Q5_1, Type::Q8_0,  Type::Q2_K,
+                          Type::Q3_K, Type::Q4_K, Type::Q5_K, Type::Q6_K, Type::IQ4_NL};
+
+// The order of warp_dot_blocks (vec_dot.cuh): 32 / kLanes blocks per step, each block's integer sums
+// split over kLanes parts, the float terms added in block order.
+template <Type T>
+float emulate_warp_dot(const void* vx, const void* vy, int64_t n) {
+    using Q = gc::QDot<T>;
+    const auto* x = (const typename Q::Block*)vx;
+    const auto* y = (const typename Q::Act*)vy;
+    const int64_t nblocks = n / Q::kQK;
+    constexpr int kGroups = 32 / Q::kLanes;
+    float sum = 0.0f;
+    for (int64_t ib0 = 0; ib0 < nblocks; ib0 += kGroups) {
+        float t[kGroups] = {};
+        for (int g = 0; g < kGroups && ib0 + g < nblocks; ++g) {
+            int isum = 0, imins = 0;
+            for (int part = Q::kLanes - 1; part >= 0; --part) {  // any order: integer sums
+                int is = 0, im = 0;
+                Q::partial(x[ib0 + g], y[ib0 + g], part, is, im);
+                isum += is;
+                imins += im;
+            }
+            t[g] = Q::term(x[ib0 + g], y[ib0 + g], isum, imins);
+        }
+        for (int g = 0; g < kGroups && ib0 + g < nblocks; ++g) sum = sum + t[g];
+    }
+    return sum;
+}
+
+float emulate(Type t, const void* x, const void* y, int64_t n) {
+    switch (t) {
+        case Type::Q4_0:
+            return emulate_warp_dot<Type::Q4_0>(x, y, n);
+        case Type::Q4_1:
+            return emulate_warp_dot<Type::Q4_1>(x, y, n);
+        case Type::Q5_0:
+            return emulate_warp_dot<Type::Q5_0>(x, y, n);
+        case Type::Q5_1:
+            return emulate_warp_dot<Type::Q5_1>(x, y, n);
+        case Type::Q8_0:
+            return emulate_warp_dot<Type::Q8_0>(x, y, n);
+        case Type::Q2_K:
+            return emulate_warp_dot<Type::Q2_K>(x, y, n);
+        case Type::Q3_K:
+            return emulate_warp_dot<Type::Q3_K>(x, y, n);
+        case Type::Q4_K:
+            return emulate_warp_dot<Type::Q4_K>(x, y, n);
+        case Type::Q5_K:
+            return emulate_warp_dot<Type::Q5_K>(x, y, n);
+        case Type::Q6_K:
+            return emulate_warp_dot<Type::Q6_K>(x, y, n);
+        case Type::IQ4_NL:
+            return emulate_warp_dot<Type::IQ4_NL>(x, y, n);
+        default:
+            FAIL("no block dot for " << type_name(t));
+            return 0;
+    }
+}
+
+}  // namespace
+
+TEST_CASE("device half and bfloat16 conversions equal the CPU's bit for bit", "[cuda][numerics]") {
+    for (uint32_t h = 0; h < 65536; ++h) {
+        REQUIRE(bits(gc::h2f((uint16_t)h)) == bits(fp16_to_fp32((uint16_t)h)));
+        REQUIRE(bits(gc::bf2f((uint16_t)h)) == bits(bf16_to_fp32((uint16_t)h)));
+    }
+    for (float f : tricky_floats()) {
+        INFO("bits " << bits(f));
+        REQUIRE(gc::f2h(f) == fp32_to_fp16(f));
+        REQUIRE(gc::f2bf(f) == fp32_to_bf16(f));
+    }
+}
+
+TEST_CASE("device dequantization equals the CPU's to_float for every type", "[cuda][numerics]") {
+    for (Type t :
+         {Type::F16, Type::BF16, Type::Q4_0, Type::Q4_1, Type::Q5_0, Type::Q5_1, Type::Q8_0, Type::Q8_1,
+          Type::Q2_K, Type::Q3_K, Type::Q4_K, Type::Q5_K, Type::Q6_K, Type::Q8_K, Type::IQ4_NL}) {
+        INFO("type " << type_name(t));
+        const int64_t n = 1024;
+        const Bytes row = to_type(t, quantizer_input(n), n);
+        std::vector<float> ref((size_t)n);
+        type_traits(t).to_float(row.data(), ref.data(), n);
+        for (int64_t j = 0; j < n; ++j)
+            REQUIRE(bits(gc::dequantize(t, (const char*)row.data(), j)) == bits(ref[(size_t)j]));
+    }
+}
+
+TEST_CASE("device quantizers write the CPU reference quantizers' bytes", "[cuda][numerics]") {
+    for (Type t : {Type::F16, Type::BF16, Type::Q4_0, Type::Q4_1, Type::Q5_0, Type::Q5_1, Type::Q8_0,
+                   Type::Q8_1, Type::Q8_K, Type::IQ4_NL}) {
+        INFO("type " << type_name(t));
+        const int64_t n = 2048, bs = block_size(t);
+        for (uint32_t seed : {3u, 4u}) {
+            auto x = quantizer_input(n);
+            if (seed == 4)
+                for (auto& v : x) v = std::round(v * 4.0f) / 4.0f;  // many values exactly on rounding steps
+            const Bytes ref = to_type(t, x, n);
+            Bytes got(ref.size(), 0xAB);
+            for (int64_t ib = 0; ib < n / bs; ++ib)
+                REQUIRE(gc::quantize_block(t, x.data() + ib * bs, (char*)got.data(), ib));
+            REQUIRE(got == ref);
+        }
+    }
+}
+
+TEST_CASE("device block dot products equal the CPU reference bit for bit", "[cuda][numerics]") {
+    for (Type t : kDotTypes) {
+        const Type vdt = type_traits(t).vec_dot_type;
+        for (int64_t n : {block_size(t), 7 * block_size(t), 33 * block_size(t), 70 * block_size(t)}) {
+            INFO("type " << type_name(t) << " n " << n);
+            const Bytes w = to_type(t, randn((size_t)n, 5), n);
+            const Bytes a = to_type(vdt, randn((size_t)n, 6, 3.0f), n);
+            float ref;
+            type_traits(t).vec_dot_ref(n, &ref, w.data(), a.data());
+            REQUIRE(bits(emulate(t, w.data(), a.data(), n)) == bits(ref));
+        }
+    }
+}
+
+TEST_CASE("the exact sum does not depend on order and matches a careful sum", "[cuda][numerics]") {
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> u(0.0f, 1.0f);
+    for (int n : {1, 5, 100, 4096}) {
+        std::vector<float> e((size_t)n);
+        for (auto& v : e) {
+            v = u(rng);
+            if (rng() % 4 == 0) v = std::ldexp(v, -(int)(rng() % 60));  // small ones
+        }
+        e[0] = 1.0f;  // the maximum's numerator
+        gc::ExactSum a;
+        for (float v : e) a.add(v);
+        std::shuffle(e.begin(), e.end(), rng);
+        gc::ExactSum b;  // shuffled, and merged from two halves
+        gc::ExactSum b2;
+        for (size_t i = 0; i < e.size(); ++i) (i % 2 ? b : b2).add(e[i]);
+        b.merge(b2.lo, b2.hi);
+        REQUIRE(a.lo == b.lo);
+        REQUIRE(a.hi == b.hi);
+        long double ref = 0;
+        for (float v : e) ref += (long double)v;
+        REQUIRE(std::fabs((double)(a.value() - ref)) <= 1e-15 * (double)ref);
+    }
+    gc::ExactSum s;
+    for (int i = 0; i < 1000; ++i) s.add(1.0f);
+    s.add(0.5f);
+    s.add(std::ldexp(1.0f, -70));
+    s.add(0.0f);
+    REQUIRE(s.value() == 1000.5 + std::ldexp(1.0, -70));
+}
+
+// glibc's expf is not always correctly rounded (and its code path depends on the CPU), so the device's
+// correctly rounded exp may differ from it by one ulp, rarely (about 6 in 10^4 inputs here).
+TEST_CASE("device exp is within one ulp of the CPU's expf, and almost always equal", "[cuda][numerics]") {
+    std::mt19937 rng(8);
+    std::uniform_real_distribution<float> u(-90.0f, 10.0f);
+    int differ = 0;
+    for (int i = 0; i < 100000; ++i) {
+        const float x = u(rng);
+        const uint32_t a = bits(gc::exp_f32(x)), b = bits(std::exp(x));
+        REQUIRE((a > b ? a - b : b - a) <= 1);
+        differ += a != b;
+    }
+    REQUIRE(differ < 1000);
+}
