@@ -5,6 +5,7 @@
 #include <cstring>
 #include <thread>
 
+#include "engine/model/kv_shift.h"
 #include "engine/model/llama_graph.h"
 
 namespace engine {
@@ -12,7 +13,8 @@ namespace engine {
 Context::Context(const Model& model, const ContextParams& params) : model_(model), params_(params) {
     const HParams& hp = model.hparams();
     if (params_.n_ctx == 0) params_.n_ctx = hp.n_ctx_train;
-    if (params_.n_batch == 0 || params_.n_ubatch == 0) throw std::invalid_argument("n_batch and n_ubatch must be positive");
+    if (params_.n_batch == 0 || params_.n_ubatch == 0)
+        throw std::invalid_argument("n_batch and n_ubatch must be positive");
     params_.n_ubatch = std::min(params_.n_ubatch, params_.n_batch);
     if (params_.n_seq_max == 0 || params_.n_seq_max > (uint32_t)kMaxSeq)
         throw std::invalid_argument("n_seq_max must be in [1, " + std::to_string(kMaxSeq) + "]");
@@ -36,7 +38,8 @@ void Context::validate(const Batch& b) const {
     if (b.pos.size() != n || b.seq_ids.size() != n || b.logits.size() != n)
         throw InvalidBatch("batch arrays have different lengths");
     if (n > params_.n_batch)
-        throw InvalidBatch("batch of " + std::to_string(n) + " tokens exceeds n_batch " + std::to_string(params_.n_batch));
+        throw InvalidBatch("batch of " + std::to_string(n) + " tokens exceeds n_batch " +
+                           std::to_string(params_.n_batch));
     const int n_vocab = (int)model_.hparams().n_vocab;
     for (size_t i = 0; i < n; ++i) {
         if (b.tokens[i] < 0 || b.tokens[i] >= n_vocab)
@@ -49,8 +52,13 @@ void Context::validate(const Batch& b) const {
     }
 }
 
+void Context::apply_kv_shift() {
+    apply_k_shift(model_.hparams(), *kv_, *backend_, *galloc_, params_.n_threads_batch);
+}
+
 Context::Status Context::decode(const Batch& batch) {
     validate(batch);
+    apply_kv_shift();
     const size_t n = batch.size();
     const uint32_t n_vocab = model_.hparams().n_vocab;
     size_t n_out = 0;
@@ -67,9 +75,11 @@ Context::Status Context::decode(const Batch& batch) {
             for (int32_t c : placed) kv_->release(c);  // these cells held only this batch's tokens
             return Status::NoKvSpace;
         }
-        for (uint32_t i = 0; i < len; ++i) kv_->occupy(cells[i], batch.pos[start + i], batch.seq_ids[start + i]);
+        for (uint32_t i = 0; i < len; ++i)
+            kv_->occupy(cells[i], batch.pos[start + i], batch.seq_ids[start + i]);
         placed.insert(placed.end(), cells.begin(), cells.end());
-        UBatchView ub{&batch.tokens[start], &batch.pos[start], &batch.seq_ids[start], &batch.logits[start], len};
+        UBatchView ub{&batch.tokens[start], &batch.pos[start], &batch.seq_ids[start], &batch.logits[start],
+                      len};
         size_t first_row = 0;
         for (size_t i = 0; i < start; ++i) first_row += batch.logits[i];
         compute_ubatch(ub, cells, logits_.data() + first_row * n_vocab);
@@ -100,7 +110,8 @@ void Context::compute_ubatch(const UBatchView& ub, const std::vector<int32_t>& c
 
     backend_->set_n_threads(ub.n == 1 ? params_.n_threads : params_.n_threads_batch);
     backend_->graph_compute(g);
-    if (any_out) std::memcpy(logits_out, in.logits->data, out_ids.size() * model_.hparams().n_vocab * sizeof(float));
+    if (any_out)
+        std::memcpy(logits_out, in.logits->data, out_ids.size() * model_.hparams().n_vocab * sizeof(float));
 }
 
 const float* Context::logits(size_t i) const {

@@ -15,12 +15,12 @@
 namespace engine {
 
 struct ContextParams {
-    uint32_t n_ctx = 0;      // KV cells; 0 = the model's training context
-    uint32_t n_batch = 2048; // most tokens one decode() call accepts
-    uint32_t n_ubatch = 512; // tokens per physical micro-batch
-    uint32_t n_seq_max = 1;  // sequence ids must be < this
-    int n_threads = 0;       // single-token decode threads; 0 = hardware concurrency
-    int n_threads_batch = 0; // prompt threads; 0 = n_threads
+    uint32_t n_ctx = 0;       // KV cells; 0 = the model's training context
+    uint32_t n_batch = 2048;  // most tokens one decode() call accepts
+    uint32_t n_ubatch = 512;  // tokens per physical micro-batch
+    uint32_t n_seq_max = 1;   // sequence ids must be < this
+    int n_threads = 0;        // single-token decode threads; 0 = hardware concurrency
+    int n_threads_batch = 0;  // prompt threads; 0 = n_threads
     bool flash_attn = false;
     ggml::Type type_k = ggml::Type::F16;
     ggml::Type type_v = ggml::Type::F16;
@@ -37,13 +37,16 @@ struct DecodeTimings {
 };
 
 class Context {
-public:
+  public:
     Context(const Model& model, const ContextParams& params);
     ~Context();
 
     enum class Status { Ok, NoKvSpace };
-    // Evaluates the batch. On NoKvSpace nothing of the batch remains in the cache.
+    // Evaluates the batch. On NoKvSpace nothing of the batch remains in the cache. Pending position
+    // shifts of the cache (KvCache::seq_add) are applied to the stored keys first.
     Status decode(const Batch& batch);
+    // Applies pending position shifts now (before reading or saving the cache's keys).
+    void apply_kv_shift();
 
     // Logits of the i-th token of the last batch (which must have asked for them).
     const float* logits(size_t i) const;
@@ -55,7 +58,7 @@ public:
     const KvCache& kv() const { return *kv_; }
     ggml::Backend& backend() { return *backend_; }
 
-private:
+  private:
     struct UBatchView {
         const Token* tokens;
         const Pos* pos;

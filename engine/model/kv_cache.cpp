@@ -4,15 +4,26 @@
 #include <cstring>
 #include <limits>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace engine {
 
-KvCache::KvCache(const HParams& hp, uint32_t n_cells, ggml::Type type_k, ggml::Type type_v, ggml::Backend& backend)
-    : cells_(n_cells), type_k_(type_k), type_v_(type_v) {
+KvCache::KvCache(const HParams& hp, uint32_t n_cells, ggml::Type type_k, ggml::Type type_v,
+                 ggml::Backend& backend)
+    : cells_(n_cells), type_k_(type_k), type_v_(type_v), backend_(backend) {
     if (n_cells == 0) throw std::runtime_error("KV cache: context size must be positive");
-    if (hp.n_embd_k_gqa() % ggml::block_size(type_k) != 0 || hp.n_embd_v_gqa() % ggml::block_size(type_v) != 0)
-        throw std::runtime_error("KV cache: the head size is not a multiple of the cache type's block size");
+    // Attention reads one head at a time, so each head must hold whole blocks of the cache type.
+    if (hp.n_embd_head_k % ggml::block_size(type_k) != 0)
+        throw std::runtime_error("KV cache: the K head size " + std::to_string(hp.n_embd_head_k) +
+                                 " is not a multiple of the block size " +
+                                 std::to_string(ggml::block_size(type_k)) + " of cache type " +
+                                 ggml::type_name(type_k));
+    if (hp.n_embd_head_v % ggml::block_size(type_v) != 0)
+        throw std::runtime_error("KV cache: the V head size " + std::to_string(hp.n_embd_head_v) +
+                                 " is not a multiple of the block size " +
+                                 std::to_string(ggml::block_size(type_v)) + " of cache type " +
+                                 ggml::type_name(type_v));
     size_t total = 0;
     for (uint32_t il = 0; il < hp.n_layer; ++il) {
         k_.push_back(ctx_.new_tensor_2d(type_k, hp.n_embd_k_gqa(), n_cells));
@@ -47,6 +58,7 @@ void KvCache::occupy(int32_t cell, Pos pos, const std::vector<SeqId>& seqs) {
     KvCell& c = cells_[(size_t)cell];
     if (c.empty()) ++n_used_;
     c.pos = pos;
+    c.shift = 0;
     c.seq.reset();
     for (SeqId s : seqs) c.seq.set((size_t)s);
 }
@@ -86,6 +98,7 @@ void KvCache::fill_mask(const Pos* pos, const std::vector<SeqId>* seqs, uint32_t
 void KvCache::release_if_empty(KvCell& c) {
     if (c.empty() && c.pos >= 0) {
         c.pos = -1;
+        c.shift = 0;
         --n_used_;
     }
 }
@@ -133,12 +146,90 @@ Pos KvCache::seq_pos_min(SeqId seq) const {
     return m;
 }
 
+void KvCache::seq_add(SeqId seq, Pos p0, Pos p1, Pos delta) {
+    if (delta == 0) return;
+    const Pos end = end_of(p1);
+    std::vector<int32_t> moving;  // collected first: copies made below may land inside the range
+    uint32_t n_copies = 0;
+    for (uint32_t i = 0; i < size(); ++i) {
+        const KvCell& c = cells_[i];
+        if (c.empty() || !c.seq.test((size_t)seq) || c.pos < p0 || c.pos >= end) continue;
+        moving.push_back((int32_t)i);
+        if (c.seq.count() > 1 && c.pos + delta >= 0) ++n_copies;
+    }
+    // Checked before anything changes, so that a failure leaves the cache as it was.
+    if (n_copies > size() - n_used_)
+        throw std::runtime_error("KV cache: no free cell to copy a shared cell before shifting it (" +
+                                 std::to_string(n_copies) + " needed)");
+    for (int32_t i : moving) {
+        KvCell* c = &cells_[(size_t)i];
+        if (c->pos + delta < 0) {  // shifted out of the sequence
+            c->seq.reset((size_t)seq);
+            release_if_empty(*c);
+            continue;
+        }
+        if (c->seq.count() > 1) {
+            // Other sequences keep this cell where it is; seq moves on a private copy.
+            std::vector<int32_t> fresh;
+            find_free(1, fresh);  // available: counted above
+            copy_cell_data(i, fresh[0]);
+            KvCell& copy = cells_[(size_t)fresh[0]];
+            copy.pos = c->pos;
+            copy.shift = c->shift;
+            copy.seq.reset();
+            copy.seq.set((size_t)seq);
+            ++n_used_;
+            c->seq.reset((size_t)seq);
+            c = &copy;
+        }
+        c->pos += delta;
+        c->shift += delta;
+        has_shift_ = true;
+    }
+}
+
+void KvCache::copy_cell_data(int32_t src, int32_t dst) {
+    std::vector<char> row;
+    for (size_t il = 0; il < k_.size(); ++il)
+        for (ggml::Tensor* t : {k_[il], v_[il]}) {
+            row.resize(t->nb[1]);
+            backend_.tensor_get(t, row.data(), (size_t)src * t->nb[1], row.size());
+            backend_.tensor_set(t, row.data(), (size_t)dst * t->nb[1], row.size());
+        }
+}
+
+std::vector<int32_t> KvCache::seq_cells(SeqId seq) const {
+    std::vector<int32_t> out;
+    for (uint32_t i = 0; i < size(); ++i)
+        if (!cells_[i].empty() && cells_[i].seq.test((size_t)seq)) out.push_back((int32_t)i);
+    std::stable_sort(out.begin(), out.end(),
+                     [this](int32_t a, int32_t b) { return cells_[(size_t)a].pos < cells_[(size_t)b].pos; });
+    return out;
+}
+
+void KvCache::pending_shifts(std::vector<int32_t>& cells, std::vector<int32_t>& deltas) const {
+    cells.clear();
+    deltas.clear();
+    for (uint32_t i = 0; i < size(); ++i)
+        if (!cells_[i].empty() && cells_[i].shift != 0) {
+            cells.push_back((int32_t)i);
+            deltas.push_back(cells_[i].shift);
+        }
+}
+
+void KvCache::clear_shifts() {
+    for (auto& c : cells_) c.shift = 0;
+    has_shift_ = false;
+}
+
 void KvCache::clear() {
     for (auto& c : cells_) {
         c.seq.reset();
         c.pos = -1;
+        c.shift = 0;
     }
     n_used_ = 0;
+    has_shift_ = false;
 }
 
 }  // namespace engine

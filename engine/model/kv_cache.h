@@ -1,6 +1,8 @@
-// The KV cache: one unified set of cells shared by all sequences. A cell holds a position and the set
-// of sequences that contain it; the attention mask comes from membership and causality. Sequence
-// operations change cell metadata only.
+// The KV cache: one unified set of cells shared by all sequences. A cell holds a position, a pending
+// shift and the set of sequences that contain it; the attention mask comes from membership and
+// causality. Sequence operations change cell metadata only, except that shifting a cell that other
+// sequences share first gives the shifted sequence its own copy (copy-on-write). Stored keys are
+// re-rotated for pending shifts by apply_k_shift() (kv_shift.h) before the next compute.
 #pragma once
 
 #include <bitset>
@@ -17,13 +19,15 @@ namespace engine {
 
 struct KvCell {
     Pos pos = -1;
+    Pos shift = 0;  // position change not yet applied to the stored key (RoPE)
     std::bitset<kMaxSeq> seq;
     bool empty() const { return seq.none(); }
 };
 
 class KvCache {
-public:
-    KvCache(const HParams& hp, uint32_t n_cells, ggml::Type type_k, ggml::Type type_v, ggml::Backend& backend);
+  public:
+    KvCache(const HParams& hp, uint32_t n_cells, ggml::Type type_k, ggml::Type type_v,
+            ggml::Backend& backend);
     ~KvCache();
 
     uint32_t size() const { return (uint32_t)cells_.size(); }
@@ -48,20 +52,36 @@ public:
     void seq_cp(SeqId src, SeqId dst, Pos p0, Pos p1);
     // Removes every sequence but seq.
     void seq_keep(SeqId seq);
+    // Moves positions [p0, p1) of seq by delta; cells moved below position 0 leave the sequence.
+    // Throws std::runtime_error when a shared cell needs a copy and the cache has no free cell.
+    void seq_add(SeqId seq, Pos p0, Pos p1, Pos delta);
     Pos seq_pos_max(SeqId seq) const;  // -1 if the sequence is empty
     Pos seq_pos_min(SeqId seq) const;
     void clear();
+    // Cells of seq ordered by position.
+    std::vector<int32_t> seq_cells(SeqId seq) const;
+
+    // Pending key rotations: cells whose stored key lags its position, and by how much.
+    bool has_shift() const { return has_shift_; }
+    void pending_shifts(std::vector<int32_t>& cells, std::vector<int32_t>& deltas) const;
+    void clear_shifts();
 
     ggml::Tensor* k(int layer) const { return k_[layer]; }
     ggml::Tensor* v(int layer) const { return v_[layer]; }
+    int n_layer() const { return (int)k_.size(); }
+    ggml::Backend& backend() const { return backend_; }
 
-private:
+  private:
     static Pos end_of(Pos p1) { return p1 < 0 ? INT32_MAX : p1; }
     void release_if_empty(KvCell& c);
+    // Copies the K and V rows of every layer from cell src to cell dst.
+    void copy_cell_data(int32_t src, int32_t dst);
 
     std::vector<KvCell> cells_;
     uint32_t n_used_ = 0;
+    bool has_shift_ = false;
     ggml::Type type_k_, type_v_;
+    ggml::Backend& backend_;
     ggml::Context ctx_{0, true};
     std::vector<ggml::Tensor*> k_, v_;
     std::unique_ptr<ggml::Buffer> buffer_;

@@ -1,10 +1,15 @@
-// `ggserve run`: generate text from a prompt on the command line.
+// `ggserve run`: generate text from a prompt on the command line. With --prompt-cache FILE the state
+// of the prompt is saved, and a later run whose prompt starts the same way evaluates only the rest;
+// when -n goes past the context, the context is shifted (keep --keep tokens, drop half the rest).
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "engine/model/context.h"
+#include "engine/model/kv_shift.h"
+#include "engine/model/kv_state.h"
 #include "engine/model/model.h"
 #include "engine/sampling/sampler_chain.h"
 #include "engine/tokenizer/vocab.h"
@@ -16,7 +21,9 @@ namespace cli {
 
 namespace {
 using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+double ms_since(Clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
 }  // namespace
 
 int cmd_run(int argc, char** argv) {
@@ -25,6 +32,9 @@ int cmd_run(int argc, char** argv) {
     std::string prompt;
     int n_predict = 128;
     bool json = false;
+    std::string prompt_cache;
+    int n_keep = 0;
+    bool context_shift = true;
     ArgParser ap("run");
     add_model_options(ap, mo);
     add_sampling_options(ap, sp);
@@ -32,11 +42,22 @@ int cmd_run(int argc, char** argv) {
     ap.option("-n,--n-predict", "N", "tokens to generate (default 128; -1 = until end of text or context)",
               &n_predict);
     ap.flag("--json", "print one JSON object (tokens, text, timings) and nothing else on stdout", &json);
+    ap.option(
+        "--prompt-cache", "FILE",
+        "prompt state file: loaded if it exists (its matching prefix is not evaluated again), saved after "
+        "the prompt",
+        &prompt_cache);
+    ap.option("--keep", "N", "context shift: prompt tokens to keep besides BOS (default 0, -1 = all)",
+              &n_keep);
+    ap.flag("--context-shift", "when the context is full, drop half of it and go on (default)",
+            &context_shift);
+    ap.flag("--no-context-shift", "stop when the context is full", &context_shift, false);
     try {
         if (!ap.parse(argc, argv)) return 0;
         finish_model_options(ap, mo);
         if (!ap.given("prompt")) throw ArgError("missing -p PROMPT");
         if (n_predict < -1) throw ArgError("-n must be >= -1");
+        if (n_keep < -1) throw ArgError("--keep must be >= -1");
         if (auto err = engine::validate(sp); !err.empty()) throw ArgError(err);
     } catch (const ArgError& e) {
         std::fprintf(stderr, "ggserve run: %s\n", e.what());
@@ -59,24 +80,45 @@ int cmd_run(int argc, char** argv) {
                                      " tokens but the context holds " + std::to_string(ctx.n_ctx()));
         for (engine::Token t : prompt_tokens) chain.accept(t, false);
 
-        // Prefill in n_batch chunks; only the last token needs logits.
+        // cached[i] is the token the cache holds at position i.
         const auto t0 = Clock::now();
+        std::vector<engine::Token> cached;
+        bool cache_current = false;  // the file already holds exactly this prompt
+        if (!prompt_cache.empty() && std::filesystem::exists(prompt_cache)) {
+            cached = engine::load_seq_state(ctx, 0, prompt_cache, ctx.n_ctx() - 1).tokens;
+            cache_current = cached == prompt_tokens;
+            size_t keep = 0;
+            while (keep < cached.size() && keep < prompt_tokens.size() && cached[keep] == prompt_tokens[keep])
+                ++keep;
+            keep = std::min(keep, prompt_tokens.size() - 1);  // the last prompt token gives the first logits
+            ctx.kv().seq_rm(0, (engine::Pos)keep, -1);
+            cached.resize(keep);
+        }
+        const size_t n_reused = cached.size();
+
+        // Prefill the rest in n_batch chunks; only the last token needs logits.
         engine::Batch batch;
         const size_t n_batch = ctx.params().n_batch;
-        for (size_t i = 0; i < prompt_tokens.size(); i += n_batch) {
+        for (size_t i = n_reused; i < prompt_tokens.size(); i += n_batch) {
             batch.clear();
             for (size_t j = i; j < std::min(prompt_tokens.size(), i + n_batch); ++j)
                 batch.add(prompt_tokens[j], (engine::Pos)j, {0}, j + 1 == prompt_tokens.size());
-            if (ctx.decode(batch) != engine::Context::Status::Ok) throw std::runtime_error("the KV cache is full");
+            if (ctx.decode(batch) != engine::Context::Status::Ok)
+                throw std::runtime_error("the KV cache is full");
         }
+        cached = prompt_tokens;
+        if (!prompt_cache.empty() && !cache_current) engine::save_seq_state(ctx, 0, cached, prompt_cache);
         const double prompt_ms = ms_since(t0);
+        const size_t n_evaluated = prompt_tokens.size() - n_reused;
 
         std::vector<engine::Token> out;
         std::string text;
         engine::StreamDecoder stream(vocab);
         std::string stop_type = "limit";
         const auto t1 = Clock::now();
-        engine::Pos pos = (engine::Pos)prompt_tokens.size();
+        const bool has_bos = vocab.bos() >= 0 && prompt_tokens[0] == vocab.bos();
+        const int32_t n_keep_eff = n_keep < 0 ? (int32_t)prompt_tokens.size() : n_keep + (has_bos ? 1 : 0);
+        int n_shifts = 0;
         const float* logits = ctx.logits(batch.size() - 1);
         while (n_predict < 0 || (int)out.size() < n_predict) {
             const engine::Token tok = chain.sample(logits);
@@ -92,21 +134,28 @@ int cmd_run(int argc, char** argv) {
                 std::fputs(piece.c_str(), stdout);
                 std::fflush(stdout);
             }
-            if ((uint32_t)pos + 1 >= ctx.n_ctx()) {
-                stop_type = "context";
-                break;
-            }
             if (n_predict >= 0 && (int)out.size() >= n_predict) break;
+            // tok needs a cell; a full context is shifted when a limit is set, else generation ends.
+            if ((uint32_t)cached.size() + 1 >= ctx.n_ctx()) {
+                if (!context_shift || n_predict < 0 ||
+                    engine::shift_context(ctx.kv(), 0, cached, n_keep_eff) == 0) {
+                    stop_type = "context";
+                    break;
+                }
+                ++n_shifts;
+            }
             batch.clear();
-            batch.add(tok, pos++, {0}, true);
-            if (ctx.decode(batch) != engine::Context::Status::Ok) throw std::runtime_error("the KV cache is full");
+            batch.add(tok, (engine::Pos)cached.size(), {0}, true);
+            if (ctx.decode(batch) != engine::Context::Status::Ok)
+                throw std::runtime_error("the KV cache is full");
+            cached.push_back(tok);
             logits = ctx.logits(0);
         }
         const double gen_ms = ms_since(t1);
         const std::string rest = stream.flush();
         text += rest;
 
-        const double pp_tps = prompt_tokens.size() / (prompt_ms / 1000.0);
+        const double pp_tps = n_evaluated / (prompt_ms / 1000.0);
         const double tg_tps = out.empty() ? 0.0 : out.size() / (gen_ms / 1000.0);
         if (json) {
             nlohmann::json j;
@@ -115,15 +164,21 @@ int cmd_run(int argc, char** argv) {
             j["text"] = text;
             j["stop_type"] = stop_type;
             j["seed"] = chain.seed();
-            j["timings"] = {{"prompt_n", prompt_tokens.size()}, {"prompt_ms", prompt_ms},
-                            {"prompt_per_second", pp_tps},      {"predicted_n", out.size()},
-                            {"predicted_ms", gen_ms},           {"predicted_per_second", tg_tps}};
+            j["tokens_cached"] = n_reused;
+            j["context_shifts"] = n_shifts;
+            j["timings"] = {{"prompt_n", n_evaluated},     {"prompt_ms", prompt_ms},
+                            {"prompt_per_second", pp_tps}, {"predicted_n", out.size()},
+                            {"predicted_ms", gen_ms},      {"predicted_per_second", tg_tps}};
             std::puts(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
         } else {
             std::fputs(rest.c_str(), stdout);
             std::fputs("\n", stdout);
-            std::fprintf(stderr, "\nprompt: %zu tokens in %.1f ms (%.1f t/s); generation: %zu tokens in %.1f ms (%.1f t/s)\n",
-                         prompt_tokens.size(), prompt_ms, pp_tps, out.size(), gen_ms, tg_tps);
+            std::fprintf(stderr,
+                         "\nprompt: %zu tokens (%zu from the prompt cache) in %.1f ms (%.1f t/s); "
+                         "generation: %zu tokens "
+                         "in %.1f ms (%.1f t/s), %d context shift(s)\n",
+                         prompt_tokens.size(), n_reused, prompt_ms, pp_tps, out.size(), gen_ms, tg_tps,
+                         n_shifts);
         }
         return 0;
     } catch (const std::exception& e) {

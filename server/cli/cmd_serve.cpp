@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -47,8 +48,10 @@ int cmd_serve(int argc, char** argv) {
     ArgParser ap("serve");
     add_model_options(ap, mo);
     add_sampling_options(ap, ac.defaults.sampling);
-    ap.option("--config", "FILE", "JSON file with options (long names without dashes); flags win", &config_file);
-    ap.option("-a,--alias", "NAME", "model name reported by the API (default: the file name)", &ac.model_alias);
+    ap.option("--config", "FILE", "JSON file with options (long names without dashes); flags win",
+              &config_file);
+    ap.option("-a,--alias", "NAME", "model name reported by the API (default: the file name)",
+              &ac.model_alias);
     ap.option("-np,--parallel", "N", "number of slots (parallel sequences, default 1)", &sc.n_parallel);
     ap.option("-n,--n-predict", "N", "default tokens to generate (-1 = until end of text or context)",
               &ac.defaults.n_predict);
@@ -58,18 +61,26 @@ int cmd_serve(int argc, char** argv) {
         for (auto& k : split_keys(v)) hc.api_keys.push_back(k);
     });
     ap.option("--api-key-file", "FILE", "file with one API key per line", &api_key_file);
-    ap.option("--chat-template", "NAME|TEMPLATE", "chat format name (chatml, llama3, ...) or Jinja template text",
-              &ac.chat_template);
+    ap.option("--chat-template", "NAME|TEMPLATE",
+              "chat format name (chatml, llama3, ...) or Jinja template text", &ac.chat_template);
     ap.flag("--jinja", "render chat with the model's Jinja template", &ac.jinja);
     ap.flag("--metrics", "enable the Prometheus /metrics endpoint", &ac.metrics);
     ap.flag("--props", "allow POST /props to change the default generation settings", &ac.props_writable);
     ap.flag("--no-slots", "disable the /slots endpoint", &no_slots);
     ap.flag("--slots", "enable the /slots endpoint (default)", &no_slots, false);
-    ap.option("--slot-save-path", "DIR", "directory for slot save/restore files", &ac.slot_save_path);
+    ap.option("--slot-save-path", "DIR", "directory for slot save/restore files (created if missing)",
+              &ac.slot_save_path);
+    ap.option("--keep", "N", "context shift: prompt tokens to keep besides BOS (default 0, -1 = all)",
+              &ac.defaults.n_keep);
+    ap.flag("--context-shift", "when a slot's context is full, drop half of it and go on (default)",
+            &sc.context_shift);
+    ap.flag("--no-context-shift", "when a slot's context is full, stop with finish_reason length",
+            &sc.context_shift, false);
     ap.option("-to,--timeout", "SECONDS", "read/write timeout of HTTP connections (default 600)", &timeout_s);
     ap.option("--threads-http", "N", "HTTP I/O threads (default: cores, at least 2)", &threads_http);
     ap.option("--max-prefill-tokens", "N",
-              "most prompt tokens per iteration while other slots are generating (0 = no cap)", &sc.max_prefill_tokens);
+              "most prompt tokens per iteration while other slots are generating (0 = no cap)",
+              &sc.max_prefill_tokens);
     ap.flag("-cb,--cont-batching", "continuous batching (always on)", &cont_batching);
     ap.flag("-v,--verbose", "verbose logging", &verbose);
     try {
@@ -91,6 +102,14 @@ int cmd_serve(int argc, char** argv) {
             throw ArgError("--parallel must be in [1, " + std::to_string(engine::kMaxSeq) + "]");
         if (timeout_s <= 0) throw ArgError("--timeout must be positive");
         if (ac.defaults.n_predict < -1) throw ArgError("--n-predict must be >= -1");
+        if (ac.defaults.n_keep < -1) throw ArgError("--keep must be >= -1");
+        if (!ac.slot_save_path.empty()) {
+            std::error_code ec;
+            std::filesystem::create_directories(ac.slot_save_path, ec);
+            if (!std::filesystem::is_directory(ac.slot_save_path, ec))
+                throw ArgError("--slot-save-path '" + ac.slot_save_path +
+                               "' is not a directory and cannot be created");
+        }
         if (mo.n_ctx != 0 && mo.n_ctx < (uint32_t)sc.n_parallel)
             throw ArgError("--ctx-size must be at least --parallel (each slot needs context)");
         if (auto err = engine::validate(ac.defaults.sampling); !err.empty()) throw ArgError(err);
@@ -135,8 +154,8 @@ int cmd_serve(int argc, char** argv) {
         sched::Scheduler scheduler(*model, ctx, sc);
         scheduler.start();
         api.attach(*model, scheduler);
-        spdlog::info("ready: {} slots, context {} ({} per slot), batch {}, micro-batch {}", sc.n_parallel, ctx.n_ctx(),
-                     scheduler.n_ctx_slot(), ctx.params().n_batch, ctx.params().n_ubatch);
+        spdlog::info("ready: {} slots, context {} ({} per slot), batch {}, micro-batch {}", sc.n_parallel,
+                     ctx.n_ctx(), scheduler.n_ctx_slot(), ctx.params().n_batch, ctx.params().n_ubatch);
 
         int sig = 0;
         sigwait(&sigs, &sig);

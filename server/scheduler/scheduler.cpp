@@ -4,6 +4,9 @@
 
 #include <algorithm>
 
+#include "engine/model/kv_shift.h"
+#include "engine/model/kv_state.h"
+
 namespace sched {
 
 namespace {
@@ -14,12 +17,18 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
 
 const char* slot_state_name(SlotState s) {
     switch (s) {
-        case SlotState::Idle: return "idle";
-        case SlotState::WaitOther: return "wait_other";
-        case SlotState::Started: return "started";
-        case SlotState::ProcessingPrompt: return "processing_prompt";
-        case SlotState::DonePrompt: return "done_prompt";
-        case SlotState::Generating: return "generating";
+        case SlotState::Idle:
+            return "idle";
+        case SlotState::WaitOther:
+            return "wait_other";
+        case SlotState::Started:
+            return "started";
+        case SlotState::ProcessingPrompt:
+            return "processing_prompt";
+        case SlotState::DonePrompt:
+            return "done_prompt";
+        case SlotState::Generating:
+            return "generating";
     }
     return "unknown";
 }
@@ -40,9 +49,13 @@ Scheduler::Scheduler(const engine::Model& model, engine::Context& ctx, Scheduler
     }
 }
 
-Scheduler::~Scheduler() { stop(); }
+Scheduler::~Scheduler() {
+    stop();
+}
 
-void Scheduler::start() { thread_ = std::thread([this] { run(); }); }
+void Scheduler::start() {
+    thread_ = std::thread([this] { run(); });
+}
 
 void Scheduler::stop() {
     {
@@ -57,6 +70,14 @@ void Scheduler::submit(std::shared_ptr<Task> task) {
     {
         std::lock_guard<std::mutex> lk(mu_);
         queue_.push_back(std::move(task));
+    }
+    cv_.notify_all();
+}
+
+void Scheduler::submit_action(SlotAction action) {
+    {
+        std::lock_guard<std::mutex> lk(mu_);
+        actions_.push_back(std::move(action));
     }
     cv_.notify_all();
 }
@@ -92,11 +113,12 @@ void Scheduler::run() {
                     if (s.busy()) return true;
                 return false;
             };
-            cv_.wait(lk, [&] { return stop_ || wake_ || !queue_.empty() || busy(); });
+            cv_.wait(lk, [&] { return stop_ || wake_ || !queue_.empty() || !actions_.empty() || busy(); });
             wake_ = false;
             if (stop_) break;
         }
         drop_cancelled();
+        run_actions();
         seat_tasks();
         bool ran = false;
         try {
@@ -119,6 +141,76 @@ void Scheduler::run() {
         left.swap(queue_);
     }
     for (auto& t : left) t->sink->on_error(503, "the server is shutting down");
+    std::deque<SlotAction> actions;
+    {
+        std::lock_guard<std::mutex> lk(mu_);
+        actions.swap(actions_);
+    }
+    for (auto& a : actions) a.done(SlotActionResult{503, "the server is shutting down"});
+}
+
+void Scheduler::run_actions() {
+    std::deque<SlotAction> ready;
+    {
+        std::lock_guard<std::mutex> lk(mu_);
+        // An action waits until its slot is idle; the others keep their order.
+        for (auto it = actions_.begin(); it != actions_.end();) {
+            if (!slots_[(size_t)it->slot].busy()) {
+                ready.push_back(std::move(*it));
+                it = actions_.erase(it);
+            } else {
+                ++it;
+            }
+        }
+    }
+    for (auto& a : ready) a.done(do_action(slots_[(size_t)a.slot], a));
+}
+
+SlotActionResult Scheduler::do_action(Slot& slot, const SlotAction& a) {
+    SlotActionResult r;
+    const auto t0 = Clock::now();
+    try {
+        switch (a.kind) {
+            case SlotAction::Kind::Save:
+                r.n_bytes = engine::save_seq_state(ctx_, slot.id, slot.cache_tokens, a.path);
+                r.n_tokens = (int32_t)slot.cache_tokens.size();
+                break;
+            case SlotAction::Kind::Restore: {
+                // Restored prompts must leave room to generate, as prompts do.
+                engine::LoadedState st =
+                    engine::load_seq_state(ctx_, slot.id, a.path, (size_t)n_ctx_slot_ - 1);
+                slot.cache_tokens = std::move(st.tokens);
+                slot.last_used = ++use_counter_;
+                r.n_tokens = (int32_t)slot.cache_tokens.size();
+                r.n_bytes = st.n_bytes;
+                break;
+            }
+            case SlotAction::Kind::Erase:
+                r.n_tokens = (int32_t)slot.cache_tokens.size();
+                forget_cache(slot);
+                break;
+        }
+    } catch (const engine::StateFileError& e) {
+        r.status = 400;
+        r.error = e.what();
+    } catch (const std::exception& e) {
+        spdlog::error("slot {} action failed: {}", slot.id, e.what());
+        r.status = 500;
+        r.error = e.what();
+    }
+    r.ms = ms_between(t0, Clock::now());
+    return r;
+}
+
+std::vector<SlotCacheView> Scheduler::cache_views() const {
+    std::vector<SlotCacheView> v;
+    for (const auto& s : slots_) v.push_back({s.id, !s.busy(), &s.cache_tokens, s.last_used});
+    return v;
+}
+
+void Scheduler::forget_cache(Slot& slot) {
+    ctx_.kv().seq_rm(slot.id, -1, -1);
+    slot.cache_tokens.clear();
 }
 
 void Scheduler::drop_cancelled() {
@@ -139,7 +231,8 @@ void Scheduler::drop_cancelled() {
             metrics_.update([](MetricsSnapshot& m) { ++m.requests_cancelled_total; });
             release(s);
         }
-    if (!dropped.empty()) metrics_.update([&](MetricsSnapshot& m) { m.requests_cancelled_total += dropped.size(); });
+    if (!dropped.empty())
+        metrics_.update([&](MetricsSnapshot& m) { m.requests_cancelled_total += dropped.size(); });
 }
 
 void Scheduler::seat_tasks() {
@@ -148,15 +241,14 @@ void Scheduler::seat_tasks() {
         Slot* target = nullptr;
         {
             std::lock_guard<std::mutex> lk(mu_);
-            for (auto it = queue_.begin(); it != queue_.end() && !target; ++it) {
-                const int want = (*it)->id_slot;
-                for (auto& s : slots_)
-                    if (!s.busy() && (want < 0 || want == s.id)) {
-                        target = &s;
-                        task = *it;
-                        queue_.erase(it);
-                        break;
-                    }
+            const std::vector<SlotCacheView> views = cache_views();
+            for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+                const int id = choose_slot(views, (*it)->prompt, (*it)->cache_prompt, (*it)->id_slot);
+                if (id < 0) continue;
+                target = &slots_[(size_t)id];
+                task = *it;
+                queue_.erase(it);
+                break;
             }
         }
         if (!target) return;
@@ -177,7 +269,8 @@ void Scheduler::start_task(Slot& slot, std::shared_ptr<Task> task) {
     Task& t = *slot.task;
     try {
         std::unique_ptr<engine::TokenConstraint> grammar = t.make_grammar ? t.make_grammar() : nullptr;
-        slot.chain.emplace(t.sampling, ctx_.n_vocab(), n_ctx_slot_, pieces_, std::move(grammar), t.grammar_first);
+        slot.chain.emplace(t.sampling, ctx_.n_vocab(), n_ctx_slot_, pieces_, std::move(grammar),
+                           t.grammar_first);
     } catch (const std::exception& e) {
         t.sink->on_error(400, e.what());
         slot.task.reset();
@@ -194,17 +287,26 @@ void Scheduler::start_task(Slot& slot, std::shared_ptr<Task> task) {
     slot.timings.queue_ms = ms_between(t.arrival, now);
     slot.t_start = now;
 
-    // The sequence starts empty (prompt reuse is the job of the prompt cache).
-    ctx_.kv().seq_rm(slot.id, -1, -1);
-    slot.cache_tokens.clear();
-    slot.prompt_pos = 0;
-    slot.n_cached = 0;
+    // Prompt cache: keep the prefix this slot already holds, or share a longer one that another slot
+    // holds (the cells are stored once); evaluate only the rest.
+    engine::KvCache& kv = ctx_.kv();
+    PrefixReuse reuse;
+    if (t.cache_prompt) reuse = plan_prefix_reuse(cache_views(), slot.id, t.prompt);
+    if (reuse.donor >= 0) {
+        kv.seq_rm(slot.id, -1, -1);
+        kv.seq_cp(reuse.donor, slot.id, 0, reuse.n_reuse);
+    } else {
+        kv.seq_rm(slot.id, reuse.n_reuse, -1);
+    }
+    slot.cache_tokens.assign(t.prompt.begin(), t.prompt.begin() + reuse.n_reuse);
+    slot.prompt_pos = (size_t)reuse.n_reuse;
+    slot.n_cached = reuse.n_reuse;
+    slot.last_used = ++use_counter_;
     slot.state = SlotState::ProcessingPrompt;
 }
 
 void Scheduler::release(Slot& slot) {
-    ctx_.kv().seq_rm(slot.id, -1, -1);
-    slot.cache_tokens.clear();
+    // The cache stays: cache_tokens lists exactly what was evaluated.
     slot.task.reset();
     slot.chain.reset();
     slot.decoder.reset();
@@ -216,7 +318,20 @@ void Scheduler::release(Slot& slot) {
 
 void Scheduler::fail(Slot& slot, int status, const std::string& message) {
     if (slot.task) slot.task->sink->on_error(status, message);
+    forget_cache(slot);
     release(slot);
+}
+
+engine::Context::Status Scheduler::decode_with_eviction(const engine::Batch& batch) {
+    engine::Context::Status st = ctx_.decode(batch);
+    if (st != engine::Context::Status::NoKvSpace) return st;
+    bool evicted = false;
+    for (auto& s : slots_)
+        if (!s.busy() && !s.cache_tokens.empty()) {
+            forget_cache(s);
+            evicted = true;
+        }
+    return evicted ? ctx_.decode(batch) : st;
 }
 
 bool Scheduler::run_iteration() {
@@ -226,7 +341,8 @@ bool Scheduler::run_iteration() {
         SlotView v;
         v.id = s.id;
         v.generating = s.state == SlotState::Generating;
-        v.prompt_remaining = s.state == SlotState::ProcessingPrompt ? (int32_t)(s.task->prompt.size() - s.prompt_pos) : 0;
+        v.prompt_remaining =
+            s.state == SlotState::ProcessingPrompt ? (int32_t)(s.task->prompt.size() - s.prompt_pos) : 0;
         v.arrival = s.task->id;
         views.push_back(v);
     }
@@ -251,10 +367,11 @@ bool Scheduler::run_iteration() {
     }
 
     const auto t0 = Clock::now();
-    const engine::Context::Status st = ctx_.decode(batch);
+    const engine::Context::Status st = decode_with_eviction(batch);
     if (st != engine::Context::Status::Ok) {
         for (const PlanEntry& e : plan.entries)
-            fail(slots_[(size_t)e.slot], 503, "the KV cache is full; try again later or increase the context size");
+            fail(slots_[(size_t)e.slot], 503,
+                 "the KV cache is full; try again later or increase the context size");
         return true;
     }
     const double decode_s = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -280,7 +397,8 @@ bool Scheduler::run_iteration() {
         if (e.decode) {
             s.cache_tokens.push_back(s.pending);
             ++s.timings.decode_iterations;
-            process_token(s, s.chain->sample(ctx_.logits((size_t)s.batch_row)), ctx_.logits((size_t)s.batch_row));
+            process_token(s, s.chain->sample(ctx_.logits((size_t)s.batch_row)),
+                          ctx_.logits((size_t)s.batch_row));
         } else {
             s.cache_tokens.insert(s.cache_tokens.end(), s.task->prompt.begin() + (long)s.prompt_pos,
                                   s.task->prompt.begin() + (long)s.prompt_pos + e.n_tokens);
@@ -332,13 +450,45 @@ void Scheduler::process_token(Slot& slot, engine::Token tok, const float* logits
         finish(slot, FinishReason::Stop, false, r.word);
         return;
     }
-    // The sampled token still has to be evaluated next iteration: it needs a cell of the slot's share.
-    if ((t.n_predict >= 0 && slot.n_decoded >= t.n_predict) || slot.n_past() + 1 >= n_ctx_slot_) {
+    if (t.n_predict >= 0 && slot.n_decoded >= t.n_predict) {
         finish(slot, FinishReason::Length, false, "");
         return;
     }
+    // The sampled token still has to be evaluated next iteration: it needs a cell of the slot's share.
+    // Requests without a limit end at the context, as llama-server's do, rather than shift forever.
+    if (slot.n_past() + 1 >= n_ctx_slot_) {
+        if (!config_.context_shift || t.n_predict < 0 || !shift_context(slot)) {
+            finish(slot, FinishReason::Length, false, "");
+            return;
+        }
+    }
     slot.pending = tok;
     slot.state = SlotState::Generating;
+}
+
+bool Scheduler::shift_context(Slot& slot) {
+    const Task& t = *slot.task;
+    const engine::Token bos = model_.vocab().bos();
+    const bool has_bos = bos >= 0 && !t.prompt.empty() && t.prompt[0] == bos;
+    const int32_t n_keep = t.n_keep < 0 ? (int32_t)t.prompt.size() : t.n_keep + (has_bos ? 1 : 0);
+    int32_t n_discard;
+    try {
+        n_discard = engine::shift_context(ctx_.kv(), slot.id, slot.cache_tokens, n_keep);
+    } catch (const std::runtime_error&) {
+        // Shared cells need copies and the cache is full: idle slots' cached prompts make room.
+        for (auto& s : slots_)
+            if (!s.busy()) forget_cache(s);
+        try {
+            n_discard = engine::shift_context(ctx_.kv(), slot.id, slot.cache_tokens, n_keep);
+        } catch (const std::runtime_error& e) {
+            spdlog::warn("slot {}: no context shift: {}", slot.id, e.what());
+            return false;
+        }
+    }
+    if (n_discard == 0) return false;
+    spdlog::debug("slot {}: context shift, kept {}, discarded {}, {} left", slot.id, n_keep, n_discard,
+                  slot.cache_tokens.size());
+    return true;
 }
 
 void Scheduler::finish(Slot& slot, FinishReason reason, bool eos, const std::string& word) {

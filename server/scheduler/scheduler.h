@@ -14,7 +14,9 @@
 #include "engine/model/model.h"
 #include "server/scheduler/metrics.h"
 #include "server/scheduler/plan.h"
+#include "server/scheduler/prompt_cache.h"
 #include "server/scheduler/slot.h"
+#include "server/scheduler/slot_action.h"
 #include "server/scheduler/task.h"
 
 namespace sched {
@@ -22,10 +24,13 @@ namespace sched {
 struct SchedulerConfig {
     int n_parallel = 1;
     uint32_t max_prefill_tokens = 0;  // 0: no cap
+    // A slot that reaches its share of the context drops half of its tokens after the kept ones and
+    // goes on (off: the request ends with finish_reason "length").
+    bool context_shift = true;
 };
 
 class Scheduler {
-public:
+  public:
     Scheduler(const engine::Model& model, engine::Context& ctx, SchedulerConfig config);
     ~Scheduler();
 
@@ -36,6 +41,8 @@ public:
     void submit(std::shared_ptr<Task> task);
     // Marks a task cancelled and wakes the engine thread so its slot is freed at once.
     void cancel(const std::shared_ptr<Task>& task);
+    // Queues a slot action; it runs once its slot is idle. action.slot must be < n_parallel().
+    void submit_action(SlotAction action);
 
     std::vector<SlotInfo> slots_snapshot() const;
     const Metrics& metrics() const { return metrics_; }
@@ -44,10 +51,19 @@ public:
     // Idle slots and no queued task.
     bool idle() const;
 
-private:
+  private:
     void run();
     void seat_tasks();
+    void run_actions();
+    SlotActionResult do_action(Slot& slot, const SlotAction& action);
+    std::vector<SlotCacheView> cache_views() const;
     void start_task(Slot& slot, std::shared_ptr<Task> task);
+    // Makes room in a full slot: keep n_keep tokens, drop half of the rest. False if nothing can go.
+    bool shift_context(Slot& slot);
+    // Empties the slot's sequence (after a failure its cache content is not trusted).
+    void forget_cache(Slot& slot);
+    // Decodes the batch; when the cache is full, drops idle slots' cached prompts and tries again.
+    engine::Context::Status decode_with_eviction(const engine::Batch& batch);
     void drop_cancelled();
     bool run_iteration();
     void process_token(Slot& slot, engine::Token tok, const float* logits);
@@ -66,6 +82,7 @@ private:
     mutable std::mutex mu_;
     std::condition_variable cv_;
     std::deque<std::shared_ptr<Task>> queue_;
+    std::deque<SlotAction> actions_;
     std::vector<Slot> slots_;         // engine thread only
     std::vector<SlotInfo> snapshot_;  // copied from slots_ after each iteration, under mu_
     bool stop_ = false;
@@ -73,6 +90,7 @@ private:
     std::thread thread_;
     Metrics metrics_;
     uint64_t iteration_ = 0;
+    uint64_t use_counter_ = 0;
 };
 
 }  // namespace sched

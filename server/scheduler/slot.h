@@ -21,10 +21,13 @@ struct Slot {
     SlotState state = SlotState::Idle;
     std::shared_ptr<Task> task;
 
-    std::vector<engine::Token> cache_tokens;  // what the KV cache holds for this slot's sequence
-    size_t prompt_pos = 0;                    // next prompt token to evaluate
-    int32_t n_cached = 0;                     // prompt tokens reused from the cache
-    engine::Token pending = -1;               // sampled, shown, not yet evaluated
+    // What the KV cache holds for this slot's sequence: cache_tokens[i] at position i. It outlives the
+    // request, so that the next prompt with the same prefix starts where this one left off.
+    std::vector<engine::Token> cache_tokens;
+    uint64_t last_used = 0;      // for choosing which idle slot's cache to overwrite
+    size_t prompt_pos = 0;       // next prompt token to evaluate
+    int32_t n_cached = 0;        // prompt tokens reused from the cache
+    engine::Token pending = -1;  // sampled, shown, not yet evaluated
     int32_t n_decoded = 0;
     int batch_row = -1;  // index in the current batch of the token whose logits this slot reads
 

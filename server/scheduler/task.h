@@ -20,14 +20,14 @@ namespace sched {
 using Clock = std::chrono::steady_clock;
 
 struct Timings {
-    int32_t prompt_n = 0;          // prompt tokens evaluated for this request
+    int32_t prompt_n = 0;  // prompt tokens evaluated for this request
     double prompt_ms = 0.0;
     int32_t predicted_n = 0;
     double predicted_ms = 0.0;
-    double ttft_ms = 0.0;          // arrival -> first generated token
-    int32_t prompt_chunks = 0;     // scheduler iterations the prompt was spread over
-    int32_t decode_iterations = 0; // iterations in which this request got a decode step
-    double queue_ms = 0.0;         // waiting for a free slot
+    double ttft_ms = 0.0;           // arrival -> first generated token
+    int32_t prompt_chunks = 0;      // scheduler iterations the prompt was spread over
+    int32_t decode_iterations = 0;  // iterations in which this request got a decode step
+    double queue_ms = 0.0;          // waiting for a free slot
 };
 
 // One step of output: the text that may be shown now (stop-string candidates are held back) and the
@@ -46,17 +46,17 @@ struct FinalOutput {
     bool stopped_word = false;
     bool stopped_limit = false;
     std::string stopping_word;
-    std::string content;                 // the whole generated text (stop string excluded)
-    std::vector<engine::Token> tokens;   // the whole generated sequence
-    int32_t n_prompt_tokens = 0;         // prompt length (cached or not)
-    int32_t n_cached_tokens = 0;         // prompt tokens reused from the cache
+    std::string content;                // the whole generated text (stop string excluded)
+    std::vector<engine::Token> tokens;  // the whole generated sequence
+    int32_t n_prompt_tokens = 0;        // prompt length (cached or not)
+    int32_t n_cached_tokens = 0;        // prompt tokens reused from the cache
     Timings timings;
     int slot_id = -1;
 };
 
 // Called on the engine thread; implementations must not block.
 class TaskSink {
-public:
+  public:
     virtual ~TaskSink() = default;
     virtual void on_tokens(const TokenOutput& out) = 0;
     virtual void on_done(const FinalOutput& out) = 0;
@@ -72,8 +72,9 @@ struct Task {
     bool post_sampling_probs = false;
     std::vector<std::string> stop;  // stop strings, not emitted
     bool ignore_eos = false;
-    bool cache_prompt = true;
-    int id_slot = -1;  // requested slot, -1: any
+    bool cache_prompt = true;  // reuse the longest prefix already in the KV cache
+    int32_t n_keep = 0;        // context shift: prompt tokens kept besides BOS (-1: the whole prompt)
+    int id_slot = -1;          // requested slot, -1: any
     // Builds the grammar constraint for this request (nullptr: none). Called on the engine thread.
     std::function<std::unique_ptr<engine::TokenConstraint>()> make_grammar;
     bool grammar_first = false;

@@ -31,61 +31,6 @@ TEST_CASE("stories260K greedy completions match the reference token for token", 
 
 namespace {
 
-// Teacher forcing: evaluate prompt + reference completion in one batch and compare log-probabilities
-// of the reference's top-5 ids at every generated position. Besides the per-id tolerance, the mean
-// |delta| is bounded: a systematic difference (say, unquantized activations, or attention weights not
-// rounded like the reference's) moves the mean to ~3e-3 while leaving the worst case near tolerance.
-void check_teacher_forced(const std::string& name, double tol, double mean_tol, bool flash_attn,
-                          int threads) {
-    auto model = Model::load(shared_path("models/synth/" + name + ".gguf"));
-    const auto golden = load_golden(name + ".greedy.json");
-    ContextParams cp;
-    cp.n_ctx = 256;
-    cp.n_threads = cp.n_threads_batch = threads;
-    cp.flash_attn = flash_attn;
-    Context ctx(*model, cp);
-    const int n_vocab = ctx.n_vocab();
-    double worst = 0, total = 0;
-    int checked_greedy = 0, n_ids = 0;
-    for (const auto& c : golden["cases"]) {
-        const auto prompt = c["prompt_tokens"].get<std::vector<Token>>();
-        const auto completion = c["completion_tokens"].get<std::vector<Token>>();
-        REQUIRE(model->vocab().tokenize(c["prompt"].get<std::string>(), true, true) == prompt);
-        std::vector<Token> all = prompt;
-        all.insert(all.end(), completion.begin(), completion.end());
-        ctx.kv().clear();
-        Batch b;
-        for (size_t i = 0; i < all.size(); ++i) b.add(all[i], (Pos)i, {0}, i + 1 >= prompt.size());
-        REQUIRE(ctx.decode(b) == Context::Status::Ok);
-        for (size_t k = 0; k < completion.size(); ++k) {
-            const float* logits = ctx.logits(prompt.size() - 1 + k);
-            double mx = -1e300, sum = 0;
-            for (int i = 0; i < n_vocab; ++i) mx = std::max(mx, (double)logits[i]);
-            for (int i = 0; i < n_vocab; ++i) sum += std::exp(logits[i] - mx);
-            const double lse = mx + std::log(sum);
-            const auto& top = c["top_logprobs"][k];
-            for (const auto& e : top) {
-                const double mine = logits[e["id"].get<int>()] - lse;
-                const double d = std::fabs(mine - e["logprob"].get<double>());
-                worst = std::max(worst, d);
-                total += d;
-                ++n_ids;
-                INFO(name << " case '" << c["prompt"].get<std::string>() << "' position " << k << " id "
-                          << e["id"]);
-                REQUIRE(d <= tol);
-            }
-            if (top[0]["logprob"].get<double>() - top[1]["logprob"].get<double>() > 0.02) {
-                ++checked_greedy;
-                REQUIRE(argmax(logits, n_vocab) == top[0]["id"].get<int>());
-            }
-        }
-    }
-    const double mean = total / n_ids;
-    WARN(name << (flash_attn ? " (fa)" : "") << ": worst |delta logprob| " << worst << ", mean " << mean
-              << ", " << checked_greedy << " greedy positions checked");
-    REQUIRE(mean <= mean_tol);
-}
-
 // Logits of every position of the first golden case, computed in one batch.
 std::vector<float> case_logits(const Model& model, const nlohmann::json& golden, bool flash_attn,
                                uint32_t n_ubatch) {

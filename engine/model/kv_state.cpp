@@ -1,0 +1,272 @@
+#include "engine/model/kv_state.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+
+namespace engine {
+
+namespace {
+
+constexpr char kMagic[8] = {'G', 'G', 'K', 'V', 'S', 'E', 'Q', '\0'};
+
+#pragma pack(push, 1)
+struct Header {
+    char magic[8];
+    uint32_t version;
+    uint64_t fingerprint;
+    int32_t type_k, type_v;
+    uint32_t n_layer, n_embd_k, n_embd_v;
+    uint32_t n_tokens;
+};
+#pragma pack(pop)
+static_assert(sizeof(Header) == 44);
+
+struct Fnv {
+    uint64_t h = 1469598103934665603ull;
+    void bytes(const void* p, size_t n) {
+        for (size_t i = 0; i < n; ++i) h = (h ^ ((const uint8_t*)p)[i]) * 1099511628211ull;
+    }
+    template <typename T>
+    void value(const T& v) {
+        bytes(&v, sizeof v);
+    }
+    void str(const std::string& s) {
+        value(s.size());
+        bytes(s.data(), s.size());
+    }
+};
+
+std::string errno_text() {
+    return std::strerror(errno);
+}
+
+// A file descriptor closed on scope exit.
+struct Fd {
+    int fd = -1;
+    ~Fd() {
+        if (fd >= 0) ::close(fd);
+    }
+};
+
+void write_all(int fd, const void* p, size_t n, const std::string& path) {
+    const char* c = (const char*)p;
+    while (n > 0) {
+        const ssize_t w = ::write(fd, c, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) throw StateFileError("cannot write state file '" + path + "': " + errno_text());
+        c += w;
+        n -= (size_t)w;
+    }
+}
+
+bool read_all(int fd, void* p, size_t n) {
+    char* c = (char*)p;
+    while (n > 0) {
+        const ssize_t r = ::read(fd, c, n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return false;
+        c += r;
+        n -= (size_t)r;
+    }
+    return true;
+}
+
+size_t row_bytes_k(const KvCache& kv) {
+    return kv.k(0)->nb[1];
+}
+size_t row_bytes_v(const KvCache& kv) {
+    return kv.v(0)->nb[1];
+}
+
+Header header_for(const Context& ctx, uint32_t n_tokens) {
+    const HParams& hp = ctx.model().hparams();
+    Header h{};
+    std::memcpy(h.magic, kMagic, sizeof kMagic);
+    h.version = kStateVersion;
+    h.fingerprint = model_fingerprint(ctx.model());
+    h.type_k = (int32_t)ctx.kv().type_k();
+    h.type_v = (int32_t)ctx.kv().type_v();
+    h.n_layer = hp.n_layer;
+    h.n_embd_k = hp.n_embd_k_gqa();
+    h.n_embd_v = hp.n_embd_v_gqa();
+    h.n_tokens = n_tokens;
+    return h;
+}
+
+const char* type_label(int32_t id) {
+    return ggml::type_is_known(id) ? ggml::type_name((ggml::Type)id) : "unknown";
+}
+
+}  // namespace
+
+uint64_t model_fingerprint(const Model& model) {
+    // Models live as long as the process in practice, but key by address and path to be safe.
+    static std::mutex mu;
+    static std::vector<std::pair<std::pair<const Model*, std::string>, uint64_t>> cache;
+    std::lock_guard<std::mutex> lk(mu);
+    for (const auto& [key, fp] : cache)
+        if (key.first == &model && key.second == model.path()) return fp;
+
+    Fnv f;
+    const HParams& hp = model.hparams();
+    f.str(hp.arch);
+    for (uint32_t v : {hp.n_ctx_train, hp.n_embd, hp.n_layer, hp.n_ff, hp.n_head, hp.n_head_kv,
+                       hp.n_embd_head_k, hp.n_embd_head_v, hp.n_rot, hp.n_vocab})
+        f.value(v);
+    for (float v : {hp.rms_eps, hp.rope_freq_base, hp.rope_freq_scale}) f.value(v);
+    f.value(hp.rope_mode);
+    for (const auto& t : model.gguf().tensors()) {
+        f.str(t.name);
+        f.value((int32_t)t.type);
+        for (int64_t n : t.ne) f.value(n);
+        // Sampled weight bytes: the start, middle and end of every tensor.
+        const size_t n = std::min<size_t>(64, t.size);
+        const auto* d = (const uint8_t*)t.data;
+        if (!d) continue;
+        f.bytes(d, n);
+        f.bytes(d + (t.size - n) / 2, n);
+        f.bytes(d + t.size - n, n);
+    }
+    cache.push_back({{&model, model.path()}, f.h});
+    return f.h;
+}
+
+size_t save_seq_state(Context& ctx, SeqId seq, const std::vector<Token>& tokens, const std::string& path) {
+    ctx.apply_kv_shift();  // stored keys must match the stored positions
+    KvCache& kv = ctx.kv();
+    const std::vector<int32_t> cells = kv.seq_cells(seq);
+    if (cells.size() != tokens.size())
+        throw StateFileError("sequence " + std::to_string(seq) + " holds " + std::to_string(cells.size()) +
+                             " cells but " + std::to_string(tokens.size()) + " tokens were given");
+    std::vector<int32_t> pos(cells.size());
+    for (size_t i = 0; i < cells.size(); ++i) {
+        pos[i] = kv.cell(cells[i]).pos;
+        if (pos[i] != (int32_t)i)
+            throw StateFileError("sequence " + std::to_string(seq) + " does not hold positions 0.." +
+                                 std::to_string(cells.size()) + " contiguously");
+    }
+
+    const Header h = header_for(ctx, (uint32_t)tokens.size());
+    const std::string tmp = path + ".tmp";
+    {
+        Fd out;
+        out.fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (out.fd < 0) throw StateFileError("cannot create state file '" + path + "': " + errno_text());
+        try {
+            write_all(out.fd, &h, sizeof h, path);
+            write_all(out.fd, tokens.data(), tokens.size() * sizeof(Token), path);
+            write_all(out.fd, pos.data(), pos.size() * sizeof(int32_t), path);
+            std::vector<char> row;
+            for (int il = 0; il < kv.n_layer(); ++il)
+                for (ggml::Tensor* t : {kv.k(il), kv.v(il)}) {
+                    row.resize(t->nb[1]);
+                    for (int32_t c : cells) {
+                        kv.backend().tensor_get(t, row.data(), (size_t)c * t->nb[1], row.size());
+                        write_all(out.fd, row.data(), row.size(), path);
+                    }
+                }
+        } catch (...) {
+            ::unlink(tmp.c_str());
+            throw;
+        }
+    }
+    // Readers never see a half-written file under the final name.
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+        const std::string why = errno_text();
+        ::unlink(tmp.c_str());
+        throw StateFileError("cannot write state file '" + path + "': " + why);
+    }
+    return sizeof(Header) + tokens.size() * 2 * sizeof(int32_t) +
+           (size_t)kv.n_layer() * tokens.size() * (row_bytes_k(kv) + row_bytes_v(kv));
+}
+
+LoadedState load_seq_state(Context& ctx, SeqId seq, const std::string& path, size_t max_tokens) {
+    Fd in;
+    in.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (in.fd < 0) {
+        if (errno == ELOOP)
+            throw StateFileError("state file '" + path + "' is a symbolic link; it must be a regular file");
+        throw StateFileError("cannot open state file '" + path + "': " + errno_text());
+    }
+    struct stat st {};
+    if (::fstat(in.fd, &st) != 0 || !S_ISREG(st.st_mode))
+        throw StateFileError("state file '" + path + "' is not a regular file");
+    const size_t file_size = (size_t)st.st_size;
+
+    Header h{};
+    if (file_size < sizeof h || !read_all(in.fd, &h, sizeof h))
+        throw StateFileError("state file '" + path + "' is truncated (" + std::to_string(file_size) +
+                             " bytes, shorter than the header)");
+    if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0)
+        throw StateFileError("'" + path + "' is not a ggserve state file (bad magic)");
+    if (h.version != kStateVersion)
+        throw StateFileError("state file '" + path + "' has version " + std::to_string(h.version) +
+                             "; this build reads version " + std::to_string(kStateVersion));
+    const Header want = header_for(ctx, h.n_tokens);
+    if (h.fingerprint != want.fingerprint)
+        throw StateFileError("state file '" + path + "' was saved with a different model");
+    if (h.n_layer != want.n_layer || h.n_embd_k != want.n_embd_k || h.n_embd_v != want.n_embd_v)
+        throw StateFileError("state file '" + path + "' has a different cache shape (layers " +
+                             std::to_string(h.n_layer) + ", K width " + std::to_string(h.n_embd_k) +
+                             ", V width " + std::to_string(h.n_embd_v) + ")");
+    if (h.type_k != want.type_k || h.type_v != want.type_v)
+        throw StateFileError(std::string("state file '") + path + "' holds a " + type_label(h.type_k) + "/" +
+                             type_label(h.type_v) + " cache but this context uses " +
+                             type_label(want.type_k) + "/" + type_label(want.type_v) + " (-ctk/-ctv)");
+    if (h.n_tokens > max_tokens)
+        throw StateFileError("state file '" + path + "' holds " + std::to_string(h.n_tokens) +
+                             " tokens, more than the " + std::to_string(max_tokens) + " that fit");
+
+    KvCache& kv = ctx.kv();
+    const size_t n = h.n_tokens, rk = row_bytes_k(kv), rv = row_bytes_v(kv);
+    const size_t expected = sizeof h + n * 2 * sizeof(int32_t) + (size_t)h.n_layer * n * (rk + rv);
+    if (file_size != expected)
+        throw StateFileError("state file '" + path + "' has " + std::to_string(file_size) +
+                             " bytes; its header implies " + std::to_string(expected) +
+                             (file_size < expected ? " (truncated)" : ""));
+
+    std::vector<Token> tokens(n);
+    std::vector<int32_t> pos(n);
+    std::vector<char> data(expected - sizeof h - n * 2 * sizeof(int32_t));
+    if (!read_all(in.fd, tokens.data(), n * sizeof(Token)) ||
+        !read_all(in.fd, pos.data(), n * sizeof(int32_t)) || !read_all(in.fd, data.data(), data.size()))
+        throw StateFileError("cannot read state file '" + path + "': " + errno_text());
+    const int n_vocab = ctx.n_vocab();
+    for (size_t i = 0; i < n; ++i) {
+        if (tokens[i] < 0 || tokens[i] >= n_vocab)
+            throw StateFileError("state file '" + path + "' holds token id " + std::to_string(tokens[i]) +
+                                 " outside the vocabulary");
+        if (pos[i] != (int32_t)i)
+            throw StateFileError("state file '" + path + "' has invalid cell positions");
+    }
+
+    // Enough cells must be free once the sequence's own cells are released; check before changing anything.
+    size_t n_free = kv.size() - kv.n_used();
+    for (int32_t c : kv.seq_cells(seq))
+        if (kv.cell(c).seq.count() == 1) ++n_free;
+    if (n_free < n)
+        throw StateFileError("not enough free KV cells to restore " + std::to_string(n) + " tokens (" +
+                             std::to_string(n_free) + " free)");
+
+    kv.seq_rm(seq, -1, -1);
+    std::vector<int32_t> cells;
+    kv.find_free((uint32_t)n, cells);
+    const char* p = data.data();
+    for (int il = 0; il < kv.n_layer(); ++il)
+        for (ggml::Tensor* t : {kv.k(il), kv.v(il)})
+            for (int32_t c : cells) {
+                kv.backend().tensor_set(t, p, (size_t)c * t->nb[1], t->nb[1]);
+                p += t->nb[1];
+            }
+    for (size_t i = 0; i < n; ++i) kv.occupy(cells[i], pos[i], {seq});
+    return {std::move(tokens), expected};
+}
+
+}  // namespace engine

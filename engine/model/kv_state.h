@@ -1,0 +1,46 @@
+// State files: one sequence of the KV cache (its tokens, cell positions and the K/V rows of every
+// layer) saved to disk and restored later, by `ggserve run --prompt-cache` and the server's
+// /slots/{id}?action=save|restore.
+//
+// Layout (little-endian): magic "GGKVSEQ\0", u32 version, u64 model fingerprint, i32 type_k, i32
+// type_v, u32 n_layer, u32 n_embd_k_gqa, u32 n_embd_v_gqa, u32 n_tokens, i32 tokens[n_tokens], i32
+// positions[n_tokens] (0..n_tokens-1), then per layer the K rows and the V rows of those cells.
+// Loading checks every field against the running context and the file size against the header
+// before anything in the cache changes.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "engine/model/context.h"
+#include "engine/model/model.h"
+
+namespace engine {
+
+constexpr uint32_t kStateVersion = 1;
+
+// A state file that cannot be written, read or trusted; the message says why.
+struct StateFileError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// Identifies a model file: tensor names, types and shapes, sampled weight bytes and the
+// hyper-parameters. Computed once per model (cheap: it reads a few bytes per tensor).
+uint64_t model_fingerprint(const Model& model);
+
+// Writes sequence seq, which must hold exactly tokens at positions 0..tokens.size()-1, to path.
+// Returns the bytes written. Pending key shifts are applied first.
+size_t save_seq_state(Context& ctx, SeqId seq, const std::vector<Token>& tokens, const std::string& path);
+
+struct LoadedState {
+    std::vector<Token> tokens;
+    size_t n_bytes = 0;
+};
+
+// Replaces sequence seq with the state in path. Files with more than max_tokens tokens are refused.
+// On any error (StateFileError) the cache is unchanged.
+LoadedState load_seq_state(Context& ctx, SeqId seq, const std::string& path, size_t max_tokens);
+
+}  // namespace engine

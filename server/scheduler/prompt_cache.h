@@ -1,0 +1,38 @@
+// Prompt caching policy (pure functions, testable without a model): which idle slot serves a prompt,
+// and how much of the prompt is already in the KV cache, in the slot's own sequence or in another
+// slot's (shared by seq_cp instead of being evaluated again).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "engine/util/token_data.h"
+
+namespace sched {
+
+size_t common_prefix(const std::vector<engine::Token>& a, const std::vector<engine::Token>& b);
+
+struct SlotCacheView {
+    int id = 0;
+    bool idle = true;
+    const std::vector<engine::Token>* cache = nullptr;  // tokens the slot's sequence holds
+    uint64_t last_used = 0;                             // higher: used more recently
+};
+
+// The idle slot for a prompt (requested >= 0: only that one), or -1 if none is idle. With
+// cache_prompt: the longest common prefix with the slot's cache wins; without a match, an empty slot,
+// then the least recently used, so that useful caches survive.
+int choose_slot(const std::vector<SlotCacheView>& slots, const std::vector<engine::Token>& prompt,
+                bool cache_prompt, int requested);
+
+struct PrefixReuse {
+    int donor = -1;       // another slot whose prefix is copied (seq_cp); -1: the slot's own cache
+    int32_t n_reuse = 0;  // prompt tokens not evaluated again
+};
+
+// At least the last prompt token is evaluated: its logits start the generation.
+PrefixReuse plan_prefix_reuse(const std::vector<SlotCacheView>& slots, int slot,
+                              const std::vector<engine::Token>& prompt);
+
+}  // namespace sched

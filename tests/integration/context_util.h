@@ -1,0 +1,76 @@
+// Helpers of the context-management integration tests: greedy requests, the CLI, temp directories.
+#pragma once
+
+#include <stdlib.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "server/http/client.h"
+#include "server_process.h"
+
+namespace ctxtest {
+
+using json = nlohmann::json;
+
+inline json stories_golden() {
+    std::ifstream f(shared_path("golden/stories260K.greedy.json"));
+    return json::parse(f);
+}
+
+// A greedy /completion; extra fields are merged into the body.
+inline json complete(uint16_t port, const json& prompt, int n, json extra = json::object()) {
+    server::http::Client c("127.0.0.1", port);
+    json body{{"prompt", prompt}, {"n_predict", n}, {"temperature", 0}, {"return_tokens", true}};
+    body.update(extra);
+    const auto r = c.post("/completion", body.dump());
+    REQUIRE(r.status == 200);
+    return r.json();
+}
+
+struct TempDir {
+    std::filesystem::path path;
+    TempDir() {
+        std::string tmpl = (std::filesystem::temp_directory_path() / "ggserve-ctx-XXXXXX").string();
+        REQUIRE(mkdtemp(tmpl.data()) != nullptr);
+        path = tmpl;
+    }
+    ~TempDir() { std::filesystem::remove_all(path); }
+    std::string file(const std::string& name) const { return (path / name).string(); }
+};
+
+struct CliResult {
+    int status = -1;
+    std::string out, err;
+};
+
+inline std::string shell_quote(const std::string& s) {
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+// Runs `ggserve ARGS`, capturing stdout and stderr.
+inline CliResult run_cli(const std::vector<std::string>& args) {
+    TempDir tmp;
+    std::string cmd = shell_quote(std::string(GGSERVE_BIN_DIR) + "/ggserve");
+    for (const auto& a : args) cmd += " " + shell_quote(a);
+    cmd += " 2>" + shell_quote(tmp.file("err"));
+    CliResult r;
+    FILE* p = popen(cmd.c_str(), "r");
+    REQUIRE(p != nullptr);
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+    const int st = pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    std::ifstream e(tmp.file("err"));
+    r.err.assign(std::istreambuf_iterator<char>(e), {});
+    return r;
+}
+
+}  // namespace ctxtest
