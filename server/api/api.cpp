@@ -56,6 +56,7 @@ void Api::register_routes() {
     http_.get("/props", bind(&Api::props_get));
     http_.post("/props", bind(&Api::props_post));
     http_.get("/slots", bind(&Api::slots));
+    http_.post("/slots/{id}", bind(&Api::slot_action));
     http_.get("/metrics", bind(&Api::metrics));
     http_.post("/tokenize", bind(&Api::tokenize));
     http_.post("/detokenize", bind(&Api::detokenize));
@@ -72,8 +73,9 @@ void Api::attach(const engine::Model& model, sched::Scheduler& scheduler) {
     scheduler_ = &scheduler;
     chat_ = std::make_unique<ChatFormatter>(model, config_.chat_template, config_.jinja);
     const auto& vocab = model.vocab();
+    // Grammars match text: control tokens have none (special=false), so only EOG tokens end a grammar.
     std::vector<std::string> pieces((size_t)vocab.n_tokens());
-    for (int i = 0; i < vocab.n_tokens(); ++i) pieces[(size_t)i] = vocab.token_to_piece(i);
+    for (int i = 0; i < vocab.n_tokens(); ++i) pieces[(size_t)i] = vocab.token_to_piece(i, false);
     grammar_vocab_ = std::make_shared<engine::GrammarVocab>(std::move(pieces), vocab.eog_tokens());
     spdlog::info("chat format: {}", chat_->name());
     ready_.store(true);

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "engine/grammar/grammar.h"
 #include "engine/grammar/grammar_vocab.h"
 #include "engine/model/model.h"
 #include "server/api/chat_formatter.h"
@@ -47,6 +48,7 @@ private:
     Reply props_get(Request& req);
     Reply props_post(Request& req);
     Reply slots(Request& req);
+    Reply slot_action(Request& req);  // handlers_slots.cpp
     Reply metrics(Request& req);
     Reply tokenize(Request& req);
     Reply detokenize(Request& req);
@@ -61,6 +63,8 @@ private:
     std::string model_name() const;
     json generation_settings(const GenerationOptions& o) const;
     std::vector<engine::Token> tokenize_prompt(const json& prompt) const;
+    // The request's grammar (nullptr: none); a bad grammar or trigger pattern is a 400.
+    std::unique_ptr<engine::Grammar> compile_grammar(const GenerationOptions& opts) const;
 
     ApiConfig config_;
     server::http::Server& http_;

@@ -8,6 +8,7 @@
 
 #include "engine/grammar/grammar.h"
 #include "engine/grammar/grammar_error.h"
+#include "engine/grammar/regex.h"
 #include "server/api/api.h"
 #include "server/api/generation_response.h"
 #include "server/http/errors.h"
@@ -38,6 +39,24 @@ bool is_token_array(const json& a) {
 }
 
 }  // namespace
+
+// Compiled here, on the HTTP thread, so that a bad grammar is a 400 before anything is queued. The
+// scheduler samples by rejection (llama-server's default; it has no field to choose grammar-first).
+std::unique_ptr<engine::Grammar> Api::compile_grammar(const GenerationOptions& opts) const {
+    if (opts.grammar.empty()) return nullptr;
+    std::optional<engine::GrammarTriggers> triggers;
+    if (opts.grammar_lazy) triggers = opts.triggers;
+    try {
+        return std::make_unique<engine::Grammar>(opts.grammar, "root", grammar_vocab_, triggers);
+    } catch (const engine::GrammarError& e) {
+        bad_request("invalid grammar at line " + std::to_string(e.line) + ", column " +
+                    std::to_string(e.column) + ": " + e.message);
+    } catch (const engine::gbnf::RegexError& e) {
+        bad_request(std::string("invalid grammar trigger pattern: ") + e.what());
+    } catch (const std::exception& e) {
+        bad_request(std::string("invalid grammar: ") + e.what());
+    }
+}
 
 // One prompt: a string, an array of token ids, or a mix of strings and ids.
 std::vector<engine::Token> Api::tokenize_prompt(const json& prompt) const {
@@ -92,7 +111,7 @@ Api::Reply Api::completion(Request& req, Flavor flavor) {
     GenerationOptions opts;
     {
         std::lock_guard<std::mutex> lk(defaults_mu_);
-        opts = parse_generation_options(body, config_.defaults, model_->vocab(), flavor);
+        opts = parse_generation_options(body, config_.defaults, model_->vocab(), flavor, req.body);
     }
     std::vector<std::vector<engine::Token>> tokens;
     std::vector<std::string> texts;
@@ -111,7 +130,7 @@ Api::Reply Api::chat_completions(Request& req) {
     GenerationOptions opts;
     {
         std::lock_guard<std::mutex> lk(defaults_mu_);
-        opts = parse_generation_options(body, config_.defaults, model_->vocab(), Flavor::Chat);
+        opts = parse_generation_options(body, config_.defaults, model_->vocab(), Flavor::Chat, req.body);
     }
     nlohmann::ordered_json msgs = nlohmann::ordered_json::parse(messages->dump());
     nlohmann::ordered_json tools = nullptr;
@@ -135,17 +154,7 @@ Api::Reply Api::chat_completions(Request& req) {
 Api::Reply Api::start_generation(Request& req, Flavor flavor, const json&, const GenerationOptions& opts,
                                  const std::vector<std::vector<engine::Token>>& prompts,
                                  const std::vector<std::string>& prompt_texts) {
-    // Compile the grammar here so that a bad grammar is a 400 before anything is queued.
-    std::unique_ptr<engine::Grammar> grammar;
-    if (!opts.grammar.empty()) {
-        try {
-            std::optional<engine::GrammarTriggers> triggers;
-            if (opts.grammar_lazy) triggers = opts.triggers;
-            grammar = std::make_unique<engine::Grammar>(opts.grammar, "root", grammar_vocab_, triggers);
-        } catch (const std::exception& e) {
-            bad_request(std::string("invalid grammar: ") + e.what());
-        }
-    }
+    std::unique_ptr<engine::Grammar> grammar = compile_grammar(opts);
 
     ResponseContext rc;
     rc.flavor = flavor;
@@ -173,8 +182,8 @@ Api::Reply Api::start_generation(Request& req, Flavor flavor, const json&, const
             t->stop = opts.stop;
             t->ignore_eos = opts.ignore_eos;
             t->cache_prompt = opts.cache_prompt;
+            t->n_keep = opts.n_keep;
             t->id_slot = opts.id_slot;
-            t->grammar_first = opts.grammar_first;
             if (grammar) {
                 std::shared_ptr<engine::TokenConstraint> g(grammar->clone());
                 t->make_grammar = [g]() { return g->clone(); };

@@ -1,7 +1,9 @@
 #include "server/api/request_params.h"
 
 #include <cmath>
+#include <initializer_list>
 #include <limits>
+#include <string_view>
 
 #include "engine/grammar/json_schema.h"
 
@@ -19,22 +21,29 @@ void parse_logit_bias(const json& lb, const engine::Vocab& vocab, std::vector<en
     };
     auto bias_value = [](const json& v) -> double {
         if (v.is_boolean()) {
-            if (v.get<bool>()) bad_request("logit_bias: a bias of true is not meaningful (use false to ban a token)");
+            if (v.get<bool>())
+                bad_request("logit_bias: a bias of true is not meaningful (use false to ban a token)");
             return -std::numeric_limits<double>::infinity();
         }
         if (!v.is_number()) bad_request("logit_bias: biases must be numbers (or false to ban)");
         return v.get<double>();
     };
-    if (lb.is_object()) {  // OpenAI form {"123": -100}
+    if (lb.is_object()) {  // OpenAI form {"123": -100}; like llama-server, a key that is not an id is text
         for (const auto& [k, v] : lb.items()) {
+            if (k.empty()) bad_request("logit_bias: a key must be a token id or text, not empty");
+            const double bias = bias_value(v);
             char* end = nullptr;
             const long long id = std::strtoll(k.c_str(), &end, 10);
-            if (k.empty() || *end) bad_request("logit_bias: key '" + k + "' is not a token id");
-            add_token(id, bias_value(v));
+            if (!*end) {
+                add_token(id, bias);
+            } else {
+                for (engine::Token t : vocab.tokenize(k, false)) add_token(t, bias);
+            }
         }
     } else if (lb.is_array()) {  // llama.cpp form [[id or text, bias], ...]
         for (const auto& e : lb) {
-            if (!e.is_array() || e.size() != 2) bad_request("logit_bias: entries must be [token, bias] pairs");
+            if (!e.is_array() || e.size() != 2)
+                bad_request("logit_bias: entries must be [token, bias] pairs");
             const double bias = bias_value(e[1]);
             if (e[0].is_number_integer()) {
                 add_token(e[0].get<int64_t>(), bias);
@@ -62,68 +71,154 @@ std::vector<std::string> parse_stop(const json& body) {
     return out;
 }
 
-std::string schema_grammar(const json& schema) {
+// nlohmann::json sorts object keys, but a schema's property order is the order the generated object
+// lists its keys in, so a schema is read again, in order, from the raw request body at `path`.
+nlohmann::ordered_json ordered_schema(const json& schema, std::string_view raw_body,
+                                      std::initializer_list<const char*> path) {
+    if (!raw_body.empty()) {
+        try {
+            const nlohmann::ordered_json doc = nlohmann::ordered_json::parse(raw_body);
+            const nlohmann::ordered_json* at = &doc;
+            for (const char* key : path) {
+                if (!at->is_object() || !at->contains(key)) {
+                    at = nullptr;
+                    break;
+                }
+                at = &(*at)[key];
+            }
+            if (at) return *at;
+        } catch (const nlohmann::json::exception&) {
+            // The body was parsed already; fall back to the sorted copy below.
+        }
+    }
+    return nlohmann::ordered_json::parse(schema.dump());
+}
+
+std::string schema_grammar(const nlohmann::ordered_json& schema, std::string_view where) {
     try {
         return engine::json_schema_to_gbnf(schema);
+    } catch (const engine::SchemaError& e) {
+        bad_request("invalid JSON schema in '" + std::string(where) + "' at '#" + e.pointer +
+                    "': " + e.reason);
     } catch (const std::exception& e) {
-        bad_request(std::string("invalid JSON schema: ") + e.what());
+        bad_request("invalid JSON schema in '" + std::string(where) + "': " + e.what());
     }
 }
 
-void parse_grammar(const json& body, GenerationOptions& o) {
+// llama-server's trigger types, by number (common_grammar_trigger_type) or by name.
+enum class TriggerType { Token = 0, Word = 1, Pattern = 2, PatternFull = 3 };
+
+TriggerType trigger_type(const json& t) {
+    const json* type = field(t, "type");
+    if (!type) return TriggerType::Word;
+    if (type->is_number_integer()) {
+        const int64_t v = type->get<int64_t>();
+        if (v < 0 || v > 3) bad_request("grammar trigger type " + std::to_string(v) + " is not 0..3");
+        return TriggerType(v);
+    }
+    if (!type->is_string()) bad_request("a grammar trigger's 'type' must be a name or a number");
+    const std::string name = type->get<std::string>();
+    if (name == "token") return TriggerType::Token;
+    if (name == "word") return TriggerType::Word;
+    if (name == "pattern") return TriggerType::Pattern;
+    if (name == "pattern_full") return TriggerType::PatternFull;
+    bad_request("unknown grammar trigger type '" + name + "' (token, word, pattern or pattern_full)");
+}
+
+void add_trigger_token(int64_t id, const engine::Vocab& vocab, engine::GrammarTriggers& out) {
+    if (id < 0 || id >= vocab.n_tokens())
+        bad_request("grammar trigger token " + std::to_string(id) + " is outside the vocabulary");
+    out.tokens.push_back((engine::Token)id);
+}
+
+// A trigger word that is one control token (e.g. "<tool_call>") never shows up as text, since control
+// tokens have no text for the grammar; like llama-server, it then also triggers as that token.
+void add_trigger_word(const std::string& word, const engine::Vocab& vocab, engine::GrammarTriggers& out) {
+    if (word.empty()) bad_request("a grammar trigger word must not be empty");
+    const auto ids = vocab.tokenize(word, false, true);
+    if (ids.size() == 1 && vocab.token_to_piece(ids[0], false).empty()) out.tokens.push_back(ids[0]);
+    out.words.push_back(word);
+}
+
+void parse_triggers(const json& list, const engine::Vocab& vocab, engine::GrammarTriggers& out) {
+    if (!list.is_array()) bad_request("'grammar_triggers' must be an array");
+    for (const auto& t : list) {
+        if (t.is_string()) {
+            add_trigger_word(t.get<std::string>(), vocab, out);
+            continue;
+        }
+        if (!t.is_object()) bad_request("grammar_triggers entries must be objects or strings");
+        const TriggerType type = trigger_type(t);
+        const json* value = field(t, "value");
+        if (!value) value = field(t, "word");  // the older llama-server spelling
+        if (type == TriggerType::Token) {
+            // llama-server sends the id in "token" and its text in "value".
+            if (const json* tok = field(t, "token"); tok && tok->is_number_integer())
+                add_trigger_token(tok->get<int64_t>(), vocab, out);
+            else if (value && value->is_number_integer())
+                add_trigger_token(value->get<int64_t>(), vocab, out);
+            else
+                bad_request("a token trigger needs an integer 'token'");
+            continue;
+        }
+        if (!value || !value->is_string()) bad_request("a grammar trigger needs a string 'value'");
+        const std::string v = value->get<std::string>();
+        if (type == TriggerType::Word) {
+            add_trigger_word(v, vocab, out);
+        } else if (type == TriggerType::Pattern) {
+            out.patterns.push_back(v);
+        } else {  // pattern_full: the whole generated text must match
+            out.patterns.push_back((v.empty() || v.front() != '^' ? "^" : "") + v +
+                                   (v.empty() || v.back() != '$' ? "$" : ""));
+        }
+    }
+}
+
+void parse_grammar(const json& body, std::string_view raw_body, const engine::Vocab& vocab,
+                   GenerationOptions& o) {
     const auto grammar = get_opt<std::string>(body, "grammar");
     const json* schema = field(body, "json_schema");
     const json* rf = field(body, "response_format");
     int sources = (grammar ? 1 : 0) + (schema ? 1 : 0);
     if (rf) {
         if (!rf->is_object()) bad_request("'response_format' must be an object");
-        const std::string type = rf->value("type", "text");
+        const std::string type = get_opt<std::string>(*rf, "type").value_or("text");
         if (type == "json_object") {
             ++sources;
-            o.grammar = schema_grammar(rf->contains("schema") ? (*rf)["schema"] : json{{"type", "object"}});
+            o.grammar =
+                rf->contains("schema")
+                    ? schema_grammar(ordered_schema((*rf)["schema"], raw_body, {"response_format", "schema"}),
+                                     "response_format.schema")
+                    : engine::json_object_gbnf();
         } else if (type == "json_schema") {
             ++sources;
             const json* js = field(*rf, "json_schema");
-            json sch;
-            if (js && js->is_object() && js->contains("schema"))
-                sch = (*js)["schema"];
-            else if (rf->contains("schema"))
-                sch = (*rf)["schema"];
-            else
+            if (js && !js->is_object()) bad_request("'response_format.json_schema' must be an object");
+            if (js && js->contains("schema")) {
+                o.grammar = schema_grammar(
+                    ordered_schema((*js)["schema"], raw_body, {"response_format", "json_schema", "schema"}),
+                    "response_format.json_schema.schema");
+            } else if (rf->contains("schema")) {  // llama-server's short form
+                o.grammar =
+                    schema_grammar(ordered_schema((*rf)["schema"], raw_body, {"response_format", "schema"}),
+                                   "response_format.schema");
+            } else {
                 bad_request("response_format of type json_schema needs 'json_schema.schema'");
-            o.grammar = schema_grammar(sch);
+            }
         } else if (type != "text") {
-            bad_request("response_format.type must be 'text', 'json_object' or 'json_schema'");
+            bad_request("response_format.type must be 'text', 'json_object' or 'json_schema', not '" + type +
+                        "'");
         }
     }
     if (sources > 1) bad_request("use only one of 'grammar', 'json_schema' and 'response_format'");
     if (grammar) o.grammar = *grammar;
-    if (schema) o.grammar = schema_grammar(*schema);
+    if (schema) o.grammar = schema_grammar(ordered_schema(*schema, raw_body, {"json_schema"}), "json_schema");
 
     read_into(body, "grammar_lazy", o.grammar_lazy);
-    if (const json* tr = field(body, "grammar_triggers")) {
-        if (!tr->is_array()) bad_request("'grammar_triggers' must be an array");
-        for (const auto& t : *tr) {
-            if (t.is_string()) {
-                o.triggers.words.push_back(t.get<std::string>());
-                continue;
-            }
-            if (!t.is_object()) bad_request("grammar_triggers entries must be objects");
-            const std::string type = t.value("type", "word");
-            const json value = t.contains("value") ? t["value"] : t.value("word", json());
-            if (type == "token") {
-                if (!value.is_number_integer()) bad_request("a token trigger needs an integer 'value'");
-                o.triggers.tokens.push_back(value.get<engine::Token>());
-            } else {
-                if (!value.is_string()) bad_request("grammar trigger 'value' must be a string");
-                if (type == "word") o.triggers.words.push_back(value.get<std::string>());
-                else if (type == "pattern" || type == "pattern_full") o.triggers.patterns.push_back(value.get<std::string>());
-                else bad_request("unknown grammar trigger type '" + type + "'");
-            }
-        }
-    }
+    if (const json* tr = field(body, "grammar_triggers")) parse_triggers(*tr, vocab, o.triggers);
     if (o.grammar_lazy && o.grammar.empty()) bad_request("'grammar_lazy' needs a grammar");
-    if (o.grammar_lazy && o.triggers.words.empty() && o.triggers.patterns.empty() && o.triggers.tokens.empty())
+    if (o.grammar_lazy && o.triggers.words.empty() && o.triggers.patterns.empty() &&
+        o.triggers.tokens.empty())
         bad_request("'grammar_lazy' needs at least one entry in 'grammar_triggers'");
 }
 
@@ -187,11 +282,13 @@ void parse_sampling(const json& body, engine::SamplingParams& s, const engine::V
 
 }  // namespace
 
-GenerationOptions parse_generation_options(const json& body, const ApiDefaults& defaults, const engine::Vocab& vocab,
-                                           Flavor flavor) {
+GenerationOptions parse_generation_options(const json& body, const ApiDefaults& defaults,
+                                           const engine::Vocab& vocab, Flavor flavor,
+                                           std::string_view raw_body) {
     if (!body.is_object()) bad_request("the request body must be a JSON object");
     GenerationOptions o;
     o.n_predict = defaults.n_predict;
+    o.n_keep = defaults.n_keep;
     o.sampling = defaults.sampling;
     parse_sampling(body, o.sampling, vocab);
 
@@ -199,13 +296,15 @@ GenerationOptions parse_generation_options(const json& body, const ApiDefaults& 
     for (const char* name : {"n_predict", "max_tokens", "max_completion_tokens"})
         if (auto v = get_opt<int32_t>(body, name)) {
             if (*v < -1 || (*v == 0 && flavor != Flavor::Native))
-                bad_request(std::string("'") + name + "' must be " + (flavor == Flavor::Native ? ">= -1" : "positive"));
+                bad_request(std::string("'") + name + "' must be " +
+                            (flavor == Flavor::Native ? ">= -1" : "positive"));
             o.n_predict = *v;
         }
 
     o.stop = parse_stop(body);
     read_into(body, "ignore_eos", o.ignore_eos);
     read_into(body, "cache_prompt", o.cache_prompt);
+    read_into(body, "n_keep", o.n_keep);
     read_into(body, "id_slot", o.id_slot);
     read_into(body, "stream", o.stream);
     read_into(body, "return_tokens", o.return_tokens);
@@ -242,8 +341,9 @@ GenerationOptions parse_generation_options(const json& body, const ApiDefaults& 
     if (n_probs < 0) bad_request("'n_probs' must not be negative");
     o.sampling.n_probs = n_probs;
 
-    parse_grammar(body, o);
-    if (const std::string err = engine::validate(o.sampling, vocab.n_tokens()); !err.empty()) bad_request(err);
+    parse_grammar(body, raw_body, vocab, o);
+    if (const std::string err = engine::validate(o.sampling, vocab.n_tokens()); !err.empty())
+        bad_request(err);
     if (o.id_slot < -1) bad_request("'id_slot' must be -1 or a slot id");
     return o;
 }

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/grammar/lazy_trigger.h"
@@ -17,6 +18,7 @@ enum class Flavor { Native, Completions, Chat };
 
 struct ApiDefaults {
     int32_t n_predict = -1;
+    int32_t n_keep = 0;  // --keep
     engine::SamplingParams sampling;
 };
 
@@ -27,6 +29,7 @@ struct GenerationOptions {
     std::vector<std::string> stop;
     bool ignore_eos = false;
     bool cache_prompt = true;
+    int32_t n_keep = 0;  // context shift: prompt tokens kept besides BOS (-1: all)
     int id_slot = -1;
     bool stream = false;
     bool include_usage = false;  // stream_options.include_usage
@@ -38,10 +41,12 @@ struct GenerationOptions {
     std::string grammar;
     bool grammar_lazy = false;
     engine::GrammarTriggers triggers;
-    bool grammar_first = false;
 };
 
-GenerationOptions parse_generation_options(const json& body, const ApiDefaults& defaults, const engine::Vocab& vocab,
-                                           Flavor flavor);
+// raw_body is the request's text: JSON schemas are read from it in order (nlohmann::json sorts keys,
+// and a schema's property order is the generated object's key order). Empty: use `body` as it is.
+GenerationOptions parse_generation_options(const json& body, const ApiDefaults& defaults,
+                                           const engine::Vocab& vocab, Flavor flavor,
+                                           std::string_view raw_body = {});
 
 }  // namespace api

@@ -28,8 +28,9 @@ double percentile(std::vector<double> v, double q) {
 }
 
 std::string make_prompt(int approx_tokens, std::mt19937& rng) {
-    static const char* words[] = {"the", "little", "dog", "ran", "to", "a", "big", "park", "and", "saw",
-                                  "red", "ball", "Lily", "Tom", "happy", "tree", "sun", "played", "with", "friend"};
+    static const char* words[] = {"the",   "little", "dog", "ran",    "to",   "a",     "big",
+                                  "park",  "and",    "saw", "red",    "ball", "Lily",  "Tom",
+                                  "happy", "tree",   "sun", "played", "with", "friend"};
     std::string p = "Once upon a time";
     for (int i = 0; i < approx_tokens; ++i) p += std::string(" ") + words[rng() % 20];
     return p;
@@ -81,30 +82,34 @@ int cmd_loadgen(int argc, char** argv) {
                 std::mt19937 prng(seed + (uint32_t)i);
                 const bool is_long = std::uniform_real_distribution<double>(0, 1)(prng) < long_ratio;
                 const std::string prompt = make_prompt(is_long ? long_tokens : short_tokens, prng);
-                const nlohmann::json body{{"prompt", prompt}, {"n_predict", max_tokens}, {"stream", true},
-                                          {"return_tokens", true}, {"temperature", 0.8}, {"ignore_eos", true}};
+                const nlohmann::json body{{"prompt", prompt},   {"n_predict", max_tokens},
+                                          {"stream", true},     {"return_tokens", true},
+                                          {"temperature", 0.8}, {"ignore_eos", true}};
                 std::vector<double> my_itl;
                 double my_ttft = -1;
                 int n_prompt = 0, n_gen = 0;
                 const auto start = Clock::now();
                 auto last = start;
                 try {
-                    auto r = client.stream("POST", "/completion", body.dump(), headers, [&](const server::http::SseEvent& e) {
-                        const auto now = Clock::now();
-                        const auto j = nlohmann::json::parse(e.data);
-                        if (j.contains("error")) return false;
-                        const size_t n = j.contains("tokens") ? j["tokens"].size() : 0;
-                        if (n > 0) {
-                            if (my_ttft < 0) my_ttft = std::chrono::duration<double>(now - start).count();
-                            else my_itl.push_back(std::chrono::duration<double>(now - last).count());
-                            last = now;
-                        }
-                        if (j.value("stop", false)) {
-                            n_prompt = j.value("tokens_evaluated", 0);
-                            n_gen = j.value("tokens_predicted", 0);
-                        }
-                        return true;
-                    });
+                    auto r = client.stream(
+                        "POST", "/completion", body.dump(), headers, [&](const server::http::SseEvent& e) {
+                            const auto now = Clock::now();
+                            const auto j = nlohmann::json::parse(e.data);
+                            if (j.contains("error")) return false;
+                            const size_t n = j.contains("tokens") ? j["tokens"].size() : 0;
+                            if (n > 0) {
+                                if (my_ttft < 0)
+                                    my_ttft = std::chrono::duration<double>(now - start).count();
+                                else
+                                    my_itl.push_back(std::chrono::duration<double>(now - last).count());
+                                last = now;
+                            }
+                            if (j.value("stop", false)) {
+                                n_prompt = j.value("tokens_evaluated", 0);
+                                n_gen = j.value("tokens_predicted", 0);
+                            }
+                            return true;
+                        });
                     std::lock_guard<std::mutex> lk(mu);
                     if (r.status == 200 && r.complete && n_gen > 0) {
                         ++ok;
@@ -114,7 +119,8 @@ int cmd_loadgen(int argc, char** argv) {
                         itl.insert(itl.end(), my_itl.begin(), my_itl.end());
                     } else {
                         ++failed;
-                        if (first_error.empty()) first_error = "HTTP " + std::to_string(r.status) + " " + r.body + r.error;
+                        if (first_error.empty())
+                            first_error = "HTTP " + std::to_string(r.status) + " " + r.body + r.error;
                     }
                 } catch (const std::exception& e) {
                     std::lock_guard<std::mutex> lk(mu);
