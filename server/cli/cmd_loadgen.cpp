@@ -142,7 +142,8 @@ int cmd_loadgen(int argc, char** argv) {
                        {"ttft_ms_p50", 1000 * percentile(ttft, 0.50)},
                        {"ttft_ms_p99", 1000 * percentile(ttft, 0.99)},
                        {"itl_ms_p50", 1000 * percentile(itl, 0.50)},
-                       {"itl_ms_p99", 1000 * percentile(itl, 0.99)}};
+                       {"itl_ms_p99", 1000 * percentile(itl, 0.99)},
+                       {"itl_ms_max", 1000 * percentile(itl, 1.0)}};
     if (!first_error.empty()) out["first_error"] = first_error;
     std::puts(out.dump(2).c_str());
     return failed == 0 ? 0 : 1;
