@@ -17,7 +17,13 @@
 
 class ServerProcess {
 public:
-    explicit ServerProcess(std::vector<std::string> args, std::chrono::seconds timeout = std::chrono::seconds(60)) {
+    // Ready: the model is loaded ("ready:" logged). Listening: the HTTP port is open (the model may still
+    // be loading).
+    enum class WaitFor { Ready, Listening };
+
+    explicit ServerProcess(std::vector<std::string> args, std::chrono::seconds timeout = std::chrono::seconds(60),
+                           WaitFor wait_for = WaitFor::Ready)
+        : wait_for_(wait_for) {
         int err_pipe[2];
         if (pipe(err_pipe) != 0) throw std::runtime_error("pipe failed");
         std::vector<std::string> argv_s = {std::string(GGSERVE_BIN_DIR) + "/ggserve", "serve", "--port", "0"};
@@ -40,7 +46,7 @@ public:
         bool ok;
         {
             std::unique_lock<std::mutex> lk(mu_);
-            ok = cv_.wait_for(lk, timeout, [&] { return ready_ || eof_; }) && ready_;
+            ok = cv_.wait_for(lk, timeout, [&] { return reached() || eof_; }) && reached();
         }
         if (!ok) {
             const std::string log_text = log();
@@ -69,8 +75,21 @@ public:
         return exit_code_;
     }
     bool alive() const { return pid_ > 0 && kill(pid_, 0) == 0; }
+    // Waits for the process to end by itself; returns its exit status (-1 if killed by a signal).
+    int wait_exit() {
+        if (pid_ > 0) {
+            int status = 0;
+            waitpid(pid_, &status, 0);
+            pid_ = -1;
+            exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        }
+        if (reader_.joinable()) reader_.join();
+        return exit_code_;
+    }
 
 private:
+    bool reached() const { return wait_for_ == WaitFor::Ready ? ready_ : port_ != 0; }
+
     void read_log() {
         char buf[4096];
         static const std::regex port_re("listening on http://[^:]+:(\\d+)");
@@ -90,6 +109,7 @@ private:
         }
     }
 
+    WaitFor wait_for_;
     pid_t pid_ = -1;
     int fd_ = -1;
     std::thread reader_;
