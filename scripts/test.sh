@@ -8,9 +8,6 @@ JOBS=$(nproc)
 scripts/setup.sh
 scripts/build.sh
 
-echo "== unit and integration tests (Release) =="
-ctest --test-dir build -j"$JOBS" --output-on-failure --timeout 900
-
 echo "== parser tests under ASan/UBSan =="
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGGSERVE_SANITIZE=ON >/dev/null
 ninja -C build-asan -j"$JOBS" test_gguf test_hostile test_tokenizer test_grammar
@@ -26,6 +23,12 @@ if [ -x /usr/local/cuda/bin/nvcc ]; then
     ninja -C build-cuda -j"$JOBS" ggserve test_cuda
     ctest --test-dir build-cuda -j"$JOBS" --output-on-failure -L cuda --timeout 900
     echo "CUDA step: $((SECONDS - cuda_start)) s"
+else
+    echo "== CUDA backend: not built (no /usr/local/cuda/bin/nvcc on this machine) =="
 fi
+
+# The main suite runs last, so that its summary ends the log.
+echo "== unit and integration tests (Release) =="
+ctest --test-dir build -j"$JOBS" --output-on-failure --timeout 900
 
 echo "== all tests passed =="
