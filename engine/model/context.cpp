@@ -26,8 +26,11 @@ Context::Context(const Model& model, const ContextParams& params) : model_(model
         throw std::invalid_argument(std::string("a quantized V cache (") + ggml::type_name(params_.type_v) +
                                     ") requires flash attention (-fa)");
     backend_ = ggml::make_cpu_backend(std::max(params_.n_threads, params_.n_threads_batch));
-    kv_ = std::make_unique<KvCache>(hp, params_.n_ctx, params_.type_k, params_.type_v, *backend_);
-    galloc_ = std::make_unique<ggml::GraphAllocator>(*backend_);
+    std::vector<ggml::Backend*> layer_backends;
+    for (uint32_t il = 0; il < hp.n_layer; ++il) layer_backends.push_back(model.layer_backend(il));
+    kv_ = std::make_unique<KvCache>(hp, params_.n_ctx, params_.type_k, params_.type_v, *backend_,
+                                    layer_backends);
+    runner_ = std::make_unique<GraphRunner>(*backend_, model.offload_backend());
 }
 
 Context::~Context() = default;
@@ -53,7 +56,7 @@ void Context::validate(const Batch& b) const {
 }
 
 void Context::apply_kv_shift() {
-    apply_k_shift(model_.hparams(), *kv_, *backend_, *galloc_, params_.n_threads_batch);
+    apply_k_shift(model_.hparams(), *kv_, *runner_, params_.n_threads_batch);
 }
 
 Context::Status Context::decode(const Batch& batch) {
@@ -99,7 +102,7 @@ void Context::compute_ubatch(const UBatchView& ub, const std::vector<int32_t>& c
     GraphInputs in = build_llama_graph(gctx, model_, *kv_, shape);
     ggml::Graph g;
     g.build_forward(in.logits);
-    galloc_->allocate(g);
+    runner_->allocate(g);
 
     std::memcpy(in.tokens->data, ub.tokens, ub.n * sizeof(int32_t));
     std::memcpy(in.pos->data, ub.pos, ub.n * sizeof(int32_t));
@@ -108,10 +111,9 @@ void Context::compute_ubatch(const UBatchView& ub, const std::vector<int32_t>& c
         std::memcpy(in.out_ids->data, out_ids.data(), out_ids.size() * sizeof(int32_t));
     kv_->fill_mask(ub.pos, ub.seqs, ub.n, shape.n_kv, (float*)in.mask->data);
 
-    backend_->set_n_threads(ub.n == 1 ? params_.n_threads : params_.n_threads_batch);
-    backend_->graph_compute(g);
-    if (any_out)
-        std::memcpy(logits_out, in.logits->data, out_ids.size() * model_.hparams().n_vocab * sizeof(float));
+    runner_->compute(g, ub.n == 1 ? params_.n_threads : params_.n_threads_batch);
+    if (any_out)  // the logits may live on the offload backend
+        ggml::tensor_get(in.logits, logits_out, 0, out_ids.size() * model_.hparams().n_vocab * sizeof(float));
 }
 
 const float* Context::logits(size_t i) const {

@@ -1,5 +1,6 @@
-// An inference context: a model, a KV cache and a backend. decode() evaluates a batch of tokens of any
-// number of sequences, split into micro-batches, and keeps the logits of the tokens that asked for them.
+// An inference context: a model, a KV cache and the CPU backend (plus the model's offload backend when
+// it has offloaded layers). decode() evaluates a batch of tokens of any number of sequences, split into
+// micro-batches, and keeps the logits of the tokens that asked for them.
 #pragma once
 
 #include <memory>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "engine/model/batch.h"
+#include "engine/model/graph_runner.h"
 #include "engine/model/kv_cache.h"
 #include "engine/model/model.h"
 #include "ggml/backend.h"
@@ -73,7 +75,7 @@ class Context {
     ContextParams params_;
     std::unique_ptr<ggml::CpuBackend> backend_;
     std::unique_ptr<KvCache> kv_;
-    std::unique_ptr<ggml::GraphAllocator> galloc_;
+    std::unique_ptr<GraphRunner> runner_;
     std::vector<float> logits_;
     std::vector<int32_t> logit_row_;  // batch index -> row in logits_ (-1: none)
 };

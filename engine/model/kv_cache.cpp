@@ -11,8 +11,14 @@ namespace engine {
 
 KvCache::KvCache(const HParams& hp, uint32_t n_cells, ggml::Type type_k, ggml::Type type_v,
                  ggml::Backend& backend)
-    : cells_(n_cells), type_k_(type_k), type_v_(type_v), backend_(backend) {
+    : KvCache(hp, n_cells, type_k, type_v, backend, std::vector<ggml::Backend*>(hp.n_layer, nullptr)) {}
+
+KvCache::KvCache(const HParams& hp, uint32_t n_cells, ggml::Type type_k, ggml::Type type_v,
+                 ggml::Backend& backend, const std::vector<ggml::Backend*>& layer_backends)
+    : cells_(n_cells), type_k_(type_k), type_v_(type_v) {
     if (n_cells == 0) throw std::runtime_error("KV cache: context size must be positive");
+    if (layer_backends.size() != hp.n_layer)
+        throw std::invalid_argument("KV cache: one backend per layer expected");
     // Attention reads one head at a time, so each head must hold whole blocks of the cache type.
     if (hp.n_embd_head_k % ggml::block_size(type_k) != 0)
         throw std::runtime_error("KV cache: the K head size " + std::to_string(hp.n_embd_head_k) +
@@ -24,22 +30,25 @@ KvCache::KvCache(const HParams& hp, uint32_t n_cells, ggml::Type type_k, ggml::T
                                  " is not a multiple of the block size " +
                                  std::to_string(ggml::block_size(type_v)) + " of cache type " +
                                  ggml::type_name(type_v));
-    size_t total = 0;
+    std::vector<ggml::Backend*> where;  // per layer
     for (uint32_t il = 0; il < hp.n_layer; ++il) {
         k_.push_back(ctx_.new_tensor_2d(type_k, hp.n_embd_k_gqa(), n_cells));
         v_.push_back(ctx_.new_tensor_2d(type_v, hp.n_embd_v_gqa(), n_cells));
-        total += (k_.back()->nbytes() + 255) / 256 * 256 + (v_.back()->nbytes() + 255) / 256 * 256;
+        where.push_back(layer_backends[il] ? layer_backends[il] : &backend);
     }
-    buffer_ = backend.alloc_buffer(total);
-    std::vector<char> zeros;
-    size_t off = 0;
-    for (uint32_t il = 0; il < hp.n_layer; ++il) {
-        for (ggml::Tensor* t : {k_[il], v_[il]}) {
-            t->data = (char*)buffer_->base + off;
-            t->buffer = buffer_.get();
+    // One buffer per backend, layers in order (K then V), each tensor cleared.
+    std::vector<ggml::Backend*> seen;
+    for (ggml::Backend* b : where) {
+        if (std::find(seen.begin(), seen.end(), b) != seen.end()) continue;
+        seen.push_back(b);
+        std::vector<ggml::Tensor*> ts;
+        for (uint32_t il = 0; il < hp.n_layer; ++il)
+            if (where[il] == b) ts.insert(ts.end(), {k_[il], v_[il]});
+        buffers_.push_back(ggml::alloc_tensors(*b, ts));
+        std::vector<char> zeros;
+        for (ggml::Tensor* t : ts) {
             zeros.assign(t->nbytes(), 0);
-            backend.tensor_set(t, zeros.data(), 0, zeros.size());
-            off += (t->nbytes() + 255) / 256 * 256;
+            ggml::tensor_set(t, zeros.data(), 0, zeros.size());
         }
     }
 }
@@ -193,8 +202,8 @@ void KvCache::copy_cell_data(int32_t src, int32_t dst) {
     for (size_t il = 0; il < k_.size(); ++il)
         for (ggml::Tensor* t : {k_[il], v_[il]}) {
             row.resize(t->nb[1]);
-            backend_.tensor_get(t, row.data(), (size_t)src * t->nb[1], row.size());
-            backend_.tensor_set(t, row.data(), (size_t)dst * t->nb[1], row.size());
+            ggml::tensor_get(t, row.data(), (size_t)src * t->nb[1], row.size());
+            ggml::tensor_set(t, row.data(), (size_t)dst * t->nb[1], row.size());
         }
 }
 

@@ -26,8 +26,13 @@ struct KvCell {
 
 class KvCache {
   public:
+    // Every layer's K and V in memory of `backend`.
     KvCache(const HParams& hp, uint32_t n_cells, ggml::Type type_k, ggml::Type type_v,
             ggml::Backend& backend);
+    // Layer il's K and V on layer_backends[il] (one entry per layer; nullptr: `backend`), so that
+    // offloaded layers find their cache on their own device.
+    KvCache(const HParams& hp, uint32_t n_cells, ggml::Type type_k, ggml::Type type_v, ggml::Backend& backend,
+            const std::vector<ggml::Backend*>& layer_backends);
     ~KvCache();
 
     uint32_t size() const { return (uint32_t)cells_.size(); }
@@ -66,10 +71,10 @@ class KvCache {
     void pending_shifts(std::vector<int32_t>& cells, std::vector<int32_t>& deltas) const;
     void clear_shifts();
 
+    // Read and write their rows with ggml::tensor_get/tensor_set: they may live on a device.
     ggml::Tensor* k(int layer) const { return k_[layer]; }
     ggml::Tensor* v(int layer) const { return v_[layer]; }
     int n_layer() const { return (int)k_.size(); }
-    ggml::Backend& backend() const { return backend_; }
 
   private:
     static Pos end_of(Pos p1) { return p1 < 0 ? INT32_MAX : p1; }
@@ -81,10 +86,9 @@ class KvCache {
     uint32_t n_used_ = 0;
     bool has_shift_ = false;
     ggml::Type type_k_, type_v_;
-    ggml::Backend& backend_;
     ggml::Context ctx_{0, true};
     std::vector<ggml::Tensor*> k_, v_;
-    std::unique_ptr<ggml::Buffer> buffer_;
+    std::vector<std::unique_ptr<ggml::Buffer>> buffers_;  // one per backend holding layers
 };
 
 }  // namespace engine

@@ -8,8 +8,7 @@
 
 namespace engine {
 
-void apply_k_shift(const HParams& hp, KvCache& kv, ggml::CpuBackend& backend, ggml::GraphAllocator& galloc,
-                   int n_threads) {
+void apply_k_shift(const HParams& hp, KvCache& kv, GraphRunner& runner, int n_threads) {
     if (!kv.has_shift()) return;
     std::vector<int32_t> cells, deltas;
     kv.pending_shifts(cells, deltas);
@@ -30,11 +29,10 @@ void apply_k_shift(const HParams& hp, KvCache& kv, ggml::CpuBackend& backend, gg
                                      hp.rope_mode, hp.rope_freq_base, hp.rope_freq_scale);
         g.build_forward(ggml::set_rows(gctx, kv.k(il), ggml::reshape_2d(gctx, r, hd * n_head_kv, m), ids));
     }
-    galloc.allocate(g);
+    runner.allocate(g);
     std::memcpy(ids->data, cells.data(), cells.size() * sizeof(int32_t));
     std::memcpy(pos->data, deltas.data(), deltas.size() * sizeof(int32_t));
-    backend.set_n_threads(n_threads);
-    backend.graph_compute(g);
+    runner.compute(g, n_threads);
     kv.clear_shifts();
 }
 

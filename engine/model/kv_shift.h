@@ -7,16 +7,15 @@
 #include <vector>
 
 #include "engine/model/batch.h"
+#include "engine/model/graph_runner.h"
 #include "engine/model/hparams.h"
 #include "engine/model/kv_cache.h"
-#include "ggml/backend.h"
 
 namespace engine {
 
 // Re-rotates the keys of every cell with a pending shift (all layers, one graph) and clears the
 // shifts. Does nothing when none is pending.
-void apply_k_shift(const HParams& hp, KvCache& kv, ggml::CpuBackend& backend, ggml::GraphAllocator& galloc,
-                   int n_threads);
+void apply_k_shift(const HParams& hp, KvCache& kv, GraphRunner& runner, int n_threads);
 
 // Context shift of a sequence whose cells hold tokens[i] at position i: keeps the first n_keep
 // tokens, discards half of the rest and moves the remainder down (metadata only; the keys are

@@ -168,7 +168,7 @@ size_t save_seq_state(Context& ctx, SeqId seq, const std::vector<Token>& tokens,
                 for (ggml::Tensor* t : {kv.k(il), kv.v(il)}) {
                     row.resize(t->nb[1]);
                     for (int32_t c : cells) {
-                        kv.backend().tensor_get(t, row.data(), (size_t)c * t->nb[1], row.size());
+                        ggml::tensor_get(t, row.data(), (size_t)c * t->nb[1], row.size());
                         write_all(out.fd, row.data(), row.size(), path);
                     }
                 }
@@ -262,7 +262,7 @@ LoadedState load_seq_state(Context& ctx, SeqId seq, const std::string& path, siz
     for (int il = 0; il < kv.n_layer(); ++il)
         for (ggml::Tensor* t : {kv.k(il), kv.v(il)})
             for (int32_t c : cells) {
-                kv.backend().tensor_set(t, p, (size_t)c * t->nb[1], t->nb[1]);
+                ggml::tensor_set(t, p, (size_t)c * t->nb[1], t->nb[1]);
                 p += t->nb[1];
             }
     for (size_t i = 0; i < n; ++i) kv.occupy(cells[i], pos[i], {seq});

@@ -42,7 +42,7 @@ ggml::Tensor* Model::weight(const std::string& name, std::initializer_list<int64
     return t;
 }
 
-std::unique_ptr<Model> Model::load(const std::string& path) {
+std::unique_ptr<Model> Model::load(const std::string& path, const ModelParams& params) {
     std::unique_ptr<Model> m(new Model());
     m->path_ = path;
     m->file_ = ggml::gguf::File::open(path);
@@ -75,6 +75,7 @@ std::unique_ptr<Model> Model::load(const std::string& path) {
         l.w_up = m->weight(p + "ffn_up.weight", {E, F});
         l.w_down = m->weight(p + "ffn_down.weight", {F, E});
     }
+    if (params.n_gpu_layers > 0) m->offload(params);
     return m;
 }
 

@@ -63,7 +63,7 @@ int cuda_device_count() {
 }
 
 std::string cuda_status() {
-    return "this build has no CUDA support (configure with -DGGML_CUDA=ON)";
+    return "this build has no CUDA support (rebuild with -DGGML_CUDA=ON)";
 }
 
 std::unique_ptr<Backend> make_cuda_backend(int, const CudaOptions&) {

@@ -1,6 +1,7 @@
 // `ggserve bench`: llama-bench's interface and table, so the two can be compared line by line.
 // pp<N>: one prompt of N random tokens in n_batch chunks; tg<N>: N single-token decodes from an empty
 // context; pp<P>+tg<G>: both, timed together. Each test runs once to warm up, then -r times.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include "engine/model/model.h"
 #include "server/cli/args.h"
 #include "server/cli/commands.h"
+#include "server/cli/gpu_options.h"
 
 namespace cli {
 
@@ -94,8 +96,9 @@ std::string human_params(uint64_t n) {
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
-    std::string models_s, p_s = "512", n_s = "128", pg_s, t_s, fa_s = "0", ctk = "f16", ctv = "f16",
-                          out = "md";
+    std::string models_s, p_s = "512", n_s = "128", pg_s, t_s, fa_s = "0", ngl_s = "0", ctk = "f16",
+                          ctv = "f16", out = "md";
+    DeviceOptions dev;
     int reps = 5;
     uint32_t n_batch = 2048, n_ubatch = 512;
     ArgParser ap("bench");
@@ -108,12 +111,14 @@ int cmd_bench(int argc, char** argv) {
     ap.option("-ub,--ubatch-size", "N", "physical micro-batch size (default 512)", &n_ubatch);
     ap.option("-r,--repetitions", "N", "repetitions of each test (default 5)", &reps);
     ap.option("-fa,--flash-attn", "0|1,...", "flash attention (default 0)", &fa_s);
+    ap.option("-ngl,--n-gpu-layers", "N,...", "layers offloaded to the GPU (default 0)", &ngl_s);
+    add_device_options(ap, dev);
     ap.option("-ctk,--cache-type-k", "TYPE", "K cache type (default f16)", &ctk);
     ap.option("-ctv,--cache-type-v", "TYPE", "V cache type (default f16)", &ctv);
     ap.option("-o,--output", "md|json|csv", "output format (default md)", &out);
     std::vector<std::string> models;
     std::vector<Test> tests;
-    std::vector<int> threads, fas;
+    std::vector<int> threads, fas, ngls;
     ggml::Type tk, tv;
     try {
         if (!ap.parse(argc, argv)) return 0;
@@ -132,6 +137,10 @@ int cmd_bench(int argc, char** argv) {
         threads = t_s.empty() ? std::vector<int>{(int)std::max(1u, std::thread::hardware_concurrency())}
                               : split_ints("-t", t_s);
         fas = split_ints("-fa", fa_s);
+        ngls = split_ints("-ngl", ngl_s);
+        if (ngls.empty()) throw ArgError("-ngl needs a value");
+        if (!dev.finish(ap, *std::max_element(ngls.begin(), ngls.end())))
+            for (int& n : ngls) n = 0;  // --device none
         if (reps < 1) throw ArgError("-r must be positive");
         if (out != "md" && out != "json" && out != "csv") throw ArgError("-o must be md, json or csv");
         if (!ggml::type_from_name(ctk.c_str(), &tk) || !ggml::type_from_name(ctv.c_str(), &tv))
@@ -144,77 +153,85 @@ int cmd_bench(int argc, char** argv) {
 
     nlohmann::json results = nlohmann::json::array();
     if (out == "md") {
-        std::printf("| %-30s | %10s | %8s | %-7s | %7s | %2s | %13s | %20s |\n", "model", "size", "params",
-                    "backend", "threads", "fa", "test", "t/s");
-        std::printf("| %s | %s: | %s: | %s | %s: | %s | %s: | %s: |\n", std::string(30, '-').c_str(),
+        std::printf("| %-30s | %10s | %8s | %-7s | %3s | %7s | %2s | %13s | %20s |\n", "model", "size",
+                    "params", "backend", "ngl", "threads", "fa", "test", "t/s");
+        std::printf("| %s | %s: | %s: | %s | %s: | %s: | %s | %s: | %s: |\n", std::string(30, '-').c_str(),
                     std::string(9, '-').c_str(), std::string(7, '-').c_str(), std::string(7, '-').c_str(),
-                    std::string(6, '-').c_str(), "--", std::string(12, '-').c_str(),
+                    "--", std::string(6, '-').c_str(), "--", std::string(12, '-').c_str(),
                     std::string(19, '-').c_str());
     } else if (out == "csv") {
-        std::printf("model,size,params,backend,threads,fa,test,n_prompt,n_gen,avg_ts,stddev_ts\n");
+        std::printf(
+            "model,size,params,backend,n_gpu_layers,threads,fa,test,n_prompt,n_gen,avg_ts,stddev_ts\n");
     }
     try {
-        for (const auto& path : models) {
-            auto model = engine::Model::load(path);
-            const uint64_t size = std::filesystem::file_size(path);
-            for (int nt : threads)
-                for (int fa : fas) {
-                    engine::ContextParams cp;
-                    uint32_t need = 0;
-                    for (const auto& t : tests)
-                        need = std::max<uint32_t>(need, (uint32_t)(t.n_prompt + t.n_gen));
-                    cp.n_ctx = std::max<uint32_t>(need + 1, 256);
-                    cp.n_batch = n_batch;
-                    cp.n_ubatch = n_ubatch;
-                    cp.n_threads = cp.n_threads_batch = nt;
-                    cp.flash_attn = fa != 0;
-                    cp.type_k = tk;
-                    cp.type_v = tv;
-                    engine::Context ctx(*model, cp);
-                    std::mt19937 rng(1234);
-                    for (const auto& t : tests) {
-                        run_once(ctx, t, rng);  // warm-up
-                        std::vector<double> ts;
-                        for (int r = 0; r < reps; ++r)
-                            ts.push_back((t.n_prompt + t.n_gen) / run_once(ctx, t, rng));
-                        double mean = 0, var = 0;
-                        for (double x : ts) mean += x;
-                        mean /= ts.size();
-                        for (double x : ts) var += (x - mean) * (x - mean);
-                        const double sd = ts.size() > 1 ? std::sqrt(var / (ts.size() - 1)) : 0.0;
-                        const std::string name = std::filesystem::path(path).filename().string();
-                        if (out == "md") {
-                            char tsb[64];
-                            snprintf(tsb, sizeof tsb, "%.2f ± %.2f", mean, sd);
-                            std::printf("| %-30s | %10s | %8s | %-7s | %7d | %2d | %13s | %20s |\n",
-                                        name.c_str(), human_size(size).c_str(),
-                                        human_params(model->n_params()).c_str(), "CPU", nt, fa,
-                                        t.name().c_str(), tsb);
-                        } else if (out == "csv") {
-                            std::printf("%s,%llu,%llu,CPU,%d,%d,%s,%d,%d,%.3f,%.3f\n", name.c_str(),
-                                        (unsigned long long)size, (unsigned long long)model->n_params(), nt,
-                                        fa, t.name().c_str(), t.n_prompt, t.n_gen, mean, sd);
+        for (const auto& path : models)
+            for (int ngl : ngls) {
+                engine::ModelParams mp;
+                mp.n_gpu_layers = ngl;
+                mp.main_gpu = dev.main_gpu;
+                auto model = engine::Model::load(path, mp);
+                const std::string backend = ngl > 0 ? "CUDA" : "CPU";
+                const uint64_t size = std::filesystem::file_size(path);
+                for (int nt : threads)
+                    for (int fa : fas) {
+                        engine::ContextParams cp;
+                        uint32_t need = 0;
+                        for (const auto& t : tests)
+                            need = std::max<uint32_t>(need, (uint32_t)(t.n_prompt + t.n_gen));
+                        cp.n_ctx = std::max<uint32_t>(need + 1, 256);
+                        cp.n_batch = n_batch;
+                        cp.n_ubatch = n_ubatch;
+                        cp.n_threads = cp.n_threads_batch = nt;
+                        cp.flash_attn = fa != 0;
+                        cp.type_k = tk;
+                        cp.type_v = tv;
+                        engine::Context ctx(*model, cp);
+                        std::mt19937 rng(1234);
+                        for (const auto& t : tests) {
+                            run_once(ctx, t, rng);  // warm-up
+                            std::vector<double> ts;
+                            for (int r = 0; r < reps; ++r)
+                                ts.push_back((t.n_prompt + t.n_gen) / run_once(ctx, t, rng));
+                            double mean = 0, var = 0;
+                            for (double x : ts) mean += x;
+                            mean /= ts.size();
+                            for (double x : ts) var += (x - mean) * (x - mean);
+                            const double sd = ts.size() > 1 ? std::sqrt(var / (ts.size() - 1)) : 0.0;
+                            const std::string name = std::filesystem::path(path).filename().string();
+                            if (out == "md") {
+                                char tsb[64];
+                                snprintf(tsb, sizeof tsb, "%.2f ± %.2f", mean, sd);
+                                std::printf("| %-30s | %10s | %8s | %-7s | %3d | %7d | %2d | %13s | %20s |\n",
+                                            name.c_str(), human_size(size).c_str(),
+                                            human_params(model->n_params()).c_str(), backend.c_str(), ngl, nt,
+                                            fa, t.name().c_str(), tsb);
+                            } else if (out == "csv") {
+                                std::printf("%s,%llu,%llu,%s,%d,%d,%d,%s,%d,%d,%.3f,%.3f\n", name.c_str(),
+                                            (unsigned long long)size, (unsigned long long)model->n_params(),
+                                            backend.c_str(), ngl, nt, fa, t.name().c_str(), t.n_prompt,
+                                            t.n_gen, mean, sd);
+                            }
+                            results.push_back({{"model", name},
+                                               {"model_size", size},
+                                               {"model_n_params", model->n_params()},
+                                               {"backend", backend},
+                                               {"n_gpu_layers", ngl},
+                                               {"n_threads", nt},
+                                               {"flash_attn", fa != 0},
+                                               {"type_k", ctk},
+                                               {"type_v", ctv},
+                                               {"n_batch", n_batch},
+                                               {"n_ubatch", n_ubatch},
+                                               {"test", t.name()},
+                                               {"n_prompt", t.n_prompt},
+                                               {"n_gen", t.n_gen},
+                                               {"avg_ts", mean},
+                                               {"stddev_ts", sd},
+                                               {"samples_ts", ts}});
+                            std::fflush(stdout);
                         }
-                        results.push_back({{"model", name},
-                                           {"model_size", size},
-                                           {"model_n_params", model->n_params()},
-                                           {"backend", "CPU"},
-                                           {"n_threads", nt},
-                                           {"flash_attn", fa != 0},
-                                           {"type_k", ctk},
-                                           {"type_v", ctv},
-                                           {"n_batch", n_batch},
-                                           {"n_ubatch", n_ubatch},
-                                           {"test", t.name()},
-                                           {"n_prompt", t.n_prompt},
-                                           {"n_gen", t.n_gen},
-                                           {"avg_ts", mean},
-                                           {"stddev_ts", sd},
-                                           {"samples_ts", ts}});
-                        std::fflush(stdout);
                     }
-                }
-        }
+            }
     } catch (const std::exception& e) {
         std::fprintf(stderr, "ggserve bench: %s\n", e.what());
         return 1;

@@ -65,7 +65,7 @@ int cmd_run(int argc, char** argv) {
     }
 
     try {
-        auto model = engine::Model::load(mo.model);
+        auto model = engine::Model::load(mo.model, mo.model_params());
         const engine::Vocab& vocab = model->vocab();
         engine::Context ctx(*model, mo.context_params());
         const int n_vocab = ctx.n_vocab();

@@ -146,8 +146,12 @@ int cmd_serve(int argc, char** argv) {
         http.start();  // /health answers 503 while the model loads
         spdlog::info("listening on http://{}:{}", hc.host, http.port());
 
-        auto model = engine::Model::load(mo.model);
+        auto model = engine::Model::load(mo.model, mo.model_params());
         spdlog::info("model: {} ({}, {} parameters)", mo.model, model->description(), model->n_params());
+        if (const ggml::Backend* dev = model->offload_backend())
+            spdlog::info("offload: {} of {} layers{} on {}", model->n_offloaded_layers(),
+                         model->hparams().n_layer, model->output_offloaded() ? " and the output" : "",
+                         dev->name());
         engine::ContextParams cp = mo.context_params();
         cp.n_seq_max = (uint32_t)sc.n_parallel;
         engine::Context ctx(*model, cp);

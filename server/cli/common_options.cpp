@@ -19,7 +19,10 @@ void add_model_options(ArgParser& ap, ModelOptions& mo) {
     });
     ap.option("-ctk,--cache-type-k", "TYPE", "KV cache type of K (default f16)", &mo.cache_type_k);
     ap.option("-ctv,--cache-type-v", "TYPE", "KV cache type of V (default f16)", &mo.cache_type_v);
-    ap.option("-ngl,--n-gpu-layers,--gpu-layers", "N", "layers to offload to the GPU", &mo.n_gpu_layers);
+    ap.option("-ngl,--n-gpu-layers,--gpu-layers", "N",
+              "layers to offload to the GPU: the last N (more than the model's layers: the output too)",
+              &mo.n_gpu_layers);
+    add_device_options(ap, mo.device);
 }
 
 static ggml::Type cache_type(const std::string& opt, const std::string& name) {
@@ -34,7 +37,7 @@ static ggml::Type cache_type(const std::string& opt, const std::string& name) {
                    ": expected one of f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl");
 }
 
-void finish_model_options(const ArgParser&, ModelOptions& mo) {
+void finish_model_options(const ArgParser& ap, ModelOptions& mo) {
     if (mo.model.empty()) throw ArgError("missing -m MODEL");
     if (mo.n_batch == 0) throw ArgError("--batch-size must be positive");
     if (mo.n_ubatch == 0) throw ArgError("--ubatch-size must be positive");
@@ -49,10 +52,14 @@ void finish_model_options(const ArgParser&, ModelOptions& mo) {
     const ggml::Type tv = cache_type("--cache-type-v", mo.cache_type_v);
     if (ggml::type_traits(tv).is_quantized && mo.flash_attn == "off")
         throw ArgError("a quantized V cache (--cache-type-v " + mo.cache_type_v + ") requires flash attention (-fa on)");
-    if (mo.n_gpu_layers > 0)
-        throw ArgError("--n-gpu-layers " + std::to_string(mo.n_gpu_layers) +
-                       " requested, but this build has no GPU backend (build with -DGGML_CUDA=ON on a machine "
-                       "with a CUDA device)");
+    mo.offload = mo.device.finish(ap, mo.n_gpu_layers);
+}
+
+engine::ModelParams ModelOptions::model_params() const {
+    engine::ModelParams p;
+    p.n_gpu_layers = offload ? n_gpu_layers : 0;
+    p.main_gpu = device.main_gpu;
+    return p;
 }
 
 engine::ContextParams ModelOptions::context_params() const {

@@ -1,5 +1,5 @@
-// Options shared by the commands that load a model (run, serve, bench): model, context, threads,
-// cache types, and the default sampling settings.
+// Options shared by the commands that load a model (run, serve): model, context, threads, cache types,
+// GPU offload, and the default sampling settings.
 #pragma once
 
 #include <string>
@@ -7,6 +7,7 @@
 #include "engine/model/context.h"
 #include "engine/sampling/sampling_params.h"
 #include "server/cli/args.h"
+#include "server/cli/gpu_options.h"
 
 namespace cli {
 
@@ -21,12 +22,16 @@ struct ModelOptions {
     std::string cache_type_k = "f16";
     std::string cache_type_v = "f16";
     int n_gpu_layers = 0;
+    DeviceOptions device;
+    bool offload = false;  // set by finish_model_options: layers go to a usable GPU
 
+    engine::ModelParams model_params() const;
     engine::ContextParams context_params() const;
 };
 
 void add_model_options(ArgParser& ap, ModelOptions& mo);
-// Validates and normalizes after parsing (n_ubatch <= n_batch with a warning, cache types). Throws ArgError.
+// Validates and normalizes after parsing (n_ubatch <= n_batch with a warning, cache types, a usable GPU
+// for -ngl). Throws ArgError.
 void finish_model_options(const ArgParser& ap, ModelOptions& mo);
 void add_sampling_options(ArgParser& ap, engine::SamplingParams& sp);
 

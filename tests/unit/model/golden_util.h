@@ -55,11 +55,12 @@ inline std::vector<engine::Token> greedy(engine::Context& ctx, const std::vector
 // |delta| is bounded: a systematic difference (say, unquantized activations, or attention weights not
 // rounded like the reference's) moves the mean to ~3e-3 while leaving the worst case near tolerance.
 // Greedy picks must match where the reference's top-1 leads by more than greedy_margin. Returns the
-// worst |delta|.
+// worst |delta|. model_params places the weights (offload tests).
 inline double check_teacher_forced(const std::string& name, double tol, double mean_tol, bool flash_attn,
                                    int threads, ggml::Type type_k = ggml::Type::F16,
-                                   ggml::Type type_v = ggml::Type::F16, double greedy_margin = 0.02) {
-    auto model = engine::Model::load(shared_path("models/synth/" + name + ".gguf"));
+                                   ggml::Type type_v = ggml::Type::F16, double greedy_margin = 0.02,
+                                   const engine::ModelParams& model_params = {}) {
+    auto model = engine::Model::load(shared_path("models/synth/" + name + ".gguf"), model_params);
     const auto golden = load_golden(name + ".greedy.json");
     engine::ContextParams cp;
     cp.n_ctx = 256;

@@ -114,7 +114,7 @@ TEST_CASE("seq_add on a shared cell moves a private copy and leaves the other se
         for (ggml::Tensor* t : {f.kv.k(il), f.kv.v(il)})
             for (int32_t c : cells) {
                 std::vector<char> row(t->nb[1], (char)(c * 7 + il * 3 + (t == f.kv.v(il))));
-                f.kv.backend().tensor_set(t, row.data(), (size_t)c * t->nb[1], row.size());
+                ggml::tensor_set(t, row.data(), (size_t)c * t->nb[1], row.size());
             }
     f.kv.seq_cp(0, 1, 0, -1);
     f.kv.seq_add(1, 2, -1, 10);
@@ -129,8 +129,8 @@ TEST_CASE("seq_add on a shared cell moves a private copy and leaves the other se
         for (int il = 0; il < f.kv.n_layer(); ++il)
             for (ggml::Tensor* t : {f.kv.k(il), f.kv.v(il)}) {
                 std::vector<char> a(t->nb[1]), b(t->nb[1]);
-                f.kv.backend().tensor_get(t, a.data(), (size_t)cells[i] * t->nb[1], a.size());
-                f.kv.backend().tensor_get(t, b.data(), (size_t)moved[i] * t->nb[1], b.size());
+                ggml::tensor_get(t, a.data(), (size_t)cells[i] * t->nb[1], a.size());
+                ggml::tensor_get(t, b.data(), (size_t)moved[i] * t->nb[1], b.size());
                 REQUIRE(std::memcmp(a.data(), b.data(), a.size()) == 0);
             }
     }

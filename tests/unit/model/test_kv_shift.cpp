@@ -48,7 +48,7 @@ std::vector<std::vector<float>> keys(Context& ctx, SeqId seq) {
         ggml::Tensor* k = kv.k(il);
         std::vector<char> row(k->nb[1]);
         for (int32_t c : kv.seq_cells(seq)) {
-            kv.backend().tensor_get(k, row.data(), (size_t)c * k->nb[1], row.size());
+            ggml::tensor_get(k, row.data(), (size_t)c * k->nb[1], row.size());
             std::vector<float> f((size_t)k->ne[0]);
             if (kv.type_k() == ggml::Type::F32)
                 std::memcpy(f.data(), row.data(), row.size());
