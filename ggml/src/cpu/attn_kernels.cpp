@@ -1,9 +1,6 @@
 #include "attn_kernels.h"
 
-#include <immintrin.h>
-
-#include <cmath>
-#include <limits>
+#include "kernels_x86_intrin.h"
 
 #include "ggml/types.h"
 #include "kernels.h"
@@ -123,17 +120,6 @@ void f64_to_f32_row(const double* x, float* y, int64_t n) {
     }
 #endif
     f64_to_f32_scalar(x, y, n);
-}
-
-double exp_row(const float* x, float m, float* y, int64_t n) {
-    const float neg_inf = -std::numeric_limits<float>::infinity();
-    double sum = 0.0;
-    for (int64_t i = 0; i < n; ++i) {
-        const float e = x[i] == neg_inf ? 0.0f : std::exp(x[i] - m);
-        y[i] = e;
-        sum += e;
-    }
-    return sum;
 }
 
 }  // namespace ggml::cpu

@@ -3,6 +3,7 @@
 // and axpy_f64's products are exact in double, so fused or not, any lane order gives the same sums.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace ggml::cpu {
@@ -13,7 +14,21 @@ void round_f16_row(float* x, int64_t n);
 void axpy_f64(int64_t n, float a, const float* x, double* y);
 // y[i] = (float)x[i].
 void f64_to_f32_row(const double* x, float* y, int64_t n);
-// y[i] = exp(x[i] - m), or 0 where x[i] is -inf; returns the sum of the y[i] in double, in index order.
+
+// The rest is in kernels_rows.cpp; each equals its scalar form (shown) bit for bit at every level.
+
+// y[i] = exp(x[i] - m) (std::exp), or 0 where x[i] is -inf; returns the sum of the y[i] in double, in
+// index order.
 double exp_row(const float* x, float m, float* y, int64_t n);
+// y[i] = x[i] * scale + (mask ? mask[i] : 0) (rounded after the product); returns the largest y[i] that
+// is not nan (-inf if none; the sign of a zero maximum is unspecified, which exp_row does not see).
+float scale_mask_max_row(const float* x, float scale, const float* mask, float* y, int64_t n);
+// out[j] = (float) sum over i in order, skipping w[i] == 0, of (double)w[i] * v[i * v_stride + j], for
+// j < d; acc holds d doubles of scratch.
+void weighted_sum_f64(int64_t n, const float* w, const float* v, size_t v_stride, int64_t d, double* acc,
+                      float* out);
+// y[i] = x[i] / (1 + std::exp(-x[i])) (SiLU), and that times g[i] (SwiGLU).
+void silu_row(const float* x, float* y, int64_t n);
+void swiglu_row(const float* x, const float* g, float* y, int64_t n);
 
 }  // namespace ggml::cpu

@@ -1,7 +1,10 @@
 // The CPU backend: host buffers and graph execution on the persistent thread pool.
+#include <immintrin.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <thread>
 
 #include "ggml/backend.h"
 #include "ops.h"
@@ -42,41 +45,57 @@ class CpuBackendImpl final : public CpuBackend {
     int n_threads() const override { return n_threads_; }
 
     void graph_compute(Graph& g) override {
-        // Plan: drop no-op views, size one scratch buffer for the largest op.
-        nodes_.clear();
+        // Plan: drop no-op views, one step per phase of each op, size one scratch buffer for the
+        // largest op.
+        steps_.clear();
         size_t work = 0;
         double macs = 0;  // multiply-adds of the matrix products: the bulk of the graph's work
         for (Tensor* t : g.nodes) {
             if (is_view_op(t->op)) continue;
             if (!cpu::op_supported(t))
                 throw Error(std::string("CPU backend: unsupported op ") + op_name(t->op));
-            nodes_.push_back(t);
+            const int phases = cpu::op_phases(t);
+            for (int ph = 0; ph < phases; ++ph) steps_.push_back({t, ph});
             work = std::max(work, cpu::op_work_size(t, n_threads_));
             if (t->op == Op::MulMat || t->op == Op::MulMatT || t->op == Op::FlashAttn)
                 macs += (double)t->nelements() * (double)t->src[0]->ne[t->op == Op::MulMatT ? 1 : 0];
         }
-        // A thread must have enough work to pay for the barriers between ops (tiny models decode faster
-        // on one thread than on several).
+        // A thread must have enough work to pay for the synchronization between ops (tiny models decode
+        // faster on one thread than on several).
         constexpr double kMinMacsPerThread = 4e6;
-        const int nth_used = std::max(1, std::min(n_threads_, (int)(macs / kMinMacsPerThread)));
+        const int nth = std::max(1, std::min(n_threads_, (int)(macs / kMinMacsPerThread)));
         if (work > work_.size()) work_.resize(work + 4096);
-        if (counters_size_ < nodes_.size()) {
-            counters_ = std::make_unique<std::atomic<int64_t>[]>(nodes_.size());
-            counters_size_ = nodes_.size();
+        if (sync_size_ < steps_.size()) {
+            sync_ = std::make_unique<StepSync[]>(steps_.size());
+            sync_size_ = steps_.size();
         }
-        for (size_t i = 0; i < nodes_.size(); ++i) counters_[i].store(0, std::memory_order_relaxed);
-        const int nth = nth_used;
-        pool_.run(nth, [&](int ith, int n) {
+        for (size_t i = 0; i < steps_.size(); ++i) {
+            sync_[i].claimed.store(0, std::memory_order_relaxed);
+            sync_[i].done.store(0, std::memory_order_relaxed);
+            sync_[i].work.store(0, std::memory_order_relaxed);
+        }
+        // Each step is nth shares claimed by whichever thread comes first, and a step starts once every
+        // share of the previous one is done. No thread waits for another to arrive: a thread that the OS
+        // has descheduled (a loaded machine) holds up the others only while it holds an unfinished share,
+        // and catches up by skipping the steps already taken. Outputs do not depend on which thread
+        // computes a share.
+        pool_.run(nth, [&](int, int) {
             cpu::ComputeParams p;
-            p.ith = ith;
-            p.nth = n;
+            p.nth = nth;
             p.wdata = work_.data();
             p.wsize = work_.size();
-            p.pool = &pool_;
-            for (size_t i = 0; i < nodes_.size(); ++i) {
-                p.counter = &counters_[i];
-                cpu::compute_op(p, nodes_[i]);
-                p.barrier();
+            for (size_t i = 0; i < steps_.size(); ++i) {
+                StepSync& st = sync_[i];
+                if (i > 0) wait_done(sync_[i - 1], nth);
+                if (st.claimed.load(std::memory_order_relaxed) >= nth) continue;
+                for (int c = st.claimed.fetch_add(1, std::memory_order_acq_rel); c < nth;
+                     c = st.claimed.fetch_add(1, std::memory_order_acq_rel)) {
+                    p.ith = c;
+                    p.phase = steps_[i].phase;
+                    p.counter = &st.work;
+                    cpu::compute_op(p, steps_[i].node);
+                    st.done.fetch_add(1, std::memory_order_release);
+                }
             }
         });
     }
@@ -89,12 +108,35 @@ class CpuBackendImpl final : public CpuBackend {
     }
 
   private:
+    struct Step {
+        Tensor* node;
+        int phase;
+    };
+    // A step's counters, on their own cache line.
+    struct alignas(64) StepSync {
+        std::atomic<int> claimed{0};   // shares handed out
+        std::atomic<int> done{0};      // shares finished
+        std::atomic<int64_t> work{0};  // the op's own work counter (ComputeParams::counter)
+    };
+
+    // Spins until all n shares of a step are done; yields the CPU while a share's thread does not
+    // progress (it may be waiting for this CPU).
+    static void wait_done(const StepSync& st, int n) {
+        for (int spin = 0; st.done.load(std::memory_order_acquire) < n; ++spin) {
+            if (spin < kSpinBeforeYield)
+                _mm_pause();
+            else
+                std::this_thread::yield();
+        }
+    }
+    static constexpr int kSpinBeforeYield = 1 << 14;
+
     cpu::ThreadPool pool_;
     int n_threads_;
-    std::vector<Tensor*> nodes_;
+    std::vector<Step> steps_;
     std::vector<char> work_;
-    std::unique_ptr<std::atomic<int64_t>[]> counters_;  // one work counter per node
-    size_t counters_size_ = 0;
+    std::unique_ptr<StepSync[]> sync_;
+    size_t sync_size_ = 0;
 };
 
 }  // namespace

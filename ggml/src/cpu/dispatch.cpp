@@ -6,9 +6,10 @@
 
 namespace ggml::cpu {
 
-size_t mul_mat_work_size(const Tensor* t);
+size_t mul_mat_work_size(const Tensor* t, int nth);
 size_t flash_attn_work_size(const Tensor* t, int nth);
 size_t mul_mat_t_work_size(const Tensor* t, int nth);
+int mul_mat_phases(const Tensor* t);
 
 namespace {
 
@@ -20,7 +21,6 @@ struct OpRow {
 };
 
 size_t no_work(const Tensor*, int) { return 0; }
-size_t mul_mat_work(const Tensor* t, int) { return mul_mat_work_size(t); }
 
 const OpRow kOps[] = {
     /* None      */ {op_noop, no_work},
@@ -29,7 +29,7 @@ const OpRow kOps[] = {
     /* Mul       */ {op_mul, no_work},
     /* Scale     */ {op_scale, no_work},
     /* RmsNorm   */ {op_rms_norm, no_work},
-    /* MulMat    */ {op_mul_mat, mul_mat_work},
+    /* MulMat    */ {op_mul_mat, mul_mat_work_size},
     /* MulMatT   */ {op_mul_mat_t, mul_mat_t_work_size},
     /* GetRows   */ {op_get_rows, no_work},
     /* SetRows   */ {op_set_rows, no_work},
@@ -54,6 +54,10 @@ static_assert(sizeof(kOps) / sizeof(kOps[0]) == (size_t)Op::Count, "one row per 
 }
 
 bool op_supported(const Tensor* t) { return (size_t)t->op < (size_t)Op::Count; }
+
+int op_phases(const Tensor* t) {
+    return t->op == Op::MulMat ? mul_mat_phases(t) : 1;
+}
 
 size_t op_work_size(const Tensor* t, int nth) { return kOps[(size_t)t->op].work_size(t, nth); }
 

@@ -1,12 +1,13 @@
-// CPU implementations of the ops. Each runs on every thread of the pool with its index ith of nth and
-// computes its share; ops that need phases call params.barrier() (all threads must reach it).
+// CPU implementations of the ops. Each op (or phase of an op, op_phases) is computed as nth shares:
+// the call with index ith computes share ith, either a static split (split_rows) or a claim loop on the
+// shared counter. A share may run on any pool thread, and any thread may run several shares of one op
+// (the graph loop claims shares dynamically), so an op must not assume ith is a thread.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 
 #include "ggml/ggml.h"
-#include "threadpool.h"
 
 namespace ggml::cpu {
 
@@ -14,17 +15,19 @@ struct ComputeParams {
     int ith = 0, nth = 1;
     void* wdata = nullptr;  // scratch shared by all threads of this op
     size_t wsize = 0;
-    ThreadPool* pool = nullptr;
     // Zero at the start of the op; threads claim work chunks with fetch_add (dynamic balance when a
     // core is busy with something else).
     std::atomic<int64_t>* counter = nullptr;
-    void barrier() const {
-        if (pool && nth > 1) pool->barrier();
-    }
+    // Which phase of a multi-phase op (op_phases) this call computes. The phases of a node run in order,
+    // each finished by every thread's share before the next starts.
+    int phase = 0;
 };
 
 // Scratch bytes an op needs (the planner sizes one work buffer for the largest op).
 size_t op_work_size(const Tensor* t, int nth);
+// Phases of an op: parts that must be finished on every thread before the next starts (mul_mat
+// quantizes its activations, then multiplies). Most ops have one.
+int op_phases(const Tensor* t);
 // Whether the CPU can compute this node.
 bool op_supported(const Tensor* t);
 void compute_op(const ComputeParams& p, Tensor* t);

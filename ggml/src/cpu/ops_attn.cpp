@@ -105,10 +105,7 @@ void op_flash_attn(const ComputeParams& p, Tensor* t) {
             // The weighted sum of values, as mul_mat_t computes it: f16-rounded weights for an f16 V,
             // products summed in double, zero weights skipped.
             if (v->type == Type::F16) round_f16_row(score, n_kv);
-            std::fill(acc, acc + Dv, 0.0);
-            for (int64_t i = 0; i < n_kv; ++i)
-                if (score[i] != 0.0f) axpy_f64(Dv, score[i], vals + i * Dv, acc);
-            f64_to_f32_row(acc, (float*)t->row_ptr(h, iq, i3), Dv);
+            weighted_sum_f64(n_kv, score, vals, (size_t)Dv, Dv, acc, (float*)t->row_ptr(h, iq, i3));
         }
     }
 }

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <vector>
 
+#include "attn_kernels.h"
 #include "ops.h"
 
 namespace ggml::cpu {
@@ -118,9 +119,29 @@ void op_scale(const ComputeParams& p, Tensor* t) {
 
 static inline float silu_f(float x) { return x / (1.0f + std::exp(-x)); }
 
-void op_silu(const ComputeParams& p, Tensor* t) { unary_op(p, t, silu_f); }
+void op_silu(const ComputeParams& p, Tensor* t) {
+    const Tensor* a = t->src[0];
+    if (a->nb[0] == sizeof(float)) {
+        for_rows(p, t, [&](int64_t i1, int64_t i2, int64_t i3) {
+            silu_row((const float*)a->row_ptr(i1, i2, i3), (float*)t->row_ptr(i1, i2, i3), t->ne[0]);
+        });
+        return;
+    }
+    unary_op(p, t, silu_f);
+}
 
 void op_swiglu(const ComputeParams& p, Tensor* t) {
+    const Tensor* a = t->src[0];
+    const Tensor* b = t->src[1];
+    if (a->nb[0] == sizeof(float) && b->nb[0] == sizeof(float) && b->ne[0] == t->ne[0]) {
+        // The same rows binary_op pairs, one row kernel each (silu_row's exp equals std::exp).
+        for_rows(p, t, [&](int64_t i1, int64_t i2, int64_t i3) {
+            swiglu_row((const float*)a->row_ptr(i1, i2, i3),
+                       (const float*)b->row_ptr(i1 % b->ne[1], i2 % b->ne[2], i3 % b->ne[3]),
+                       (float*)t->row_ptr(i1, i2, i3), t->ne[0]);
+        });
+        return;
+    }
     binary_op(p, t, [](float x, float y) { return silu_f(x) * y; });
 }
 

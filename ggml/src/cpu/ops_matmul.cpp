@@ -10,12 +10,35 @@
 
 namespace ggml::cpu {
 
-size_t mul_mat_work_size(const Tensor* t) {
-    const Tensor* a = t->src[0];
-    const Tensor* b = t->src[1];
-    const Type vdt = type_traits(a->type).vec_dot_type;
-    if (b->type == vdt) return 0;
-    return row_size(vdt, b->ne[0]) * (size_t)b->nrows();
+namespace {
+
+// Activations of at most this many values (decode: one or a few tokens) are quantized by every share
+// into its own scratch slot, which takes less time than a second phase's wait for the other threads.
+constexpr int64_t kPrivateQuantMax = 8192;
+
+bool needs_quant(const Tensor* t) {
+    return t->src[1]->type != type_traits(t->src[0]->type).vec_dot_type;
+}
+
+bool private_quant(const Tensor* t) {
+    return needs_quant(t) && t->src[1]->nelements() <= kPrivateQuantMax;
+}
+
+// Bytes of the quantized activations, rounded to a cache line.
+size_t quant_bytes(const Tensor* t) {
+    const Type vdt = type_traits(t->src[0]->type).vec_dot_type;
+    return (row_size(vdt, t->src[1]->ne[0]) * (size_t)t->src[1]->nrows() + 63) & ~size_t(63);
+}
+
+}  // namespace
+
+int mul_mat_phases(const Tensor* t) {
+    return needs_quant(t) && !private_quant(t) ? 2 : 1;
+}
+
+size_t mul_mat_work_size(const Tensor* t, int nth) {
+    if (!needs_quant(t)) return 0;
+    return quant_bytes(t) * (private_quant(t) ? (size_t)nth : 1) + 64;
 }
 
 void op_mul_mat(const ComputeParams& p, Tensor* t) {
@@ -25,7 +48,9 @@ void op_mul_mat(const ComputeParams& p, Tensor* t) {
     const int64_t K = a->ne[0], M = a->ne[1], N = b->ne[1];
     const int64_t r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
 
-    // Phase 1: activations to the paired type, once per batch (columns of a plane at a uniform stride).
+    // Activations to the paired type, once per batch (columns of a plane at a uniform stride), into the
+    // scratch buffer: in phase 0, each share its rows, read by all shares in phase 1; or, for small
+    // activations (private_quant), all rows by every share into its own slot, in the one phase.
     const char* bdata;
     size_t b_nb1, b_nb2, b_nb3;
     if (b->type == vdt) {
@@ -34,28 +59,48 @@ void op_mul_mat(const ComputeParams& p, Tensor* t) {
     } else {
         const size_t rs = row_size(vdt, K);
         b_nb1 = rs, b_nb2 = rs * (size_t)N, b_nb3 = b_nb2 * (size_t)b->ne[2];
-        char* w = (char*)p.wdata;
-        const auto quantize = quantize_activations(vdt);
-        int64_t r0, r1;
-        split_rows(b->nrows(), p.ith, p.nth, &r0, &r1);
-        for (int64_t r = r0; r < r1; ++r) {
-            const int64_t i1 = r % N, i2 = (r / N) % b->ne[2], i3 = r / (N * b->ne[2]);
-            quantize((const float*)b->row_ptr(i1, i2, i3), w + i1 * b_nb1 + i2 * b_nb2 + i3 * b_nb3, K);
+        const bool priv = private_quant(t);
+        char* w =
+            (char*)(((uintptr_t)p.wdata + 63) & ~uintptr_t(63)) + (priv ? quant_bytes(t) * (size_t)p.ith : 0);
+        if (priv || p.phase == 0) {
+            const auto quantize = quantize_activations(vdt);
+            int64_t r0 = 0, r1 = b->nrows();
+            if (!priv) split_rows(b->nrows(), p.ith, p.nth, &r0, &r1);
+            for (int64_t r = r0; r < r1; ++r) {
+                const int64_t i1 = r % N, i2 = (r / N) % b->ne[2], i3 = r / (N * b->ne[2]);
+                quantize((const float*)b->row_ptr(i1, i2, i3), w + i1 * b_nb1 + i2 * b_nb2 + i3 * b_nb3, K);
+            }
+            if (!priv) return;
         }
-        p.barrier();
         bdata = w;
     }
 
-    // Phase 2: tiles of rows x columns. Each output element equals one vec_dot of a weight row and an
+    // Tiles of rows x columns. Each output element equals one vec_dot of a weight row and an
     // activation row whatever the tiling, so a token's result depends neither on the other tokens of the
     // batch nor on the thread count. Tiles are claimed dynamically.
     const GemmTileFn tile = gemm_tile_fn(a->type);
+    const size_t ldc = t->nb[1] / sizeof(float);
+    if (N == 1 && t->ne[2] * t->ne[3] == 1) {
+        // A matrix-vector product (decode): row ranges claimed with guided sizes, a fraction of the rows
+        // left, so that the shares end together (a thread that finishes early would leave memory
+        // bandwidth unused) with few claims. The counter holds the next row; ranges start at multiples
+        // of 16 rows.
+        constexpr int64_t kMinRows = 16;
+        int64_t r0 = p.counter->load(std::memory_order_relaxed);
+        while (r0 < M) {
+            int64_t n = std::max(kMinRows, ((M - r0) / (2 * p.nth)) & ~(kMinRows - 1));
+            n = std::min(n, M - r0);
+            if (!p.counter->compare_exchange_weak(r0, r0 + n, std::memory_order_relaxed)) continue;
+            tile(K, (float*)t->data + r0, ldc, a->row_ptr(r0), a->nb[1], bdata, b_nb1, (int)n, 1);
+            r0 = p.counter->load(std::memory_order_relaxed);
+        }
+        return;
+    }
     constexpr int64_t kRows = 64;           // a multiple of the kernels' 16-row groups
     const int64_t kCols = N == 1 ? 1 : 64;  // activations of a tile stay in L2
     const int64_t row_tiles = (M + kRows - 1) / kRows, col_tiles = (N + kCols - 1) / kCols;
     const int64_t n_planes = t->ne[2] * t->ne[3];
     const int64_t n_chunks = row_tiles * col_tiles * n_planes;
-    const size_t ldc = t->nb[1] / sizeof(float);
     for (int64_t c = p.counter->fetch_add(1); c < n_chunks; c = p.counter->fetch_add(1)) {
         // Column tiles vary fastest: a row tile's weights are read from memory once, while the (smaller)
         // activations stay in cache.
@@ -106,16 +151,16 @@ void op_mul_mat_t(const ComputeParams& p, Tensor* t) {
         }
         for (int64_t q = qb * kRows; q < std::min(Q, (qb + 1) * kRows); ++q) {
             const char* wrow = b->row_ptr(q, h, h3);
-            for (int64_t i = 0; i < I; ++i) w[i] = *(const float*)(wrow + i * b->nb[0]);
+            if (b->nb[0] == sizeof(float))
+                std::memcpy(w, wrow, (size_t)I * sizeof(float));
+            else
+                for (int64_t i = 0; i < I; ++i) w[i] = *(const float*)(wrow + i * b->nb[0]);
             // A product with f16 values rounds the weights to f16 (llama.cpp does the same).
             if (a->type == Type::F16) round_f16_row(w, I);
             // Exact products summed in double and rounded to f32 once, as llama.cpp's f16 dot product
             // sums rows shorter than 64 cells; flash_attn repeats these steps. Zero weights (masked
             // cells) are skipped, so other sequences' cells never change the result.
-            std::fill(acc, acc + D, 0.0);
-            for (int64_t i = 0; i < I; ++i)
-                if (w[i] != 0.0f) axpy_f64(D, w[i], vf + (size_t)i * v_stride, acc);
-            f64_to_f32_row(acc, (float*)t->row_ptr(q, h, h3), D);
+            weighted_sum_f64(I, w, vf, v_stride, D, acc, (float*)t->row_ptr(q, h, h3));
         }
     }
 }

@@ -94,11 +94,7 @@ void op_soft_max(const ComputeParams& p, Tensor* t) {
                 mrow = m.data();
             }
         }
-        float mx = -std::numeric_limits<float>::infinity();
-        for (int64_t i = 0; i < n; ++i) {
-            y[i] = x[i] * scale + (mrow ? mrow[i] : 0.0f);
-            mx = y[i] > mx ? y[i] : mx;
-        }
+        const float mx = scale_mask_max_row(x, scale, mrow, y, n);
         // Sequential sum; masked entries are exactly zero, so the result does not depend on how many
         // cells of other sequences sit between ours.
         const double sum = exp_row(y, mx, y, n);  // the same function flash_attn uses

@@ -7,7 +7,7 @@ namespace ggml::cpu {
 namespace {
 inline void cpu_relax() { _mm_pause(); }
 // Spin this many iterations (~100-200 us) before sleeping on the futex: long enough to bridge the gap
-// between two ops or two decode steps, short enough that a descheduled peer (a loaded machine, more
+// between two decode steps, short enough that a descheduled peer (a loaded machine, more
 // threads than free cores) costs a sleep rather than a whole time slice of spinning.
 constexpr int kSpinIterations = 1 << 12;
 
@@ -59,25 +59,11 @@ void ThreadPool::run(int nth, const std::function<void(int, int)>& fn) {
     job_ = &fn;
     job_nth_ = nth;
     done_.store(0, std::memory_order_relaxed);
-    barrier_count_.store(0, std::memory_order_relaxed);
     generation_.fetch_add(1, std::memory_order_acq_rel);
     generation_.notify_all();
     fn(0, nth);
     for (int d = done_.load(std::memory_order_acquire); d < nth - 1; d = done_.load(std::memory_order_acquire))
         spin_then_wait(done_, d);
-}
-
-void ThreadPool::barrier() {
-    const int nth = job_nth_;
-    if (nth <= 1) return;
-    const uint32_t phase = barrier_phase_.load(std::memory_order_acquire);
-    if (barrier_count_.fetch_add(1, std::memory_order_acq_rel) == nth - 1) {
-        barrier_count_.store(0, std::memory_order_relaxed);
-        barrier_phase_.fetch_add(1, std::memory_order_acq_rel);
-        barrier_phase_.notify_all();
-        return;
-    }
-    spin_then_wait(barrier_phase_, phase);
 }
 
 }  // namespace ggml::cpu

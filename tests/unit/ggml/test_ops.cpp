@@ -144,6 +144,38 @@ TEST_CASE("a token's mul_mat output does not depend on the batch or the thread c
     }
 }
 
+TEST_CASE("mat-vec products and small batches give the same bits on 1 to 4 threads", "[ggml][invariance]") {
+    // Large enough that the graph runs on several threads: decode's guided row ranges (one column),
+    // small batches whose activations each share quantizes itself, and a ragged row count.
+    const int64_t K = 1024, M = 16381;
+    const auto a = randn((size_t)K * M, 11);
+    for (Type t : {Type::F32, Type::Q8_0, Type::Q4_0, Type::Q4_K}) {
+        Context ctx;
+        std::vector<uint8_t> qa;
+        std::vector<float> a_copy = a;
+        Tensor* wa = t == Type::F32 ? input(ctx, a_copy, {K, M}) : quantized(ctx, t, a, K, M, qa);
+        for (int64_t n : {1, 3}) {
+            INFO(type_name(t) << ", " << n << " columns");
+            auto b = randn((size_t)K * n, 12 + (uint32_t)n);
+            Tensor* out = mul_mat(ctx, wa, input(ctx, b, {K, n}));
+            Runner r;
+            std::vector<float> want;
+            for (int nth : {1, 2, 3, 4}) {
+                r.run(out, nth);
+                const auto got = read(out);
+                if (want.empty()) {
+                    want = got;
+                    continue;
+                }
+                int mismatches = 0;
+                for (size_t i = 0; i < got.size(); ++i) mismatches += std::memcmp(&got[i], &want[i], 4) != 0;
+                INFO(nth << " threads");
+                CHECK(mismatches == 0);
+            }
+        }
+    }
+}
+
 TEST_CASE("rms_norm, mul, add broadcast, scale, silu, swiglu", "[ggml][elementwise]") {
     Runner r;
     Context ctx;

@@ -1,0 +1,201 @@
+// The row kernels of softmax, attention and SiLU (attn_kernels.h) equal their scalar forms bit for bit at
+// every level: exp against std::exp over a spread of arguments, ragged lengths around the vector widths,
+// masked (-inf) cells, zero weights and values that would poison a sum if a zero weight were not skipped.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "ggml/src/cpu/attn_kernels.h"
+#include "kernels_test_util.h"
+
+using namespace kernels_test;
+
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+uint32_t bits_of(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
+}
+
+float float_of(uint32_t u) {
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+}
+
+uint64_t bits_of(double d) {
+    uint64_t u;
+    std::memcpy(&u, &d, 8);
+    return u;
+}
+
+int mismatches(const std::vector<float>& a, const std::vector<float>& b) {
+    int n = 0;
+    for (size_t i = 0; i < a.size(); ++i) n += bits_of(a[i]) != bits_of(b[i]);
+    return n;
+}
+
+// Scores as attention makes them: mostly moderate values, some far below the maximum (exp underflows or
+// takes the library's edge cases), masked cells.
+std::vector<float> scores(int64_t n, uint32_t seed, bool masked) {
+    std::vector<float> x = normal_floats((size_t)n, seed, 8.0f);
+    std::mt19937 rng(seed);
+    for (int64_t i = 0; i < n; ++i) {
+        const uint32_t r = rng() % 16;
+        if (r == 0) x[(size_t)i] -= 95.0f;  // |x - m| >= 88: the library's own path
+        if (r == 1) x[(size_t)i] = -0.0f;
+        if (masked && r >= 12) x[(size_t)i] = kNegInf;
+    }
+    return x;
+}
+
+}  // namespace
+
+TEST_CASE("exp_row equals std::exp and its sum in order at every level", "[kernels][rows]") {
+    uint32_t seed = 4000;
+    for (IsaLevel level : levels()) {
+        LevelScope scope(level);
+        for (int64_t n : {1, 7, 8, 9, 15, 16, 17, 63, 64, 100, 513})
+            for (bool masked : {false, true}) {
+                const std::vector<float> x = scores(n, seed += 3, masked);
+                float m = kNegInf;
+                for (float v : x) m = v > m ? v : m;
+                std::vector<float> want((size_t)n), got((size_t)n);
+                double want_sum = 0.0;
+                for (int64_t i = 0; i < n; ++i) {
+                    want[(size_t)i] = x[(size_t)i] == kNegInf ? 0.0f : std::exp(x[(size_t)i] - m);
+                    want_sum += want[(size_t)i];
+                }
+                const double sum = ggml::cpu::exp_row(x.data(), m, got.data(), n);
+                INFO(ggml::cpu::isa_level_name(level) << ", n = " << n << (masked ? ", masked" : ""));
+                CHECK(mismatches(want, got) == 0);
+                CHECK(bits_of(sum) == bits_of(want_sum));
+                // In place, as soft_max calls it.
+                std::vector<float> inplace = x;
+                const double sum2 = ggml::cpu::exp_row(inplace.data(), m, inplace.data(), n);
+                CHECK(mismatches(want, inplace) == 0);
+                CHECK(bits_of(sum2) == bits_of(want_sum));
+            }
+        // Fully masked rows (the maximum is -inf too) give zeros.
+        std::vector<float> x(37, kNegInf), y(37, 1.0f);
+        CHECK(ggml::cpu::exp_row(x.data(), kNegInf, y.data(), 37) == 0.0);
+        for (float v : y) CHECK(bits_of(v) == 0u);
+    }
+}
+
+TEST_CASE("exp_row equals std::exp over the whole float range", "[kernels][rows]") {
+    // Every 997th bit pattern of both signs (m = 0, so y = exp(x)): the main range, the edges near +-88
+    // and -104, subnormal results, infinities and nans.
+    std::vector<float> x;
+    for (uint64_t u = 0; u <= 0xffffffffu; u += 997) x.push_back(float_of((uint32_t)u));
+    std::vector<float> want(x.size()), got(x.size());
+    for (size_t i = 0; i < x.size(); ++i) want[i] = x[i] == kNegInf ? 0.0f : std::exp(x[i] - 0.0f);
+    for (IsaLevel level : levels()) {
+        LevelScope scope(level);
+        // In pieces, so that an infinite or nan sum of one piece does not hide the others' sums.
+        int bad = 0;
+        for (size_t i = 0; i < x.size(); i += 4096) {
+            const int64_t n = (int64_t)std::min<size_t>(4096, x.size() - i);
+            ggml::cpu::exp_row(x.data() + i, 0.0f, got.data() + i, n);
+        }
+        for (size_t i = 0; i < x.size(); ++i) {
+            const bool same =
+                bits_of(want[i]) == bits_of(got[i]) || (std::isnan(want[i]) && std::isnan(got[i]));
+            if (!same && bad++ < 5) INFO("x = " << x[i] << ": " << want[i] << " vs " << got[i]);
+        }
+        INFO(ggml::cpu::isa_level_name(level));
+        CHECK(bad == 0);
+    }
+}
+
+TEST_CASE("scale_mask_max_row equals its scalar form at every level", "[kernels][rows]") {
+    uint32_t seed = 5000;
+    for (IsaLevel level : levels()) {
+        LevelScope scope(level);
+        for (int64_t n : {1, 5, 15, 16, 17, 31, 32, 33, 200})
+            for (bool with_mask : {false, true}) {
+                const std::vector<float> x = normal_floats((size_t)n, seed += 2, 3.0f);
+                std::vector<float> mask = scores(n, seed + 1, true);
+                for (float& v : mask) v = v == kNegInf ? kNegInf : 0.0f;
+                const float* mk = with_mask ? mask.data() : nullptr;
+                const float scale = 0.125f;
+                std::vector<float> want((size_t)n), got((size_t)n);
+                float want_mx = kNegInf;
+                for (int64_t i = 0; i < n; ++i) {
+                    want[(size_t)i] = x[(size_t)i] * scale + (mk ? mk[i] : 0.0f);
+                    want_mx = want[(size_t)i] > want_mx ? want[(size_t)i] : want_mx;
+                }
+                const float mx = ggml::cpu::scale_mask_max_row(x.data(), scale, mk, got.data(), n);
+                INFO(ggml::cpu::isa_level_name(level) << ", n = " << n << (with_mask ? ", mask" : ""));
+                CHECK(mismatches(want, got) == 0);
+                CHECK(mx == want_mx);
+            }
+    }
+}
+
+TEST_CASE("weighted_sum_f64 equals the ordered double sum at every level", "[kernels][rows]") {
+    uint32_t seed = 6000;
+    for (IsaLevel level : levels()) {
+        LevelScope scope(level);
+        for (int64_t d : {1, 3, 8, 13, 64, 80, 128, 131, 260})
+            for (int64_t n : {1, 2, 17, 100}) {
+                const size_t stride = (size_t)d + 5;  // rows of a wider tensor
+                std::vector<float> v = normal_floats(stride * (size_t)n, seed += 2, 2.0f);
+                std::vector<float> w = normal_floats((size_t)n, seed + 1, 0.1f);
+                std::mt19937 rng(seed);
+                for (int64_t i = 0; i < n; ++i)
+                    if (rng() % 3 == 0) {
+                        w[(size_t)i] = 0.0f;  // a masked cell: its values are never read
+                        v[(size_t)i * stride] = std::numeric_limits<float>::quiet_NaN();
+                    }
+                std::vector<double> acc((size_t)d, 0.0);
+                for (int64_t i = 0; i < n; ++i)
+                    if (w[(size_t)i] != 0.0f)
+                        for (int64_t j = 0; j < d; ++j)
+                            acc[(size_t)j] +=
+                                (double)w[(size_t)i] * (double)v[(size_t)i * stride + (size_t)j];
+                std::vector<float> want((size_t)d + 1, -7.0f), got((size_t)d + 1, -7.0f);
+                for (int64_t j = 0; j < d; ++j) want[(size_t)j] = (float)acc[(size_t)j];
+                std::vector<double> scratch((size_t)d);
+                ggml::cpu::weighted_sum_f64(n, w.data(), v.data(), stride, d, scratch.data(), got.data());
+                INFO(ggml::cpu::isa_level_name(level) << ", d = " << d << ", n = " << n);
+                CHECK(mismatches(want, got) == 0);  // the last element checks that nothing past d is written
+            }
+    }
+}
+
+TEST_CASE("silu_row and swiglu_row equal x / (1 + std::exp(-x)) at every level", "[kernels][rows]") {
+    uint32_t seed = 7000;
+    for (IsaLevel level : levels()) {
+        LevelScope scope(level);
+        for (int64_t n : {1, 7, 8, 9, 31, 64, 333}) {
+            std::vector<float> x = normal_floats((size_t)n, seed += 2, 6.0f);
+            const std::vector<float> g = normal_floats((size_t)n, seed + 1, 1.0f);
+            for (size_t i = 0; i < x.size(); i += 5) x[i] *= 20.0f;  // beyond +-88 for some
+            std::vector<float> want_s((size_t)n), want_g((size_t)n), got_s((size_t)n), got_g((size_t)n);
+            for (size_t i = 0; i < x.size(); ++i) {
+                want_s[i] = x[i] / (1.0f + std::exp(-x[i]));
+                want_g[i] = want_s[i] * g[i];
+            }
+            ggml::cpu::silu_row(x.data(), got_s.data(), n);
+            ggml::cpu::swiglu_row(x.data(), g.data(), got_g.data(), n);
+            INFO(ggml::cpu::isa_level_name(level) << ", n = " << n);
+            CHECK(mismatches(want_s, got_s) == 0);
+            CHECK(mismatches(want_g, got_g) == 0);
+            // In place (the output over either input).
+            std::vector<float> a = x, b = x, c = g;
+            ggml::cpu::silu_row(a.data(), a.data(), n);
+            ggml::cpu::swiglu_row(b.data(), g.data(), b.data(), n);
+            ggml::cpu::swiglu_row(x.data(), c.data(), c.data(), n);
+            CHECK(mismatches(want_s, a) == 0);
+            CHECK(mismatches(want_g, b) == 0);
+            CHECK(mismatches(want_g, c) == 0);
+        }
+    }
+}
