@@ -1,6 +1,7 @@
 // Graph allocator: lifetime-based reuse of intermediate memory.
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ggml/backend.h"
 #include "offset_planner.h"
@@ -29,14 +30,33 @@ size_t GraphAllocator::allocate(Graph& g) {
     auto place = [&](Tensor* t) {
         if (needs_memory(t) && !offset.count(t)) offset[t] = planner.alloc(t->nbytes());
     };
+    // Sources whose memory a node took over (see Backend::can_overwrite_src0): released with that node.
+    std::unordered_set<Tensor*> handed_over;
+    auto same_layout = [](const Tensor* a, const Tensor* b) {
+        return a->type == b->type && std::equal(a->ne, a->ne + kMaxDims, b->ne) && std::equal(a->nb, a->nb + kMaxDims, b->nb);
+    };
+    // n may reuse src0's memory if n is its last reader, src0 owns that memory and nothing else reads it.
+    auto take_over_src0 = [&](Tensor* n) {
+        Tensor* s = n->src[0];
+        if (!needs_memory(n) || offset.count(n) || !s || s->view_src || !offset.count(s)) return;
+        if ((s->flags & (kFlagOutput | kFlagInput)) || s->op == Op::None || !same_layout(s, n)) return;
+        if (!backend_.can_overwrite_src0(n)) return;
+        int reads_here = 0;
+        for (Tensor* x : n->src) reads_here += x == s;
+        if (readers[s] != reads_here) return;
+        offset[n] = offset[s];
+        handed_over.insert(s);
+    };
     // Inputs first; they stay for the whole graph.
     for (Tensor* l : g.leafs) place(l);
     for (Tensor* n : g.nodes) {
+        take_over_src0(n);
         place(n);
         auto drop = [&](Tensor* root) {
             auto it = readers.find(root);
             if (it == readers.end() || --it->second > 0) return;
             if (!offset.count(root) || (root->flags & (kFlagOutput | kFlagInput)) || root->op == Op::None) return;
+            if (handed_over.count(root)) return;
             planner.release(offset[root], root->nbytes());
         };
         for (Tensor* s : n->src)

@@ -317,9 +317,11 @@ void Scheduler::release(Slot& slot) {
 }
 
 void Scheduler::fail(Slot& slot, int status, const std::string& message) {
-    if (slot.task) slot.task->sink->on_error(status, message);
+    const std::shared_ptr<Task> task = slot.task;
     forget_cache(slot);
     release(slot);
+    update_gauges();
+    if (task) task->sink->on_error(status, message);
 }
 
 engine::Context::Status Scheduler::decode_with_eviction(const engine::Batch& batch) {
@@ -518,8 +520,11 @@ void Scheduler::finish(Slot& slot, FinishReason reason, bool eos, const std::str
     slot.timings.predicted_n = slot.n_decoded;
     slot.timings.predicted_ms = ms_between(slot.t_prompt_done, Clock::now());
     f.timings = slot.timings;
-    t.sink->on_done(f);
+    // The slot is idle in /slots and the metrics before the client hears that its request is done.
+    const std::shared_ptr<Task> task = slot.task;
     release(slot);
+    update_gauges();
+    task->sink->on_done(f);
 }
 
 void Scheduler::update_gauges() {

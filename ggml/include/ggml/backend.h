@@ -38,6 +38,12 @@ public:
     virtual bool is_host() const = 0;
     virtual std::unique_ptr<Buffer> alloc_buffer(size_t size) = 0;
     virtual bool supports_op(const Tensor* t) const = 0;
+    // Whether node may write its result over its first source (same shape and layout) when it is that
+    // source's last reader; the graph allocator then gives both the same memory.
+    virtual bool can_overwrite_src0(const Tensor* node) const {
+        (void)node;
+        return false;
+    }
     // Computes every node of g. All tensors must live in memory this backend can address.
     virtual void graph_compute(Graph& g) = 0;
     // Copies between host memory and a tensor's data (which may live on a device).

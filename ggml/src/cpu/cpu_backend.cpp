@@ -40,6 +40,10 @@ class CpuBackendImpl final : public CpuBackend {
     }
 
     bool supports_op(const Tensor* t) const override { return cpu::op_supported(t); }
+    // soft_max reads each element of a row before it writes the same element (scale_mask_max_row, then
+    // exp_row and the normalisation in place), so its output can take its input's memory: without it the
+    // attention scores of a 512-token batch are live twice.
+    bool can_overwrite_src0(const Tensor* node) const override { return node->op == Op::SoftMax; }
 
     void set_n_threads(int n) override { n_threads_ = std::max(1, std::min(n, pool_.max_threads())); }
     int n_threads() const override { return n_threads_; }

@@ -80,7 +80,7 @@ TEST_CASE("mul_mat F32 matches a double reference at ragged shapes", "[ggml][mul
 }
 
 TEST_CASE("mul_mat of quantized weights matches dequantized weights", "[ggml][mul_mat]") {
-    const Type types[] = {Type::F16, Type::BF16, Type::Q4_0, Type::Q4_1, Type::Q5_0, Type::Q5_1, Type::Q8_0,
+    const Type types[] = {Type::F16,  Type::BF16, Type::Q4_0, Type::Q4_1, Type::Q5_0, Type::Q5_1,  Type::Q8_0,
                           Type::Q2_K, Type::Q3_K, Type::Q4_K, Type::Q5_K, Type::Q6_K, Type::IQ4_NL};
     for (Type t : types) {
         INFO(type_name(t));
@@ -91,7 +91,8 @@ TEST_CASE("mul_mat of quantized weights matches dequantized weights", "[ggml][mu
         std::vector<uint8_t> qa;
         Tensor* wa = quantized(ctx, t, a, K, M, qa);
         std::vector<float> deq((size_t)K * M);
-        for (int64_t m = 0; m < M; ++m) type_traits(t).to_float(qa.data() + m * wa->nb[1], deq.data() + m * K, K);
+        for (int64_t m = 0; m < M; ++m)
+            type_traits(t).to_float(qa.data() + m * wa->nb[1], deq.data() + m * K, K);
         // The activations go through the paired type: reproduce that rounding in the reference.
         const Type vdt = type_traits(t).vec_dot_type;
         std::vector<float> bq((size_t)K * N);
@@ -247,7 +248,8 @@ TEST_CASE("rope normal and neox modes rotate pairs by position", "[ggml][rope]")
                 const float* yr = &got[(t * nh + h) * hd];
                 for (int i = 0; i < n_rot / 2; ++i) {
                     const double theta = pos[t] * std::pow(10000.0, -2.0 * i / n_rot);
-                    const int a = mode == kRopeNeox ? i : 2 * i, b = mode == kRopeNeox ? i + n_rot / 2 : 2 * i + 1;
+                    const int a = mode == kRopeNeox ? i : 2 * i,
+                              b = mode == kRopeNeox ? i + n_rot / 2 : 2 * i + 1;
                     REQUIRE(yr[a] == Approx(xr[a] * std::cos(theta) - xr[b] * std::sin(theta)).margin(2e-4));
                     REQUIRE(yr[b] == Approx(xr[a] * std::sin(theta) + xr[b] * std::cos(theta)).margin(2e-4));
                 }
@@ -310,15 +312,16 @@ TEST_CASE("cont of a permuted view and dup to f16", "[ggml][copy]") {
         for (int i1 = 0; i1 < 5; ++i1)
             for (int i0 = 0; i0 < 4; ++i0) {
                 REQUIRE(got[(i2 * 5 + i1) * 4 + i0] == x[(i1 * 3 + i2) * 4 + i0]);
-                REQUIRE(((uint16_t*)h->data)[(i2 * 5 + i1) * 4 + i0] == fp32_to_fp16(x[(i1 * 3 + i2) * 4 + i0]));
+                REQUIRE(((uint16_t*)h->data)[(i2 * 5 + i1) * 4 + i0] ==
+                        fp32_to_fp16(x[(i1 * 3 + i2) * 4 + i0]));
             }
 }
 
 namespace {
 // Attention of q over cells; cells of "other" sequences are interleaved and masked.
 std::vector<float> attention(bool flash, const std::vector<float>& q, const std::vector<float>& kv_k,
-                             const std::vector<float>& kv_v, const std::vector<float>& mask, int64_t D, int64_t n_q,
-                             int64_t H, int64_t Hkv, int64_t n_kv) {
+                             const std::vector<float>& kv_v, const std::vector<float>& mask, int64_t D,
+                             int64_t n_q, int64_t H, int64_t Hkv, int64_t n_kv) {
     Runner r;
     Context ctx;
     auto qq = q, kk = kv_k, vv = kv_v, mm = mask;
@@ -390,6 +393,41 @@ TEST_CASE("the allocator reuses memory of finished intermediates", "[ggml][alloc
     for (int i = 0; i < 20; ++i) f *= 1.0 + 0.01 * i;
     auto got = read(t);
     for (int64_t i = 0; i < n; ++i) REQUIRE(got[i] == Approx(x[i] * f).epsilon(1e-5));
+}
+
+TEST_CASE("soft_max writes over its scores when it is their last reader, with the same bits",
+          "[ggml][alloc][soft_max]") {
+    const int64_t n0 = 77, n1 = 9, n2 = 4;
+    auto x = randn(n0 * n1 * n2, 31);
+    std::vector<float> m(n0 * n1);
+    std::mt19937 rng(32);
+    for (auto& v : m) v = rng() % 3 == 0 ? -std::numeric_limits<float>::infinity() : 0.0f;
+    for (int64_t i1 = 0; i1 < n1; ++i1) m[i1 * n0 + i1] = 0.0f;
+    // scores = 2x (an intermediate); probs = soft_max(scores). With keep_scores, scores is read again
+    // afterwards, so probs must get memory of its own.
+    auto run = [&](bool keep_scores, bool* shared) {
+        Runner r;
+        Context ctx;
+        Tensor* scores = scale(ctx, input(ctx, x, {n0, n1, n2}), 2.0f);
+        Tensor* probs = soft_max(ctx, scores, input(ctx, m, {n0, n1}), 0.25f);
+        Tensor* out = keep_scores ? add(ctx, probs, scores) : scale(ctx, probs, 1.0f);
+        Graph g;
+        g.build_forward(out);
+        r.alloc.allocate(g);
+        *shared = probs->data == scores->data;
+        r.backend->set_n_threads(3);
+        r.backend->graph_compute(g);
+        return std::make_pair(read(probs), read(out));
+    };
+    bool shared_last = false, shared_kept = true;
+    const auto [probs_inplace, out_inplace] = run(false, &shared_last);
+    const auto [probs_separate, out_kept] = run(true, &shared_kept);
+    CHECK(shared_last);   // the last reader took the memory over
+    CHECK(!shared_kept);  // a later reader of the scores keeps them intact
+    REQUIRE(std::memcmp(probs_inplace.data(), probs_separate.data(), probs_inplace.size() * sizeof(float)) ==
+            0);
+    // The kept scores really are the scores: out = probs + 2x.
+    for (size_t i = 0; i < x.size(); ++i) REQUIRE(out_kept[i] == probs_separate[i] + 2.0f * x[i]);
 }
 
 TEST_CASE("op builders reject bad shapes with clear errors", "[ggml][errors]") {
