@@ -4,11 +4,14 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "engine/model/context.h"
 #include "engine/model/model.h"
@@ -146,6 +149,25 @@ int cmd_serve(int argc, char** argv) {
         http.start();  // /health answers 503 while the model loads
         spdlog::info("listening on http://{}:{}", hc.host, http.port());
 
+        // Signals are taken by their own thread from now on, so that SIGTERM also stops a server that
+        // is still loading its model (docker stop, a test harness): loading cannot be interrupted
+        // midway, so the process just ends then. Once serving, the signal starts an orderly shutdown.
+        struct SignalState {
+            std::atomic<bool> serving{false};
+            std::promise<int> received;
+        };
+        auto signals = std::make_shared<SignalState>();
+        std::future<int> shutdown_signal = signals->received.get_future();
+        std::thread([signals, sigs] {
+            int sig = 0;
+            sigwait(&sigs, &sig);
+            if (!signals->serving.load()) {
+                spdlog::info("signal {} while loading the model: exiting", sig);
+                std::_Exit(128 + sig);
+            }
+            signals->received.set_value(sig);
+        }).detach();
+
         auto model = engine::Model::load(mo.model, mo.model_params());
         spdlog::info("model: {} ({}, {} parameters)", mo.model, model->description(), model->n_params());
         if (const ggml::Backend* dev = model->offload_backend())
@@ -158,11 +180,11 @@ int cmd_serve(int argc, char** argv) {
         sched::Scheduler scheduler(*model, ctx, sc);
         scheduler.start();
         api.attach(*model, scheduler);
+        signals->serving.store(true);  // before "ready", which is what clients and tests wait for
         spdlog::info("ready: {} slots, context {} ({} per slot), batch {}, micro-batch {}", sc.n_parallel,
                      ctx.n_ctx(), scheduler.n_ctx_slot(), ctx.params().n_batch, ctx.params().n_ubatch);
 
-        int sig = 0;
-        sigwait(&sigs, &sig);
+        const int sig = shutdown_signal.get();
         spdlog::info("signal {}: shutting down", sig);
         http.stop(std::chrono::seconds(2));
         scheduler.stop();
