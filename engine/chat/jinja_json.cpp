@@ -17,74 +17,51 @@ void append_u_escape(std::string& out, unsigned cp) {
     out += buf;
 }
 
+// The short escapes of JSON; nullptr for a character written some other way.
+const char* short_escape(char32_t c) {
+    switch (c) {
+        case '"':
+            return "\\\"";
+        case '\\':
+            return "\\\\";
+        case '\n':
+            return "\\n";
+        case '\r':
+            return "\\r";
+        case '\t':
+            return "\\t";
+        case '\b':
+            return "\\b";
+        case '\f':
+            return "\\f";
+        default:
+            return nullptr;
+    }
+}
+
 void dump_string(std::string& out, const std::string& s, bool ensure_ascii) {
     out += '"';
     if (!ensure_ascii) {
         for (unsigned char c : s) {
-            switch (c) {
-                case '"':
-                    out += "\\\"";
-                    break;
-                case '\\':
-                    out += "\\\\";
-                    break;
-                case '\n':
-                    out += "\\n";
-                    break;
-                case '\r':
-                    out += "\\r";
-                    break;
-                case '\t':
-                    out += "\\t";
-                    break;
-                case '\b':
-                    out += "\\b";
-                    break;
-                case '\f':
-                    out += "\\f";
-                    break;
-                default:
-                    if (c < 0x20) {
-                        append_u_escape(out, c);
-                    } else {
-                        out += static_cast<char>(c);
-                    }
-            }
+            if (const char* e = short_escape(c))
+                out += e;
+            else if (c < 0x20)
+                append_u_escape(out, c);
+            else
+                out += static_cast<char>(c);
         }
     } else {
         for (char32_t cp : utf8_decode(s)) {
-            switch (cp) {
-                case '"':
-                    out += "\\\"";
-                    break;
-                case '\\':
-                    out += "\\\\";
-                    break;
-                case '\n':
-                    out += "\\n";
-                    break;
-                case '\r':
-                    out += "\\r";
-                    break;
-                case '\t':
-                    out += "\\t";
-                    break;
-                case '\b':
-                    out += "\\b";
-                    break;
-                case '\f':
-                    out += "\\f";
-                    break;
-                default:
-                    if (cp >= 0x20 && cp < 0x7f) {
-                        out += static_cast<char>(cp);
-                    } else if (cp < 0x10000) {
-                        append_u_escape(out, cp);
-                    } else {  // UTF-16 surrogate pair, as Python writes it
-                        const unsigned v = cp - 0x10000;
-                        append_u_escape(out, 0xD800 + (v >> 10));
-                        append_u_escape(out, 0xDC00 + (v & 0x3FF));
-                    }
+            if (const char* e = short_escape(cp)) {
+                out += e;
+            } else if (cp >= 0x20 && cp < 0x7f) {
+                out += static_cast<char>(cp);
+            } else if (cp < 0x10000) {
+                append_u_escape(out, cp);
+            } else {  // UTF-16 surrogate pair, as Python writes it
+                const unsigned v = cp - 0x10000;
+                append_u_escape(out, 0xD800 + (v >> 10));
+                append_u_escape(out, 0xDC00 + (v & 0x3FF));
             }
         }
     }

@@ -3,6 +3,7 @@
 #include <tuple>
 
 #include "engine/chat/chat_parser.h"
+#include "engine/chat/text_scan.h"
 
 namespace engine::chat {
 
@@ -10,16 +11,6 @@ namespace {
 
 constexpr std::string_view kThinkOpen = "<think>";
 constexpr std::string_view kThinkClose = "</think>";
-
-bool is_space(char c) {
-    return std::isspace(static_cast<unsigned char>(c)) != 0;
-}
-
-std::string_view trim_view(std::string_view s) {
-    while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-    while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-    return s;
-}
 
 std::string_view ltrim_view(std::string_view s) {
     while (!s.empty() && is_space(s.front())) s.remove_prefix(1);

@@ -5,20 +5,11 @@
 #include <optional>
 
 #include "engine/chat/chat_parser.h"
+#include "engine/chat/text_scan.h"
 
 namespace engine::chat {
 
 namespace {
-
-bool is_space(char c) {
-    return std::isspace(static_cast<unsigned char>(c)) != 0;
-}
-
-std::string_view trim_view(std::string_view s) {
-    while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-    while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-    return s;
-}
 
 bool starts_with(std::string_view s, std::string_view prefix) {
     return s.substr(0, prefix.size()) == prefix;

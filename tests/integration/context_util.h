@@ -17,11 +17,6 @@ namespace ctxtest {
 
 using json = nlohmann::json;
 
-inline json stories_golden() {
-    std::ifstream f(shared_path("golden/stories260K.greedy.json"));
-    return json::parse(f);
-}
-
 // A greedy /completion; extra fields are merged into the body.
 inline json complete(uint16_t port, const json& prompt, int n, json extra = json::object()) {
     server::http::Client c("127.0.0.1", port);

@@ -8,7 +8,9 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <fstream>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <stdexcept>
 #include <string>
@@ -16,12 +18,13 @@
 #include <vector>
 
 class ServerProcess {
-public:
+  public:
     // Ready: the model is loaded ("ready:" logged). Listening: the HTTP port is open (the model may still
     // be loading).
     enum class WaitFor { Ready, Listening };
 
-    explicit ServerProcess(std::vector<std::string> args, std::chrono::seconds timeout = std::chrono::seconds(60),
+    explicit ServerProcess(std::vector<std::string> args,
+                           std::chrono::seconds timeout = std::chrono::seconds(60),
                            WaitFor wait_for = WaitFor::Ready)
         : wait_for_(wait_for) {
         int err_pipe[2];
@@ -87,7 +90,7 @@ public:
         return exit_code_;
     }
 
-private:
+  private:
     bool reached() const { return wait_for_ == WaitFor::Ready ? ready_ : port_ != 0; }
 
     void read_log() {
@@ -121,5 +124,14 @@ private:
     int exit_code_ = -1;
 };
 
-inline std::string shared_path(const std::string& rel) { return std::string(GGSERVE_SHARED_DIR) + "/" + rel; }
-inline std::string stories_model() { return shared_path("models/stories260K.gguf"); }
+inline std::string shared_path(const std::string& rel) {
+    return std::string(GGSERVE_SHARED_DIR) + "/" + rel;
+}
+inline std::string stories_model() {
+    return shared_path("models/stories260K.gguf");
+}
+// The reference greedy completions of stories260K (../shared/golden).
+inline nlohmann::json stories_golden() {
+    std::ifstream f(shared_path("golden/stories260K.greedy.json"));
+    return nlohmann::json::parse(f);
+}

@@ -12,11 +12,6 @@ using server::http::Client;
 
 namespace {
 
-json golden() {
-    std::ifstream f(shared_path("golden/stories260K.greedy.json"));
-    return json::parse(f);
-}
-
 ServerProcess& shared_server() {
     static ServerProcess s({"-m", stories_model(), "-np", "2", "-c", "1024", "-t", "1", "--metrics"});
     return s;
@@ -52,7 +47,7 @@ TEST_CASE("health, models, props, slots", "[integration][api]") {
 
 TEST_CASE("native /completion reproduces the greedy reference", "[integration][api]") {
     Client c("127.0.0.1", shared_server().port());
-    const json g = golden();
+    const json g = stories_golden();
     for (int i = 0; i < 2; ++i) {
         const auto& cs = g["cases"][i];
         const json r = c.post("/completion", json{{"prompt", cs["prompt"]},
@@ -71,18 +66,19 @@ TEST_CASE("native /completion reproduces the greedy reference", "[integration][a
 
 TEST_CASE("streamed /completion sends the same text in pieces and ends with stop", "[integration][api]") {
     Client c("127.0.0.1", shared_server().port());
-    const json cs = golden()["cases"][1];
+    const json cs = stories_golden()["cases"][1];
     std::string text;
     json last;
     int events = 0;
-    auto res = c.stream("POST", "/completion",
-                        json{{"prompt", cs["prompt"]}, {"n_predict", 40}, {"temperature", 0}, {"stream", true}}.dump(),
-                        {}, [&](const server::http::SseEvent& e) {
-                            last = json::parse(e.data);
-                            text += last["content"].get<std::string>();
-                            ++events;
-                            return true;
-                        });
+    auto res = c.stream(
+        "POST", "/completion",
+        json{{"prompt", cs["prompt"]}, {"n_predict", 40}, {"temperature", 0}, {"stream", true}}.dump(), {},
+        [&](const server::http::SseEvent& e) {
+            last = json::parse(e.data);
+            text += last["content"].get<std::string>();
+            ++events;
+            return true;
+        });
     REQUIRE(res.status == 200);
     REQUIRE(res.complete);
     REQUIRE(events > 10);
@@ -92,8 +88,11 @@ TEST_CASE("streamed /completion sends the same text in pieces and ends with stop
 
 TEST_CASE("stop strings end generation and are not emitted, also when streamed", "[integration][api]") {
     Client c("127.0.0.1", shared_server().port());
-    const json cs = golden()["cases"][0];  // ", there was a little girl named Lily. She loved ..."
-    const json body{{"prompt", cs["prompt"]}, {"max_tokens", 60}, {"temperature", 0}, {"stop", json::array({"Lily", "zzz"})}};
+    const json cs = stories_golden()["cases"][0];  // ", there was a little girl named Lily. She loved ..."
+    const json body{{"prompt", cs["prompt"]},
+                    {"max_tokens", 60},
+                    {"temperature", 0},
+                    {"stop", json::array({"Lily", "zzz"})}};
     const json r = c.post("/v1/completions", body.dump()).json();
     REQUIRE(r["choices"][0]["text"] == ", there was a little girl named ");
     REQUIRE(r["choices"][0]["finish_reason"] == "stop");
@@ -155,7 +154,8 @@ TEST_CASE("same seed, same text; n choices", "[integration][api]") {
 
 TEST_CASE("tokenize and detokenize round trip", "[integration][api]") {
     Client c("127.0.0.1", shared_server().port());
-    const json t = c.post("/tokenize", json{{"content", "Once upon a time"}, {"add_special", true}}.dump()).json();
+    const json t =
+        c.post("/tokenize", json{{"content", "Once upon a time"}, {"add_special", true}}.dump()).json();
     REQUIRE(t["tokens"] == json::array({1, 403, 407, 261, 378}));
     const json p = c.post("/tokenize", json{{"content", "Once"}, {"with_pieces", true}}.dump()).json();
     REQUIRE(p["tokens"][0]["piece"].is_string());
@@ -165,19 +165,21 @@ TEST_CASE("tokenize and detokenize round trip", "[integration][api]") {
 
 TEST_CASE("bad input gets the right status and an OpenAI error body", "[integration][api][errors]") {
     Client c("127.0.0.1", shared_server().port());
-    require_error(c.post("/v1/chat/completions", "{\"messages\": [}"), 400);                 // malformed JSON
-    require_error(c.post("/v1/chat/completions", json{{"messages", "hi"}}.dump()), 400);      // wrong type
+    require_error(c.post("/v1/chat/completions", "{\"messages\": [}"), 400);              // malformed JSON
+    require_error(c.post("/v1/chat/completions", json{{"messages", "hi"}}.dump()), 400);  // wrong type
     require_error(c.post("/v1/completions", json{{"prompt", "x"}, {"max_tokens", -3}}.dump()), 400);
     require_error(c.post("/v1/completions", json{{"prompt", "x"}, {"temperature", "hot"}}.dump()), 400);
     require_error(c.post("/v1/completions", json{{"prompt", "x"}, {"stop", 5}}.dump()), 400);
-    require_error(c.post("/v1/completions", json{{"max_tokens", 5}}.dump()), 400);            // no prompt
-    require_error(c.post("/completion", json{{"prompt", json::array({1, 99999})}}.dump()), 400);  // bad token id
+    require_error(c.post("/v1/completions", json{{"max_tokens", 5}}.dump()), 400);  // no prompt
+    require_error(c.post("/completion", json{{"prompt", json::array({1, 99999})}}.dump()),
+                  400);  // bad token id
     require_error(c.get("/v1/nonexistent"), 404);
     require_error(c.get("/v1/completions"), 405);
     std::string long_prompt;
     for (int i = 0; i < 600; ++i) long_prompt += "the dog ran. ";
     require_error(c.post("/v1/completions", json{{"prompt", long_prompt}, {"max_tokens", 4}}.dump()), 400);
-    require_error(c.post("/completion", json{{"prompt", "x"}, {"grammar", "root ::= undefined_rule"}}.dump()), 400);
+    require_error(c.post("/completion", json{{"prompt", "x"}, {"grammar", "root ::= undefined_rule"}}.dump()),
+                  400);
     // and the server still serves
     REQUIRE(c.get("/health").status == 200);
     REQUIRE(c.post("/completion", json{{"prompt", "Hello"}, {"n_predict", 4}}.dump()).status == 200);
@@ -188,9 +190,10 @@ TEST_CASE("metrics expose counters and latency histograms", "[integration][api]"
     c.post("/completion", json{{"prompt", "Hello"}, {"n_predict", 4}}.dump());
     const auto r = c.get("/metrics");
     REQUIRE(r.status == 200);
-    for (const char* name : {"llamacpp:prompt_tokens_total", "llamacpp:tokens_predicted_total",
-                             "llamacpp:requests_processing", "llamacpp:requests_deferred", "llamacpp:kv_cache_usage_ratio",
-                             "ggserve:time_to_first_token_seconds_bucket", "ggserve:inter_token_latency_seconds_count"})
+    for (const char* name :
+         {"llamacpp:prompt_tokens_total", "llamacpp:tokens_predicted_total", "llamacpp:requests_processing",
+          "llamacpp:requests_deferred", "llamacpp:kv_cache_usage_ratio",
+          "ggserve:time_to_first_token_seconds_bucket", "ggserve:inter_token_latency_seconds_count"})
         REQUIRE(r.body.find(name) != std::string::npos);
 }
 
@@ -204,9 +207,10 @@ TEST_CASE("API keys: missing or wrong key is 401, /health stays public", "[integ
 }
 
 TEST_CASE("curl streams chat completions", "[integration][api][curl]") {
-    const std::string cmd = "curl -sN --max-time 60 http://127.0.0.1:" + std::to_string(shared_server().port()) +
-                            "/v1/chat/completions -H 'Content-Type: application/json' -d "
-                            "'{\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],\"max_tokens\":6,\"stream\":true}'";
+    const std::string cmd =
+        "curl -sN --max-time 60 http://127.0.0.1:" + std::to_string(shared_server().port()) +
+        "/v1/chat/completions -H 'Content-Type: application/json' -d "
+        "'{\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],\"max_tokens\":6,\"stream\":true}'";
     FILE* p = popen(cmd.c_str(), "r");
     REQUIRE(p);
     std::string out;
@@ -222,7 +226,9 @@ TEST_CASE("curl streams chat completions", "[integration][api][curl]") {
 
 TEST_CASE("invalid command lines exit with code 2", "[integration][cli]") {
     const std::string bin = std::string(GGSERVE_BIN_DIR) + "/ggserve";
-    auto run = [&](const std::string& args) { return WEXITSTATUS(std::system((bin + " " + args + " 2>/dev/null").c_str())); };
+    auto run = [&](const std::string& args) {
+        return WEXITSTATUS(std::system((bin + " " + args + " 2>/dev/null").c_str()));
+    };
     REQUIRE(run("serve --no-such-flag") == 2);
     REQUIRE(run("serve -m x --port notaport") == 2);
     REQUIRE(run("serve -m x -ctv q8_0") == 2);  // quantized V without flash attention

@@ -1,7 +1,7 @@
 // Continuous batching against the real binary: batch invariance under mixed load, chunked prefill,
 // and clients that vanish mid-stream.
-#include <catch2/catch.hpp>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <fstream>
 #include <future>
 #include <nlohmann/json.hpp>
@@ -15,11 +15,6 @@ using server::http::Client;
 
 namespace {
 
-json golden() {
-    std::ifstream f(shared_path("golden/stories260K.greedy.json"));
-    return json::parse(f);
-}
-
 std::string long_prompt() {
     std::string p;
     while (p.size() < 1000) p += "Tom and Sue went to the big park. They played with a red ball. ";
@@ -32,12 +27,16 @@ struct StreamOutcome {
 };
 
 // A greedy stream of one prompt; calls on_event after each event (used to trigger the long prompt).
-StreamOutcome stream_tokens(uint16_t port, const std::string& prompt, int n, const std::function<void(int)>& on_event) {
+StreamOutcome stream_tokens(uint16_t port, const std::string& prompt, int n,
+                            const std::function<void(int)>& on_event) {
     Client c("127.0.0.1", port);
     StreamOutcome out;
     int events = 0;
     auto res = c.stream("POST", "/completion",
-                        json{{"prompt", prompt}, {"n_predict", n}, {"temperature", 0}, {"stream", true},
+                        json{{"prompt", prompt},
+                             {"n_predict", n},
+                             {"temperature", 0},
+                             {"stream", true},
                              {"return_tokens", true}}
                             .dump(),
                         {}, [&](const server::http::SseEvent& e) {
@@ -65,7 +64,7 @@ TEST_CASE("batch invariance: four streams and a long prompt mid-way give the ref
         INFO("--max-prefill-tokens " << cap);
         ServerProcess s({"-m", stories_model(), "-np", "4", "-b", "64", "-ub", "32", "-c", "4096", "-t", "2",
                          "--max-prefill-tokens", cap, "--metrics"});
-        const json g = golden();
+        const json g = stories_golden();
         std::vector<std::string> prompts;
         std::vector<std::vector<int>> want;
         for (int i = 0; i < 4; ++i) {
@@ -73,7 +72,8 @@ TEST_CASE("batch invariance: four streams and a long prompt mid-way give the ref
             want.push_back(g["cases"][i]["completion_tokens"].get<std::vector<int>>());
         }
         // Alone, one at a time.
-        for (int i = 0; i < 4; ++i) REQUIRE(stream_tokens(s.port(), prompts[i], 96, [](int) {}).tokens == want[i]);
+        for (int i = 0; i < 4; ++i)
+            REQUIRE(stream_tokens(s.port(), prompts[i], 96, [](int) {}).tokens == want[i]);
 
         // Together, with a 400-token prompt arriving once the streams are generating.
         std::promise<void> go_long;
@@ -81,7 +81,10 @@ TEST_CASE("batch invariance: four streams and a long prompt mid-way give the ref
         auto long_req = std::async(std::launch::async, [&, f = go_long.get_future()]() mutable {
             f.wait();
             Client c("127.0.0.1", s.port());
-            return c.post("/completion", json{{"prompt", long_prompt()}, {"n_predict", 8}, {"temperature", 0}}.dump()).json();
+            return c
+                .post("/completion",
+                      json{{"prompt", long_prompt()}, {"n_predict", 8}, {"temperature", 0}}.dump())
+                .json();
         });
         std::vector<std::future<StreamOutcome>> streams;
         for (int i = 0; i < 4; ++i)
@@ -115,7 +118,10 @@ TEST_CASE("chunked prefill: with a cap the long prompt is spread over iterations
             StreamOutcome out;
             bool counted = false;
             c.stream("POST", "/completion",
-                     json{{"prompt", "Once upon a time"}, {"n_predict", 300}, {"ignore_eos", true}, {"stream", true},
+                     json{{"prompt", "Once upon a time"},
+                          {"n_predict", 300},
+                          {"ignore_eos", true},
+                          {"stream", true},
                           {"temperature", 0}}
                          .dump(),
                      {}, [&](const server::http::SseEvent& e) {
@@ -129,14 +135,16 @@ TEST_CASE("chunked prefill: with a cap the long prompt is spread over iterations
         }));
     go_long.get_future().wait();
     Client c("127.0.0.1", s.port());
-    const json long_res = c.post("/completion", json{{"prompt", long_prompt()}, {"n_predict", 4}}.dump()).json();
+    const json long_res =
+        c.post("/completion", json{{"prompt", long_prompt()}, {"n_predict", 4}}.dump()).json();
     std::vector<StreamOutcome> outs;
     for (auto& f : streams) outs.push_back(f.get());
     const int n_prompt = long_res["tokens_evaluated"];
     const int chunks = long_res["timings"]["prompt_chunks"];
     const std::string m = c.get("/metrics").body;
     const double mixed = metric(m, "ggserve:mixed_iterations_total");
-    WARN("long prompt: " << n_prompt << " tokens in " << chunks << " chunks; " << mixed << " mixed iterations");
+    WARN("long prompt: " << n_prompt << " tokens in " << chunks << " chunks; " << mixed
+                         << " mixed iterations");
     REQUIRE(n_prompt >= 400);
     REQUIRE(chunks >= (n_prompt + 15) / 16);  // at most 16 prompt tokens per iteration
     REQUIRE(mixed >= chunks - 1);
@@ -156,9 +164,10 @@ TEST_CASE("200 clients that disconnect mid-stream leave the server healthy with 
             for (int i = 0; i < 25; ++i) {
                 Client c("127.0.0.1", s.port());
                 const int stop_after = 1 + (w + i) % 4;
-                auto r = c.stream("POST", "/v1/completions",
-                                  json{{"prompt", "Once upon a time"}, {"max_tokens", 400}, {"stream", true}}.dump(), {},
-                                  [&, n = 0](const server::http::SseEvent&) mutable { return ++n < stop_after; });
+                auto r = c.stream(
+                    "POST", "/v1/completions",
+                    json{{"prompt", "Once upon a time"}, {"max_tokens", 400}, {"stream", true}}.dump(), {},
+                    [&, n = 0](const server::http::SseEvent&) mutable { return ++n < stop_after; });
                 if (r.aborted) ++aborted;
             }
         });

@@ -50,6 +50,23 @@ inline std::vector<engine::Token> greedy(engine::Context& ctx, const std::vector
     return out;
 }
 
+// Logits of every position of the first golden case (prompt + completion), computed in one batch with
+// the given context parameters (n_ctx, threads, attention path, micro-batch, cache types).
+inline std::vector<float> first_case_logits(const engine::Model& model, const nlohmann::json& golden,
+                                            const engine::ContextParams& cp) {
+    engine::Context ctx(model, cp);
+    const auto& c = golden["cases"][0];
+    std::vector<engine::Token> all = c["prompt_tokens"].get<std::vector<engine::Token>>();
+    for (engine::Token t : c["completion_tokens"].get<std::vector<engine::Token>>()) all.push_back(t);
+    engine::Batch b;
+    for (size_t i = 0; i < all.size(); ++i) b.add(all[i], (engine::Pos)i, {0}, true);
+    REQUIRE(ctx.decode(b) == engine::Context::Status::Ok);
+    std::vector<float> out;
+    for (size_t i = 0; i < all.size(); ++i)
+        out.insert(out.end(), ctx.logits(i), ctx.logits(i) + ctx.n_vocab());
+    return out;
+}
+
 // Teacher forcing: evaluate prompt + reference completion in one batch and compare log-probabilities
 // of the reference's top-5 ids at every generated position. Besides the per-id tolerance, the mean
 // |delta| is bounded: a systematic difference (say, unquantized activations, or attention weights not

@@ -23,17 +23,7 @@ std::vector<float> all_logits(const Model& model, const nlohmann::json& golden, 
     cp.flash_attn = fa;
     cp.type_k = tk;
     cp.type_v = tv;
-    Context ctx(model, cp);
-    const auto& c = golden["cases"][0];
-    std::vector<Token> all = c["prompt_tokens"].get<std::vector<Token>>();
-    for (Token t : c["completion_tokens"].get<std::vector<Token>>()) all.push_back(t);
-    Batch b;
-    for (size_t i = 0; i < all.size(); ++i) b.add(all[i], (Pos)i, {0}, true);
-    REQUIRE(ctx.decode(b) == Context::Status::Ok);
-    std::vector<float> out;
-    for (size_t i = 0; i < all.size(); ++i)
-        out.insert(out.end(), ctx.logits(i), ctx.logits(i) + ctx.n_vocab());
-    return out;
+    return first_case_logits(model, golden, cp);
 }
 }  // namespace
 
