@@ -1,6 +1,8 @@
 // `ggserve bench`: llama-bench's interface and table, so the two can be compared line by line.
 // pp<N>: one prompt of N random tokens in n_batch chunks; tg<N>: N single-token decodes from an empty
-// context; pp<P>+tg<G>: both, timed together. Each test runs once to warm up, then -r times.
+// context; pp<P>+tg<G>: both, timed together. With -d D each test starts after D cached tokens (filled
+// untimed before every run, as llama-bench's "@ dD" tests do). Each test runs once to warm up, then -r
+// times.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -43,30 +45,42 @@ std::vector<int> split_ints(const std::string& opt, const std::string& s) {
 }
 
 struct Test {
-    int n_prompt = 0, n_gen = 0;
+    int n_prompt = 0, n_gen = 0, n_depth = 0;
     std::string name() const {
-        if (n_prompt && n_gen) return "pp" + std::to_string(n_prompt) + "+tg" + std::to_string(n_gen);
-        return n_prompt ? "pp" + std::to_string(n_prompt) : "tg" + std::to_string(n_gen);
+        std::string s;
+        if (n_prompt && n_gen)
+            s = "pp" + std::to_string(n_prompt) + "+tg" + std::to_string(n_gen);
+        else
+            s = n_prompt ? "pp" + std::to_string(n_prompt) : "tg" + std::to_string(n_gen);
+        return n_depth ? s + " @ d" + std::to_string(n_depth) : s;
     }
 };
 
-// Evaluates the test once; returns seconds.
+// Evaluates n random tokens at positions [p0, p0 + n) of sequence 0 in n_batch chunks.
+void eval_random(engine::Context& ctx, int p0, int n, std::mt19937& rng) {
+    const int n_vocab = ctx.n_vocab();
+    const int n_batch = (int)ctx.params().n_batch;
+    engine::Batch b;
+    for (int i = 0; i < n; i += n_batch) {
+        b.clear();
+        for (int j = i; j < std::min(n, i + n_batch); ++j)
+            b.add((engine::Token)(rng() % (uint32_t)n_vocab), p0 + j, {0}, j + 1 == n);
+        if (ctx.decode(b) != engine::Context::Status::Ok) throw std::runtime_error("KV cache full");
+    }
+}
+
+// Evaluates the test once; returns the seconds of the timed part (the depth fill is not timed).
 double run_once(engine::Context& ctx, const Test& t, std::mt19937& rng) {
     const int n_vocab = ctx.n_vocab();
     ctx.kv().clear();
+    eval_random(ctx, 0, t.n_depth, rng);
     engine::Batch b;
     const auto t0 = Clock::now();
-    const int n_batch = (int)ctx.params().n_batch;
-    for (int i = 0; i < t.n_prompt; i += n_batch) {
-        b.clear();
-        for (int j = i; j < std::min(t.n_prompt, i + n_batch); ++j)
-            b.add((engine::Token)(rng() % (uint32_t)n_vocab), j, {0}, j + 1 == t.n_prompt);
-        if (ctx.decode(b) != engine::Context::Status::Ok) throw std::runtime_error("KV cache full");
-    }
+    eval_random(ctx, t.n_depth, t.n_prompt, rng);
     engine::Token tok = (engine::Token)(rng() % (uint32_t)n_vocab);
     for (int i = 0; i < t.n_gen; ++i) {
         b.clear();
-        b.add(tok, t.n_prompt + i, {0}, true);
+        b.add(tok, t.n_depth + t.n_prompt + i, {0}, true);
         if (ctx.decode(b) != engine::Context::Status::Ok) throw std::runtime_error("KV cache full");
         tok = (engine::Token)(rng() % (uint32_t)n_vocab);
     }
@@ -96,7 +110,7 @@ std::string human_params(uint64_t n) {
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
-    std::string models_s, p_s = "512", n_s = "128", pg_s, t_s, fa_s = "0", ngl_s = "0", ctk = "f16",
+    std::string models_s, p_s = "512", n_s = "128", pg_s, d_s = "0", t_s, fa_s = "0", ngl_s = "0", ctk = "f16",
                           ctv = "f16", out = "md";
     DeviceOptions dev;
     int reps = 5;
@@ -106,6 +120,7 @@ int cmd_bench(int argc, char** argv) {
     ap.option("-p,--n-prompt", "N,...", "prompt sizes (default 512)", &p_s);
     ap.option("-n,--n-gen", "N,...", "generation sizes (default 128)", &n_s);
     ap.option("-pg", "P,G", "a prompt + generation test", &pg_s);
+    ap.option("-d,--n-depth", "N,...", "tokens already in the context before each test (default 0)", &d_s);
     ap.option("-t,--threads", "N,...", "thread counts (default: all cores)", &t_s);
     ap.option("-b,--batch-size", "N", "logical batch size (default 2048)", &n_batch);
     ap.option("-ub,--ubatch-size", "N", "physical micro-batch size (default 512)", &n_ubatch);
@@ -134,6 +149,14 @@ int cmd_bench(int argc, char** argv) {
             tests.push_back({pg[0], pg[1]});
         }
         if (tests.empty()) throw ArgError("no tests: give -p and/or -n sizes");
+        std::vector<Test> at_depth;
+        for (int d : split_ints("-d", d_s))
+            for (Test t : tests) {
+                t.n_depth = d;
+                at_depth.push_back(t);
+            }
+        if (at_depth.empty()) throw ArgError("-d needs a value");
+        tests = std::move(at_depth);
         threads = t_s.empty() ? std::vector<int>{(int)std::max(1u, std::thread::hardware_concurrency())}
                               : split_ints("-t", t_s);
         fas = split_ints("-fa", fa_s);
@@ -161,7 +184,7 @@ int cmd_bench(int argc, char** argv) {
                     std::string(19, '-').c_str());
     } else if (out == "csv") {
         std::printf(
-            "model,size,params,backend,n_gpu_layers,threads,fa,test,n_prompt,n_gen,avg_ts,stddev_ts\n");
+            "model,size,params,backend,n_gpu_layers,threads,fa,test,n_prompt,n_gen,n_depth,avg_ts,stddev_ts\n");
     }
     try {
         for (const auto& path : models)
@@ -177,7 +200,7 @@ int cmd_bench(int argc, char** argv) {
                         engine::ContextParams cp;
                         uint32_t need = 0;
                         for (const auto& t : tests)
-                            need = std::max<uint32_t>(need, (uint32_t)(t.n_prompt + t.n_gen));
+                            need = std::max<uint32_t>(need, (uint32_t)(t.n_depth + t.n_prompt + t.n_gen));
                         cp.n_ctx = std::max<uint32_t>(need + 1, 256);
                         cp.n_batch = n_batch;
                         cp.n_ubatch = n_ubatch;
@@ -206,10 +229,10 @@ int cmd_bench(int argc, char** argv) {
                                             human_params(model->n_params()).c_str(), backend.c_str(), ngl, nt,
                                             fa, t.name().c_str(), tsb);
                             } else if (out == "csv") {
-                                std::printf("%s,%llu,%llu,%s,%d,%d,%d,%s,%d,%d,%.3f,%.3f\n", name.c_str(),
+                                std::printf("%s,%llu,%llu,%s,%d,%d,%d,%s,%d,%d,%d,%.3f,%.3f\n", name.c_str(),
                                             (unsigned long long)size, (unsigned long long)model->n_params(),
                                             backend.c_str(), ngl, nt, fa, t.name().c_str(), t.n_prompt,
-                                            t.n_gen, mean, sd);
+                                            t.n_gen, t.n_depth, mean, sd);
                             }
                             results.push_back({{"model", name},
                                                {"model_size", size},
@@ -225,6 +248,7 @@ int cmd_bench(int argc, char** argv) {
                                                {"test", t.name()},
                                                {"n_prompt", t.n_prompt},
                                                {"n_gen", t.n_gen},
+                                               {"n_depth", t.n_depth},
                                                {"avg_ts", mean},
                                                {"stddev_ts", sd},
                                                {"samples_ts", ts}});

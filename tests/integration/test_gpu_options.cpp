@@ -8,29 +8,15 @@
 #include <string>
 
 #include "ggml/backend.h"
+#include "cli_process.h"
 #include "server_process.h"
 
 namespace {
 
-struct Result {
-    int code;
-    std::string output;  // stdout and stderr
-    double seconds;
-};
+using Result = CliResult;
 
 Result ggserve(const std::string& args) {
-    const std::string cmd = std::string(GGSERVE_BIN_DIR) + "/ggserve " + args + " 2>&1";
-    const auto t0 = std::chrono::steady_clock::now();
-    FILE* p = popen(cmd.c_str(), "r");
-    REQUIRE(p);
-    Result r{};
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
-    const int status = pclose(p);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return r;
+    return run_ggserve(args);
 }
 
 // The device option that cannot work here: any -ngl without devices, an index past the last one with.

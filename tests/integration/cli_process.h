@@ -1,0 +1,31 @@
+// Runs the real ggserve binary as a command-line tool and collects its exit code and output.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+struct CliResult {
+    int code;
+    std::string output;  // stdout and stderr
+    double seconds;
+};
+
+// `ggserve ARGS` (ARGS as a shell would split them), stderr merged into the output.
+inline CliResult run_ggserve(const std::string& args) {
+    const std::string cmd = std::string(GGSERVE_BIN_DIR) + "/ggserve " + args + " 2>&1";
+    const auto t0 = std::chrono::steady_clock::now();
+    FILE* p = popen(cmd.c_str(), "r");
+    REQUIRE(p);
+    CliResult r{};
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
+    const int status = pclose(p);
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return r;
+}
