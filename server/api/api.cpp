@@ -29,8 +29,13 @@ bool is_valid_utf8(const std::string& s) {
 }  // namespace
 using server::http::Response;
 
-Api::Api(ApiConfig config, server::http::Server& http) : config_(std::move(config)), http_(http) {}
+Api::Api(ApiConfig config, server::http::Server& http)
+    : config_(std::move(config)), http_(http), format_pool_(std::make_unique<FormatPool>(config_.format_threads)) {}
 Api::~Api() = default;
+
+void Api::finish_formatting() {
+    format_pool_.reset();
+}
 
 void Api::register_routes() {
     // Every handler turns HttpError (and bad input found deeper) into an OpenAI-style error body.

@@ -10,6 +10,7 @@
 #include "engine/grammar/grammar_vocab.h"
 #include "engine/model/model.h"
 #include "server/api/chat_formatter.h"
+#include "server/api/format_pool.h"
 #include "server/api/request_params.h"
 #include "server/http/server.h"
 #include "server/scheduler/scheduler.h"
@@ -25,6 +26,7 @@ struct ApiConfig {
     bool props_writable = false;  // --props: POST /props may change the defaults
     bool slots = true;            // --no-slots disables /slots
     std::string slot_save_path;
+    int format_threads = 2;  // threads formatting response chunks (FormatPool)
 };
 
 class Api {
@@ -36,6 +38,9 @@ public:
     // The model is loaded and the scheduler runs: start serving.
     void attach(const engine::Model& model, sched::Scheduler& scheduler);
     bool ready() const { return ready_.load(); }
+    // After the scheduler has stopped: formats and sends what the engine queued, then stops the
+    // formatting threads (before the model they read goes away).
+    void finish_formatting();
 
 private:
     using Request = server::http::Request;
@@ -75,6 +80,7 @@ private:
     std::shared_ptr<const engine::GrammarVocab> grammar_vocab_;
     std::atomic<uint64_t> next_task_id_{1};
     mutable std::mutex defaults_mu_;  // guards config_.defaults (POST /props)
+    std::unique_ptr<FormatPool> format_pool_;
 };
 
 }  // namespace api

@@ -1,5 +1,7 @@
 #include "server/api/generation_response.h"
 
+#include <spdlog/spdlog.h>
+
 #include <cmath>
 
 #include "server/http/errors.h"
@@ -7,12 +9,19 @@
 
 namespace api {
 
+// The engine thread's side: each call copies the plain output and queues its formatting.
 class ChoiceSink : public sched::TaskSink {
 public:
     ChoiceSink(std::shared_ptr<GenerationResponse> r, size_t i) : r_(std::move(r)), i_(i) {}
-    void on_tokens(const sched::TokenOutput& out) override { r_->on_tokens(i_, out); }
-    void on_done(const sched::FinalOutput& out) override { r_->on_done(i_, out); }
-    void on_error(int status, const std::string& message) override { r_->on_error(i_, status, message); }
+    void on_tokens(const sched::TokenOutput& out) override {
+        r_->post([r = r_, i = i_, out] { r->on_tokens(i, out); });
+    }
+    void on_done(const sched::FinalOutput& out) override {
+        r_->post([r = r_, i = i_, out] { r->on_done(i, out); });
+    }
+    void on_error(int status, const std::string& message) override {
+        r_->post([r = r_, i = i_, status, message] { r->on_error(i, status, message); });
+    }
 
 private:
     std::shared_ptr<GenerationResponse> r_;
@@ -36,8 +45,25 @@ std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_hand
 
 }  // namespace
 
-GenerationResponse::GenerationResponse(ResponseContext rc, const engine::Vocab& vocab, size_t n_choices)
-    : rc_(std::move(rc)), vocab_(vocab), choices_(n_choices) {}
+GenerationResponse::GenerationResponse(ResponseContext rc, const engine::Vocab& vocab, size_t n_choices,
+                                       std::shared_ptr<FormatPool::Serial> serial)
+    : rc_(std::move(rc)), vocab_(vocab), serial_(std::move(serial)), choices_(n_choices) {}
+
+void GenerationResponse::post(std::function<void()> fn) {
+    auto guarded = [self = shared_from_this(), fn = std::move(fn)] {
+        try {
+            fn();
+        } catch (const std::exception& e) {
+            spdlog::error("formatting response {} failed: {}", self->rc_.id, e.what());
+            self->on_error(0, 500, std::string("internal error: ") + e.what());
+        }
+    };
+    if (serial_) {
+        serial_->post(std::move(guarded));
+    } else {
+        guarded();
+    }
+}
 
 void GenerationResponse::set_stream(std::shared_ptr<server::http::StreamWriter> w) { stream_ = std::move(w); }
 void GenerationResponse::set_deferred(std::shared_ptr<server::http::DeferredResponse> d) { deferred_ = std::move(d); }

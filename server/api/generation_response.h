@@ -1,7 +1,9 @@
 // One HTTP generation request (possibly several choices/prompts = several scheduler tasks) and how its
 // output is written: OpenAI chat/completions or llama.cpp's native /completion, streamed as SSE or
-// collected into one JSON response. The engine thread calls the task sinks; the HTTP thread only
-// installs the writer and the cancel callback.
+// collected into one JSON response. The engine thread calls the task sinks, which only queue the plain
+// outputs (sched::TokenOutput / FinalOutput / errors) on the response's FormatPool::Serial; everything
+// below on_tokens/on_done/on_error (JSON, SSE, the final body) runs there, in order, one at a time,
+// never on the engine thread. The HTTP thread only installs the writer and the cancel callback.
 #pragma once
 
 #include <atomic>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "engine/tokenizer/vocab.h"
+#include "server/api/format_pool.h"
 #include "server/api/json_fields.h"
 #include "server/api/request_params.h"
 #include "server/http/stream_writer.h"
@@ -32,7 +35,9 @@ struct ResponseContext {
 
 class GenerationResponse : public std::enable_shared_from_this<GenerationResponse> {
 public:
-    GenerationResponse(ResponseContext rc, const engine::Vocab& vocab, size_t n_choices);
+    // serial: where formatting runs (nullptr: on the calling thread, for tests without a pool).
+    GenerationResponse(ResponseContext rc, const engine::Vocab& vocab, size_t n_choices,
+                       std::shared_ptr<FormatPool::Serial> serial);
 
     // Exactly one of these is installed before the tasks are submitted.
     void set_stream(std::shared_ptr<server::http::StreamWriter> w);
@@ -46,6 +51,8 @@ public:
 
 private:
     friend class ChoiceSink;
+    // Runs fn where this response formats; a formatting failure fails the response (500).
+    void post(std::function<void()> fn);
     void on_tokens(size_t i, const sched::TokenOutput& out);
     void on_done(size_t i, const sched::FinalOutput& out);
     void on_error(size_t i, int status, const std::string& message);
@@ -61,6 +68,7 @@ private:
 
     ResponseContext rc_;
     const engine::Vocab& vocab_;
+    std::shared_ptr<FormatPool::Serial> serial_;
     std::shared_ptr<server::http::StreamWriter> stream_;
     std::shared_ptr<server::http::DeferredResponse> deferred_;
 

@@ -167,7 +167,7 @@ Api::Reply Api::start_generation(Request& req, Flavor flavor, const json&, const
     for (const auto& t : prompt_texts)
         for (int c = 0; c < opts.n_choices; ++c) rc.prompt_texts.push_back(t);
     const size_t n_tasks = prompts.size() * (size_t)opts.n_choices;
-    auto response = std::make_shared<GenerationResponse>(std::move(rc), model_->vocab(), n_tasks);
+    auto response = std::make_shared<GenerationResponse>(std::move(rc), model_->vocab(), n_tasks, format_pool_->serial());
 
     std::vector<std::shared_ptr<sched::Task>> tasks;
     for (size_t p = 0; p < prompts.size(); ++p)

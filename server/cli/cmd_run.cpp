@@ -12,10 +12,12 @@
 #include "engine/model/kv_state.h"
 #include "engine/model/model.h"
 #include "engine/sampling/sampler_chain.h"
+#include "engine/speculative/verify.h"
 #include "engine/tokenizer/vocab.h"
 #include "server/cli/args.h"
 #include "server/cli/commands.h"
 #include "server/cli/common_options.h"
+#include "server/scheduler/token_pipeline.h"
 
 namespace cli {
 
@@ -111,30 +113,27 @@ int cmd_run(int argc, char** argv) {
         const double prompt_ms = ms_since(t0);
         const size_t n_evaluated = prompt_tokens.size() - n_reused;
 
-        std::vector<engine::Token> out;
-        std::string text;
-        engine::StreamDecoder stream(vocab);
+        // Generation: every step's tokens go through the same pipeline as the server's (UTF-8 holdback,
+        // end of text, the token limit).
+        sched::TokenPipeline pipe(vocab, {}, n_predict, false);
         std::string stop_type = "limit";
         const auto t1 = Clock::now();
         const bool has_bos = vocab.bos() >= 0 && prompt_tokens[0] == vocab.bos();
         const int32_t n_keep_eff = n_keep < 0 ? (int32_t)prompt_tokens.size() : n_keep + (has_bos ? 1 : 0);
         int n_shifts = 0;
-        const float* logits = ctx.logits(batch.size() - 1);
-        while (n_predict < 0 || (int)out.size() < n_predict) {
-            const engine::Token tok = chain.sample(logits);
-            chain.accept(tok);
-            if (vocab.is_eog(tok)) {
-                stop_type = "eos";
-                break;
-            }
-            out.push_back(tok);
-            const std::string piece = stream.feed(tok);
-            text += piece;
+        std::vector<const float*> rows{ctx.logits(batch.size() - 1)};
+        while (n_predict != 0) {
+            const engine::spec::Verified v = engine::spec::verify_by_sampling(chain, rows, {}, {});
+            const sched::TokenPipeline::Step step = pipe.push(v.tokens);
             if (!json) {
-                std::fputs(piece.c_str(), stdout);
+                std::fputs(step.text.c_str(), stdout);
                 std::fflush(stdout);
             }
-            if (n_predict >= 0 && (int)out.size() >= n_predict) break;
+            if (step.end) {
+                stop_type = step.end->eos ? "eos" : "limit";
+                break;
+            }
+            const engine::Token tok = v.tokens.back();
             // tok needs a cell; a full context is shifted when a limit is set, else generation ends.
             if ((uint32_t)cached.size() + 1 >= ctx.n_ctx()) {
                 if (!context_shift || n_predict < 0 ||
@@ -149,11 +148,12 @@ int cmd_run(int argc, char** argv) {
             if (ctx.decode(batch) != engine::Context::Status::Ok)
                 throw std::runtime_error("the KV cache is full");
             cached.push_back(tok);
-            logits = ctx.logits(0);
+            rows.assign(1, ctx.logits(0));
         }
         const double gen_ms = ms_since(t1);
-        const std::string rest = stream.flush();
-        text += rest;
+        const std::string rest = pipe.flush();
+        const std::vector<engine::Token>& out = pipe.tokens();
+        const std::string& text = pipe.content();
 
         const double pp_tps = n_evaluated / (prompt_ms / 1000.0);
         const double tg_tps = out.empty() ? 0.0 : out.size() / (gen_ms / 1000.0);

@@ -188,6 +188,7 @@ int cmd_serve(int argc, char** argv) {
         spdlog::info("signal {}: shutting down", sig);
         http.stop(std::chrono::seconds(2));
         scheduler.stop();
+        api.finish_formatting();
         return 0;
     } catch (const std::exception& e) {
         spdlog::error("{}", e.what());

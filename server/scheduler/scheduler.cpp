@@ -120,17 +120,16 @@ void Scheduler::run() {
         drop_cancelled();
         run_actions();
         seat_tasks();
-        bool ran = false;
         try {
-            ran = run_iteration();
+            run_iteration();
         } catch (const std::exception& e) {
-            // An engine failure fails the requests of this iteration; the server keeps serving.
-            spdlog::error("engine iteration failed: {}", e.what());
+            // Failures of one request are handled where they happen (apply_entry, execute); reaching
+            // here is a bug in the scheduler itself, after which no slot's state can be trusted.
+            spdlog::error("scheduler iteration failed: {}", e.what());
             for (auto& s : slots_)
                 if (s.busy()) fail(s, 500, std::string("internal error: ") + e.what());
         }
         update_gauges();
-        (void)ran;
     }
     // Shutting down: fail whatever is left so no client hangs.
     for (auto& s : slots_)
@@ -277,12 +276,9 @@ void Scheduler::start_task(Slot& slot, std::shared_ptr<Task> task) {
         return;
     }
     for (engine::Token tok : t.prompt) slot.chain->accept(tok, false);
-    slot.decoder.emplace(model_.vocab());
-    slot.stop.emplace(t.stop);
-    slot.content.clear();
-    slot.generated.clear();
-    slot.n_decoded = 0;
+    slot.pipeline.emplace(model_.vocab(), t.stop, t.n_predict, t.ignore_eos);
     slot.pending = -1;
+    slot.draft.clear();
     slot.timings = Timings{};
     slot.timings.queue_ms = ms_between(t.arrival, now);
     slot.t_start = now;
@@ -309,11 +305,10 @@ void Scheduler::release(Slot& slot) {
     // The cache stays: cache_tokens lists exactly what was evaluated.
     slot.task.reset();
     slot.chain.reset();
-    slot.decoder.reset();
-    slot.stop.reset();
+    slot.pipeline.reset();
     slot.state = SlotState::Idle;
     slot.pending = -1;
-    slot.batch_row = -1;
+    slot.draft.clear();
 }
 
 void Scheduler::fail(Slot& slot, int status, const std::string& message) {
@@ -350,121 +345,189 @@ bool Scheduler::run_iteration() {
     }
     const BatchPlan plan = plan_iteration(views, Budget{ctx_.params().n_batch, config_.max_prefill_tokens});
     if (plan.empty()) return false;
-
-    engine::Batch batch;
     for (const PlanEntry& e : plan.entries) {
         Slot& s = slots_[(size_t)e.slot];
+        if (e.decode) s.draft.resize((size_t)e.n_draft);
+        if (!e.decode && s.prompt_pos == 0) s.t_start = Clock::now();
+    }
+    execute(plan.entries);
+    ++iteration_;
+    return true;
+}
+
+void Scheduler::execute(const std::vector<PlanEntry>& entries) {
+    engine::Batch batch;
+    std::vector<size_t> first_row;  // batch index of each entry's first token
+    for (const PlanEntry& e : entries) {
+        Slot& s = slots_[(size_t)e.slot];
+        first_row.push_back(batch.size());
         if (e.decode) {
-            s.batch_row = (int)batch.size();
-            batch.add(s.pending, s.n_past(), {s.id}, true);
+            const engine::Pos p0 = s.n_past();
+            batch.add(s.pending, p0, {s.id}, true);
+            for (int32_t i = 0; i < e.n_draft; ++i) batch.add(s.draft[(size_t)i], p0 + 1 + i, {s.id}, true);
         } else {
-            if (s.prompt_pos == 0) s.t_start = Clock::now();
             for (int32_t i = 0; i < e.n_tokens; ++i) {
                 const size_t p = s.prompt_pos + (size_t)i;
-                const bool last = e.finishes_prompt && i + 1 == e.n_tokens;
-                if (last) s.batch_row = (int)batch.size();
-                batch.add(s.task->prompt[p], (engine::Pos)p, {s.id}, last);
+                batch.add(s.task->prompt[p], (engine::Pos)p, {s.id}, i >= e.n_tokens - e.n_logits);
             }
         }
     }
 
     const auto t0 = Clock::now();
-    const engine::Context::Status st = decode_with_eviction(batch);
-    if (st != engine::Context::Status::Ok) {
-        for (const PlanEntry& e : plan.entries)
-            fail(slots_[(size_t)e.slot], 503,
-                 "the KV cache is full; try again later or increase the context size");
-        return true;
+    engine::Context::Status st = engine::Context::Status::Ok;
+    std::string error;
+    try {
+        st = decode_with_eviction(batch);
+    } catch (const std::exception& e) {
+        error = e.what();
+        rollback(entries);
     }
-    const double decode_s = std::chrono::duration<double>(Clock::now() - t0).count();
-    ++iteration_;
+    if (error.empty() && st == engine::Context::Status::Ok) {
+        record_decode(entries, batch.size(), std::chrono::duration<double>(Clock::now() - t0).count());
+        for (size_t k = 0; k < entries.size(); ++k) apply_entry(entries[k], first_row[k]);
+        return;
+    }
+    if (entries.size() > 1) {
+        spdlog::warn("a batch of {} entries failed ({}); evaluating them one by one", entries.size(),
+                     error.empty() ? "no KV space" : error);
+        for (const PlanEntry& e : entries) execute({e});
+        return;
+    }
+    const PlanEntry& e = entries[0];
+    Slot& s = slots_[(size_t)e.slot];
+    if (e.decode && e.n_draft > 0) {  // the draft is optional: try the plain step
+        PlanEntry plain = e;
+        plain.n_tokens = plain.n_logits = 1;
+        plain.n_draft = 0;
+        s.draft.clear();
+        execute({plain});
+        return;
+    }
+    if (!error.empty()) {
+        spdlog::error("slot {}: decode failed: {}", s.id, error);
+        fail(s, 500, "internal error: " + error);
+    } else {
+        fail(s, 503, "the KV cache is full; try again later or increase the context size");
+    }
+}
+
+void Scheduler::rollback(const std::vector<PlanEntry>& entries) {
+    for (const PlanEntry& e : entries) {
+        const Slot& s = slots_[(size_t)e.slot];
+        ctx_.kv().seq_rm(s.id, e.decode ? s.n_past() : (engine::Pos)s.prompt_pos, -1);
+    }
+}
+
+void Scheduler::record_decode(const std::vector<PlanEntry>& entries, size_t n_tokens, double seconds) {
+    uint32_t n_prefill = 0, n_decode = 0, n_chunks = 0;
+    for (const PlanEntry& e : entries) {
+        if (e.decode) {
+            n_decode += (uint32_t)e.n_tokens;
+        } else {
+            n_prefill += (uint32_t)e.n_tokens;
+            ++n_chunks;
+        }
+    }
     uint32_t busy = 0;
     for (const auto& s : slots_) busy += s.busy() ? 1 : 0;
     metrics_.update([&](MetricsSnapshot& m) {
         ++m.n_decode_total;
         ++m.iterations_total;
         m.n_busy_slots_total += busy;
-        if (plan.n_decode > 0 && plan.n_prefill > 0) ++m.mixed_iterations_total;
-        m.prompt_tokens_total += plan.n_prefill;
-        m.prompt_chunks_total += plan.entries.size() - plan.n_decode;
+        if (n_decode > 0 && n_prefill > 0) ++m.mixed_iterations_total;
+        m.prompt_tokens_total += n_prefill;
+        m.prompt_chunks_total += n_chunks;
         // Attribute decode time to prompt and generation in proportion to their tokens.
-        const double total = (double)batch.size();
-        m.prompt_seconds_total += decode_s * plan.n_prefill / total;
-        m.predicted_seconds_total += decode_s * plan.n_decode / total;
+        const double total = (double)n_tokens;
+        m.prompt_seconds_total += seconds * n_prefill / total;
+        m.predicted_seconds_total += seconds * n_decode / total;
     });
-
-    for (const PlanEntry& e : plan.entries) {
-        Slot& s = slots_[(size_t)e.slot];
-        if (!s.busy()) continue;
-        if (e.decode) {
-            s.cache_tokens.push_back(s.pending);
-            ++s.timings.decode_iterations;
-            process_token(s, s.chain->sample(ctx_.logits((size_t)s.batch_row)),
-                          ctx_.logits((size_t)s.batch_row));
-        } else {
-            s.cache_tokens.insert(s.cache_tokens.end(), s.task->prompt.begin() + (long)s.prompt_pos,
-                                  s.task->prompt.begin() + (long)s.prompt_pos + e.n_tokens);
-            s.prompt_pos += (size_t)e.n_tokens;
-            s.timings.prompt_n += e.n_tokens;
-            ++s.timings.prompt_chunks;
-            if (e.finishes_prompt) {
-                s.state = SlotState::DonePrompt;
-                s.t_prompt_done = Clock::now();
-                s.timings.prompt_ms = ms_between(s.t_start, s.t_prompt_done);
-                const float* logits = ctx_.logits((size_t)s.batch_row);
-                process_token(s, s.chain->sample(logits), logits);
-            }
-        }
-    }
-    return true;
 }
 
-void Scheduler::process_token(Slot& slot, engine::Token tok, const float* logits) {
+void Scheduler::apply_entry(const PlanEntry& e, size_t first_row) {
+    Slot& s = slots_[(size_t)e.slot];
+    if (!s.busy()) return;
+    try {
+        if (e.decode) {
+            step_decode(s, e, first_row);
+        } else {
+            step_prompt(s, e, first_row);
+        }
+    } catch (const engine::spec::NoTokenError& err) {
+        fail(s, 400, std::string("no token can be sampled: ") + err.what());
+    } catch (const std::exception& err) {
+        spdlog::error("slot {}: request {} failed: {}", s.id, s.task ? s.task->id : 0, err.what());
+        fail(s, 500, std::string("internal error: ") + err.what());
+    }
+}
+
+void Scheduler::step_decode(Slot& s, const PlanEntry& e, size_t first_row) {
+    const int32_t n_past = s.n_past();
+    s.cache_tokens.push_back(s.pending);
+    ++s.timings.decode_iterations;
+    std::vector<const float*> rows;
+    for (int32_t i = 0; i < e.n_tokens; ++i) rows.push_back(ctx_.logits(first_row + (size_t)i));
+    const Task& t = *s.task;
+    engine::spec::Verified v = engine::spec::verify_by_sampling(
+        *s.chain, rows, s.draft, {t.sampling.n_probs, t.post_sampling_probs});
+    // Accepted draft tokens stay in the cache; the rejected ones leave it.
+    const size_t n_acc = v.n_accepted();
+    s.cache_tokens.insert(s.cache_tokens.end(), s.draft.begin(), s.draft.begin() + (long)n_acc);
+    if (n_acc < s.draft.size()) ctx_.kv().seq_rm(s.id, n_past + 1 + (engine::Pos)n_acc, -1);
+    s.draft.clear();
+    deliver(s, std::move(v));
+}
+
+void Scheduler::step_prompt(Slot& s, const PlanEntry& e, size_t first_row) {
+    s.cache_tokens.insert(s.cache_tokens.end(), s.task->prompt.begin() + (long)s.prompt_pos,
+                          s.task->prompt.begin() + (long)s.prompt_pos + e.n_tokens);
+    s.prompt_pos += (size_t)e.n_tokens;
+    s.timings.prompt_n += e.n_tokens;
+    ++s.timings.prompt_chunks;
+    if (!e.finishes_prompt) return;
+    s.state = SlotState::DonePrompt;
+    s.t_prompt_done = Clock::now();
+    s.timings.prompt_ms = ms_between(s.t_start, s.t_prompt_done);
+    const float* row = ctx_.logits(first_row + (size_t)e.n_tokens - 1);
+    const Task& t = *s.task;
+    deliver(s, engine::spec::verify_by_sampling(*s.chain, std::span<const float* const>(&row, 1), {},
+                                                {t.sampling.n_probs, t.post_sampling_probs}));
+}
+
+void Scheduler::deliver(Slot& slot, engine::spec::Verified&& v) {
     Task& t = *slot.task;
     const auto now = Clock::now();
-    slot.chain->accept(tok);
-    ++slot.n_decoded;
-    if (slot.n_decoded == 1) {
+    const int32_t n_before = slot.n_decoded();
+    const TokenPipeline::Step step = slot.pipeline->push(v.tokens);
+    if (n_before == 0) {
         slot.timings.ttft_ms = ms_between(t.arrival, now);
         metrics_.observe_ttft(slot.timings.ttft_ms / 1000.0);
-    } else {
-        metrics_.observe_itl(std::chrono::duration<double>(now - slot.t_last_token).count());
     }
+    // Tokens of one step arrive together: each counts the step's gap spread evenly.
+    const size_t n_itl = step.n_consumed - (n_before == 0 ? 1 : 0);
+    const double gap = n_before == 0 ? 0.0 : std::chrono::duration<double>(now - slot.t_last_token).count();
+    for (size_t i = 0; i < n_itl; ++i) metrics_.observe_itl(gap / (double)step.n_consumed);
     slot.t_last_token = now;
-    metrics_.update([](MetricsSnapshot& m) { ++m.tokens_predicted_total; });
+    metrics_.update([&](MetricsSnapshot& m) { m.tokens_predicted_total += step.n_consumed; });
 
-    const engine::Vocab& vocab = model_.vocab();
-    if (vocab.is_eog(tok) && !t.ignore_eos) {
-        finish(slot, FinishReason::Stop, true, "");
-        return;
-    }
-    slot.generated.push_back(tok);
     TokenOutput out;
-    out.tokens.push_back(tok);
-    if (t.sampling.n_probs > 0)
-        out.probs.push_back(t.post_sampling_probs ? slot.chain->post_sampling_probs(tok, t.sampling.n_probs)
-                                                  : slot.chain->raw_probs(logits, tok, t.sampling.n_probs));
-    const StopMatcher::Result r = slot.stop->push(slot.decoder->feed(tok));
-    out.text = r.emit;
-    slot.content += r.emit;
-    t.sink->on_tokens(out);
-    if (r.stopped) {
-        finish(slot, FinishReason::Stop, false, r.word);
+    out.text = step.text;
+    out.tokens.assign(v.tokens.begin(), v.tokens.begin() + (long)step.n_shown);
+    if (!v.probs.empty()) out.probs.assign(v.probs.begin(), v.probs.begin() + (long)step.n_shown);
+    if (step.n_shown > 0 || !out.text.empty()) t.sink->on_tokens(out);
+    if (step.end) {
+        finish(slot, *step.end);
         return;
     }
-    if (t.n_predict >= 0 && slot.n_decoded >= t.n_predict) {
-        finish(slot, FinishReason::Length, false, "");
-        return;
-    }
-    // The sampled token still has to be evaluated next iteration: it needs a cell of the slot's share.
+    // The last token still has to be evaluated next step: it needs a cell of the slot's share.
     // Requests without a limit end at the context, as llama-server's do, rather than shift forever.
     if (slot.n_past() + 1 >= n_ctx_slot_) {
         if (!config_.context_shift || t.n_predict < 0 || !shift_context(slot)) {
-            finish(slot, FinishReason::Length, false, "");
+            finish(slot, PipelineEnd{FinishReason::Length, false, ""});
             return;
         }
     }
-    slot.pending = tok;
+    slot.pending = v.tokens.back();
     slot.state = SlotState::Generating;
 }
 
@@ -493,31 +556,29 @@ bool Scheduler::shift_context(Slot& slot) {
     return true;
 }
 
-void Scheduler::finish(Slot& slot, FinishReason reason, bool eos, const std::string& word) {
+void Scheduler::finish(Slot& slot, const PipelineEnd& end) {
     Task& t = *slot.task;
     // Text the decoder or the stop matcher still holds is shown, unless a stop string ended generation.
-    if (word.empty()) {
-        const auto r = slot.stop->push(slot.decoder->flush());
-        std::string tail = r.emit + (r.stopped ? "" : slot.stop->flush());
+    if (end.word.empty()) {
+        std::string tail = slot.pipeline->flush();
         if (!tail.empty()) {
-            slot.content += tail;
             TokenOutput out;
             out.text = std::move(tail);
             t.sink->on_tokens(out);
         }
     }
     FinalOutput f;
-    f.finish = reason;
-    f.stopped_eos = eos;
-    f.stopped_word = !word.empty();
-    f.stopped_limit = reason == FinishReason::Length;
-    f.stopping_word = word;
-    f.content = slot.content;
-    f.tokens = slot.generated;
+    f.finish = end.reason;
+    f.stopped_eos = end.eos;
+    f.stopped_word = !end.word.empty();
+    f.stopped_limit = end.reason == FinishReason::Length;
+    f.stopping_word = end.word;
+    f.content = slot.pipeline->content();
+    f.tokens = slot.pipeline->tokens();
     f.n_prompt_tokens = (int32_t)t.prompt.size();
     f.n_cached_tokens = slot.n_cached;
     f.slot_id = slot.id;
-    slot.timings.predicted_n = slot.n_decoded;
+    slot.timings.predicted_n = slot.n_decoded();
     slot.timings.predicted_ms = ms_between(slot.t_prompt_done, Clock::now());
     f.timings = slot.timings;
     // The slot is idle in /slots and the metrics before the client hears that its request is done.
@@ -543,7 +604,7 @@ void Scheduler::update_gauges() {
             si.n_prompt_tokens = (int32_t)s.task->prompt.size();
             si.n_prompt_tokens_processed = (int32_t)s.prompt_pos;
             si.prompt_chunks = s.timings.prompt_chunks;
-            si.n_decoded = s.n_decoded;
+            si.n_decoded = s.n_decoded();
             si.n_predict = s.task->n_predict;
         }
     }

@@ -1,6 +1,7 @@
 // The engine thread: takes tasks from a queue, seats them in slots, plans each iteration
-// (plan_iteration), runs one decode call for the combined batch, samples and streams tokens out.
-// HTTP threads only touch the queue (submit), the cancel flags and the snapshots.
+// (plan_iteration), runs one decode call for the combined batch, verifies and samples, and sends each
+// step's tokens through the slot's TokenPipeline to the task's sink. HTTP threads only touch the queue
+// (submit), the cancel flags and the snapshots; sinks only queue plain outputs (they format elsewhere).
 #pragma once
 
 #include <condition_variable>
@@ -12,6 +13,7 @@
 
 #include "engine/model/context.h"
 #include "engine/model/model.h"
+#include "engine/speculative/verify.h"
 #include "server/scheduler/metrics.h"
 #include "server/scheduler/plan.h"
 #include "server/scheduler/prompt_cache.h"
@@ -66,9 +68,21 @@ class Scheduler {
     engine::Context::Status decode_with_eviction(const engine::Batch& batch);
     void drop_cancelled();
     bool run_iteration();
-    void process_token(Slot& slot, engine::Token tok, const float* logits);
-    // word: the stop string that ended generation (empty if none).
-    void finish(Slot& slot, FinishReason reason, bool eos, const std::string& word);
+    // Evaluates the entries as one batch and hands each slot the logits rows it asked for. A batch that
+    // fails is retried entry by entry (a draft is dropped first when the cache is full), so that only the
+    // request whose entry fails is failed.
+    void execute(const std::vector<PlanEntry>& entries);
+    // Removes what a failed decode may have left of the entries' tokens in their sequences.
+    void rollback(const std::vector<PlanEntry>& entries);
+    void record_decode(const std::vector<PlanEntry>& entries, size_t n_tokens, double seconds);
+    // The slot's part of a decoded batch; a failure fails this slot's request only.
+    void apply_entry(const PlanEntry& e, size_t first_row);
+    void step_decode(Slot& slot, const PlanEntry& e, size_t first_row);
+    void step_prompt(Slot& slot, const PlanEntry& e, size_t first_row);
+    // Sends the tokens of one step through the slot's pipeline and the sink; ends the request or leaves
+    // the last token pending for the next step.
+    void deliver(Slot& slot, engine::spec::Verified&& step);
+    void finish(Slot& slot, const PipelineEnd& end);
     void fail(Slot& slot, int status, const std::string& message);
     void release(Slot& slot);
     void update_gauges();

@@ -8,8 +8,8 @@
 
 #include "engine/sampling/sampler_chain.h"
 #include "engine/tokenizer/vocab.h"
-#include "server/scheduler/stop_strings.h"
 #include "server/scheduler/task.h"
+#include "server/scheduler/token_pipeline.h"
 
 namespace sched {
 
@@ -28,20 +28,18 @@ struct Slot {
     size_t prompt_pos = 0;       // next prompt token to evaluate
     int32_t n_cached = 0;        // prompt tokens reused from the cache
     engine::Token pending = -1;  // sampled, shown, not yet evaluated
-    int32_t n_decoded = 0;
-    int batch_row = -1;  // index in the current batch of the token whose logits this slot reads
+    // Extra tokens evaluated after `pending` in this step (a speculative draft), verified afterwards.
+    std::vector<engine::Token> draft;
 
     std::optional<engine::SamplerChain> chain;
-    std::optional<engine::StreamDecoder> decoder;
-    std::optional<StopMatcher> stop;
-    std::string content;
-    std::vector<engine::Token> generated;
+    std::optional<TokenPipeline> pipeline;  // detokenize, stop strings, limits
 
     Timings timings;
     Clock::time_point t_start, t_prompt_done, t_last_token;
 
     bool busy() const { return state != SlotState::Idle; }
     int32_t n_past() const { return (int32_t)cache_tokens.size(); }
+    int32_t n_decoded() const { return pipeline ? pipeline->n_decoded() : 0; }
 };
 
 // What /slots shows of a slot.

@@ -1,0 +1,44 @@
+// Verification of a draft against the target model's logits: which draft tokens the target accepts,
+// and the token of its own that follows them. Exact: the emitted tokens are distributed as plain
+// decoding would draw them, and the sampler chain advances only over emitted tokens.
+//
+// rows[i] are the target's logits after the pending token and the first i draft tokens (rows.size() ==
+// draft.size() + 1). Without a draft distribution the rule is "sample and compare": the chain samples
+// at row i as it would without speculation; the draft token is accepted when it equals the pick, and
+// the first pick that differs ends the step. This is the p/q rule with a one-hot q (accept with
+// probability p(d), else draw from p without d), it needs no extra random numbers, and with the same
+// seed it emits exactly the tokens plain decoding emits.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <vector>
+
+#include "engine/sampling/sampler_chain.h"
+#include "engine/sampling/token_probs.h"
+
+namespace engine::spec {
+
+// The request's settings leave no token to pick (every candidate banned): the request's fault.
+struct NoTokenError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+struct ProbsOptions {
+    int32_t n_probs = 0;        // 0: none
+    bool post_sampling = false; // from the chain's survivors instead of the raw logits
+};
+
+struct Verified {
+    std::vector<Token> tokens;       // accepted draft tokens, then one token of the target's own
+    std::vector<TokenProbs> probs;   // one per token when n_probs > 0
+    size_t n_accepted() const { return tokens.empty() ? 0 : tokens.size() - 1; }
+};
+
+// Sample and compare (greedy requests, n-gram drafts, and any chain whose final pick is not a plain
+// draw). Every emitted token is accepted into the chain.
+Verified verify_by_sampling(SamplerChain& chain, std::span<const float* const> rows,
+                            std::span<const Token> draft, const ProbsOptions& probs);
+
+}  // namespace engine::spec

@@ -1,0 +1,60 @@
+// The one path every generated token takes, in `ggserve run` and in the server: accept the tokens of
+// a step (one, or several after speculative verification) -> end of generation (EOS) -> detokenize
+// with UTF-8 holdback -> stop strings (text that could become one is held back) -> the token limit.
+// It stops at the first token that ends generation; the tokens after it in the same step are dropped.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/tokenizer/vocab.h"
+#include "server/scheduler/stop_strings.h"
+#include "server/scheduler/task.h"
+
+namespace sched {
+
+struct PipelineEnd {
+    FinishReason reason = FinishReason::Stop;
+    bool eos = false;  // an end-of-generation token (not shown)
+    std::string word;  // the stop string found (empty: none)
+};
+
+class TokenPipeline {
+  public:
+    // n_predict < 0: no limit. ignore_eos: end-of-generation tokens are ordinary tokens.
+    TokenPipeline(const engine::Vocab& vocab, std::vector<std::string> stop, int32_t n_predict,
+                  bool ignore_eos);
+
+    struct Step {
+        std::string text;       // may be shown now
+        size_t n_consumed = 0;  // tokens of the input taken, in order (the rest were dropped)
+        size_t n_shown = 0;     // of those, tokens that joined the output (an ending EOS does not)
+        std::optional<PipelineEnd> end;
+    };
+    // Takes the tokens of one step. After an end, nothing more may be pushed.
+    Step push(std::span<const engine::Token> tokens);
+    // The end of generation for a reason outside the pipeline (the context is full), or after an end
+    // that was not a stop string: the text still held back, which is shown too.
+    std::string flush();
+
+    const std::string& content() const { return content_; }         // all text shown so far
+    const std::vector<engine::Token>& tokens() const { return tokens_; }  // all tokens shown so far
+    int32_t n_decoded() const { return n_decoded_; }  // tokens taken, an ending EOS included
+    bool ended() const { return ended_; }
+
+  private:
+    const engine::Vocab& vocab_;
+    engine::StreamDecoder decoder_;
+    StopMatcher stop_;
+    int32_t n_predict_;
+    bool ignore_eos_;
+    std::string content_;
+    std::vector<engine::Token> tokens_;
+    int32_t n_decoded_ = 0;
+    bool ended_ = false;
+};
+
+}  // namespace sched

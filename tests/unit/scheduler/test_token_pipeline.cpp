@@ -1,0 +1,89 @@
+// The token pipeline shared by `ggserve run` and the server, with stories260K's vocabulary: several
+// tokens per step, end of text, stop strings, limits, UTF-8 holdback.
+#include <catch2/catch.hpp>
+
+#include "engine/model/model.h"
+#include "server/scheduler/token_pipeline.h"
+
+using namespace sched;
+
+namespace {
+const engine::Vocab& stories_vocab() {
+    static auto model = engine::Model::load(std::string(GGSERVE_SHARED_DIR) + "/models/stories260K.gguf", {});
+    return model->vocab();
+}
+std::vector<engine::Token> tok(const std::string& text) { return stories_vocab().tokenize(text, false, false); }
+}  // namespace
+
+TEST_CASE("pipeline: a step of several tokens shows the same text as one token per step", "[scheduler][pipeline]") {
+    const auto& v = stories_vocab();
+    const auto toks = tok("Once upon a time there was a cat.");
+    TokenPipeline one(v, {}, -1, false), many(v, {}, -1, false);
+    std::string a, b;
+    for (auto t : toks) a += one.push(std::span(&t, 1)).text;
+    const auto step = many.push(toks);
+    b = step.text;
+    REQUIRE(a == b);
+    REQUIRE(step.n_consumed == toks.size());
+    REQUIRE(step.n_shown == toks.size());
+    REQUIRE_FALSE(step.end);
+    REQUIRE(many.tokens() == toks);
+    // SentencePiece marks the word boundary: the text starts with a space, as it would mid-generation.
+    REQUIRE(a + one.flush() == " Once upon a time there was a cat.");
+}
+
+TEST_CASE("pipeline: end of text in the middle of a step drops the rest", "[scheduler][pipeline]") {
+    const auto& v = stories_vocab();
+    std::vector<engine::Token> toks = tok("The end");
+    toks.push_back(v.eos());
+    toks.push_back(toks[0]);  // would follow in the same verified step
+    TokenPipeline p(v, {}, -1, false);
+    const auto step = p.push(toks);
+    REQUIRE(step.end);
+    REQUIRE(step.end->eos);
+    REQUIRE(step.n_consumed == toks.size() - 1);
+    REQUIRE(step.n_shown == toks.size() - 2);
+    REQUIRE(p.n_decoded() == (int32_t)toks.size() - 1);  // the EOS counts as decoded, as in llama-server
+    REQUIRE(p.tokens().size() == toks.size() - 2);
+    // with ignore_eos it is an ordinary token
+    TokenPipeline q(v, {}, -1, true);
+    REQUIRE_FALSE(q.push(toks).end);
+}
+
+TEST_CASE("pipeline: the token limit ends the step at the limit", "[scheduler][pipeline]") {
+    const auto& v = stories_vocab();
+    const auto toks = tok("one two three four five six");
+    TokenPipeline p(v, {}, 4, false);
+    auto step = p.push(std::span(toks).first(3));
+    REQUIRE_FALSE(step.end);
+    step = p.push(std::span(toks).subspan(3));
+    REQUIRE(step.end);
+    REQUIRE(step.end->reason == FinishReason::Length);
+    REQUIRE(step.n_consumed == 1);
+    REQUIRE(p.tokens().size() == 4);
+    REQUIRE_THROWS_AS(p.push(toks), std::logic_error);
+}
+
+TEST_CASE("pipeline: a stop string inside a step ends it; the stop string is never shown", "[scheduler][pipeline]") {
+    const auto& v = stories_vocab();
+    const auto toks = tok("Lily saw a big dog. The dog was happy.");
+    TokenPipeline p(v, {"dog."}, -1, false);
+    const auto step = p.push(toks);
+    REQUIRE(step.end);
+    REQUIRE(step.end->word == "dog.");
+    REQUIRE(p.content() == " Lily saw a big ");
+    REQUIRE(step.n_consumed < toks.size());
+}
+
+TEST_CASE("pipeline: an incomplete UTF-8 sequence is held back until it completes", "[scheduler][pipeline]") {
+    const auto& v = stories_vocab();
+    // stories260K spells characters outside its vocabulary as byte tokens: "é" is <0xC3><0xA9>.
+    const auto toks = tok("café");
+    REQUIRE(toks.size() >= 2);
+    TokenPipeline p(v, {}, -1, false);
+    std::string shown;
+    for (size_t i = 0; i + 1 < toks.size(); ++i) shown += p.push(std::span(&toks[i], 1)).text;
+    REQUIRE(shown == " caf");  // the lead byte waits
+    shown += p.push(std::span(&toks.back(), 1)).text;
+    REQUIRE(shown == " café");
+}
