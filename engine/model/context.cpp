@@ -6,7 +6,8 @@
 #include <thread>
 
 #include "engine/model/kv_shift.h"
-#include "engine/model/llama_graph.h"
+#include "engine/model/arch/arch.h"
+#include "engine/model/graph_builder.h"
 
 namespace engine {
 
@@ -31,6 +32,8 @@ Context::Context(const Model& model, const ContextParams& params) : model_(model
     kv_ = std::make_unique<KvCache>(hp, params_.n_ctx, params_.type_k, params_.type_v, *backend_,
                                     layer_backends);
     runner_ = std::make_unique<GraphRunner>(*backend_, model.offload_backend());
+    // LongRoPE's long factors apply once a sequence's share of the context exceeds the original context.
+    long_rope_ = params_.n_ctx / params_.n_seq_max > hp.n_ctx_orig;
 }
 
 Context::~Context() = default;
@@ -56,7 +59,7 @@ void Context::validate(const Batch& b) const {
 }
 
 void Context::apply_kv_shift() {
-    apply_k_shift(model_.hparams(), *kv_, *runner_, params_.n_threads_batch);
+    apply_k_shift(model_, *kv_, *runner_, params_.n_threads_batch, long_rope_);
 }
 
 Context::Status Context::decode(const Batch& batch) {
@@ -97,9 +100,14 @@ void Context::compute_ubatch(const UBatchView& ub, const std::vector<int32_t>& c
     const bool any_out = !out_ids.empty();
     if (!any_out) out_ids.push_back((int32_t)ub.n - 1);  // the graph needs one output row; discarded
 
-    GraphShape shape{ub.n, (uint32_t)out_ids.size(), kv_->n_kv(), params_.flash_attn};
+    const HParams& hp = model_.hparams();
+    GraphShape shape{ub.n, (uint32_t)out_ids.size(), kv_->n_kv(), params_.flash_attn, long_rope_};
     ggml::Context gctx(0, true);
-    GraphInputs in = build_llama_graph(gctx, model_, *kv_, shape);
+    GraphBuilder builder(gctx, model_, *kv_, shape);
+    GraphInputs& in = builder.in;
+    in.logits = model_.arch().build_graph(builder);
+    in.logits->flags |= ggml::kFlagOutput;
+    in.logits->set_name("logits");
     ggml::Graph g;
     g.build_forward(in.logits);
     runner_->allocate(g);
@@ -109,7 +117,9 @@ void Context::compute_ubatch(const UBatchView& ub, const std::vector<int32_t>& c
     std::memcpy(in.kv_cells->data, cells.data(), ub.n * sizeof(int32_t));
     if (in.out_ids->data)  // unused (and unallocated) when every token wants logits
         std::memcpy(in.out_ids->data, out_ids.data(), out_ids.size() * sizeof(int32_t));
-    kv_->fill_mask(ub.pos, ub.seqs, ub.n, shape.n_kv, (float*)in.mask->data);
+    if (in.mask->data)  // unused when every layer has a sliding window
+        kv_->fill_mask(ub.pos, ub.seqs, ub.n, shape.n_kv, (float*)in.mask->data, hp.causal);
+    if (in.mask_swa) kv_->fill_mask(ub.pos, ub.seqs, ub.n, shape.n_kv, (float*)in.mask_swa->data, hp.causal, hp.n_swa);
 
     runner_->compute(g, ub.n == 1 ? params_.n_threads : params_.n_threads_batch);
     if (any_out)  // the logits may live on the offload backend

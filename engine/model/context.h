@@ -78,6 +78,7 @@ class Context {
     std::unique_ptr<GraphRunner> runner_;
     std::vector<float> logits_;
     std::vector<int32_t> logit_row_;  // batch index -> row in logits_ (-1: none)
+    bool long_rope_ = false;
 };
 
 }  // namespace engine

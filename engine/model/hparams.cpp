@@ -1,7 +1,10 @@
 #include "engine/model/hparams.h"
 
+#include <cmath>
+#include <cstdio>
 #include <stdexcept>
 
+#include "engine/model/arch/arch.h"
 #include "ggml/ggml.h"
 #include "ggml/gguf.h"
 
@@ -9,57 +12,212 @@ namespace engine {
 
 namespace {
 
-uint32_t get_u32(const ggml::gguf::File& f, const std::string& key, int64_t def, bool required) {
-    if (!f.has(key)) {
-        if (required) throw std::runtime_error("model metadata is missing '" + key + "'");
-        return (uint32_t)def;
-    }
-    const int64_t v = f.get_int(key, def);
-    if (v < 0 || v > (int64_t)UINT32_MAX) throw std::runtime_error("model metadata '" + key + "' is out of range");
-    return (uint32_t)v;
+[[noreturn]] void bad(const std::string& why) { throw std::runtime_error("model metadata: " + why); }
+
+std::string fmt(double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%g", v);
+    return b;
 }
+
+RopeScaling parse_scaling(const std::string& s) {
+    if (s == "none") return RopeScaling::None;
+    if (s == "linear") return RopeScaling::Linear;
+    if (s == "yarn") return RopeScaling::Yarn;
+    if (s == "longrope") return RopeScaling::LongRope;
+    bad("unsupported rope scaling type '" + s + "' (supported: none, linear, yarn, longrope)");
+}
+
+// YaRN's magnitude correction for a context scaled by `scale` (1 for no scaling).
+float yarn_mscale(float scale, float mscale) { return scale <= 1.0f ? 1.0f : 0.1f * mscale * std::log(scale) + 1.0f; }
 
 }  // namespace
 
-HParams HParams::from_gguf(const ggml::gguf::File& f) {
+const char* rope_scaling_name(RopeScaling s) {
+    switch (s) {
+        case RopeScaling::None: return "none";
+        case RopeScaling::Linear: return "linear";
+        case RopeScaling::Yarn: return "yarn";
+        case RopeScaling::LongRope: return "longrope";
+    }
+    return "?";
+}
+
+uint32_t read_u32(const ggml::gguf::File& f, const HParams& h, const std::string& key, uint32_t def,
+                  bool required) {
+    const std::string k = h.arch + "." + key;
+    if (!f.has(k)) {
+        if (required) bad("missing '" + k + "'");
+        return def;
+    }
+    const int64_t v = f.get_int(k, def);
+    if (v < 0 || v > (int64_t)UINT32_MAX) bad("'" + k + "' is out of range");
+    return (uint32_t)v;
+}
+
+float read_f32(const ggml::gguf::File& f, const HParams& h, const std::string& key, float def) {
+    const double v = f.get_float(h.arch + "." + key, def);
+    if (!std::isfinite(v)) bad("'" + h.arch + "." + key + "' is not a finite number");
+    return (float)v;
+}
+
+void read_swa_pattern(const ggml::gguf::File& f, HParams& h, uint32_t def_period) {
+    const std::string k = h.arch + ".attention.sliding_window_pattern";
+    h.swa_layers.assign(h.n_layer, 0);
+    const ggml::gguf::Value* v = f.find(k);
+    if (v && v->type == ggml::gguf::ValueType::Array) {
+        const std::vector<int64_t> flags = f.get_int_array(k);
+        if (flags.size() != h.n_layer)
+            bad("'" + k + "' has " + std::to_string(flags.size()) + " entries for " + std::to_string(h.n_layer) +
+                " layers");
+        for (uint32_t il = 0; il < h.n_layer; ++il) h.swa_layers[il] = flags[il] != 0;
+        return;
+    }
+    const uint32_t n = read_u32(f, h, "attention.sliding_window_pattern", def_period);
+    for (uint32_t il = 0; il < h.n_layer; ++il) h.swa_layers[il] = n == 0 || il % n < n - 1;
+}
+
+uint32_t HParams::n_swa_layers() const {
+    uint32_t n = 0;
+    for (uint32_t il = 0; il < n_layer; ++il) n += is_swa(il);
+    return n;
+}
+
+HParams HParams::from_gguf(const ggml::gguf::File& f, const RopeOverrides& o) {
     HParams h;
     h.arch = f.get_string("general.architecture");
-    if (h.arch.empty()) throw std::runtime_error("model metadata is missing 'general.architecture'");
-    if (h.arch != "llama")
-        throw std::runtime_error("unsupported model architecture '" + h.arch + "' (supported: llama)");
+    if (h.arch.empty()) bad("missing 'general.architecture'");
+    const ArchRow* row = find_arch(h.arch);
+    if (!row)
+        throw std::runtime_error("unsupported model architecture '" + h.arch + "' (supported: " + supported_archs() +
+                                 ")");
     h.name = f.get_string("general.name");
-    const std::string a = h.arch + ".";
-    h.n_ctx_train = get_u32(f, a + "context_length", 2048, false);
-    h.n_embd = get_u32(f, a + "embedding_length", 0, true);
-    h.n_layer = get_u32(f, a + "block_count", 0, true);
-    h.n_ff = get_u32(f, a + "feed_forward_length", 0, true);
-    h.n_head = get_u32(f, a + "attention.head_count", 0, true);
-    h.n_head_kv = get_u32(f, a + "attention.head_count_kv", h.n_head, false);
+    h.n_ctx_train = read_u32(f, h, "context_length", 2048);
+    h.n_embd = read_u32(f, h, "embedding_length", 0, true);
+    h.n_layer = read_u32(f, h, "block_count", 0, true);
+    h.n_ff = read_u32(f, h, "feed_forward_length", 0, true);
+    h.n_head = read_u32(f, h, "attention.head_count", 0, true);
+    h.n_head_kv = read_u32(f, h, "attention.head_count_kv", h.n_head);
     if (h.n_embd == 0 || h.n_layer == 0 || h.n_head == 0 || h.n_head_kv == 0 || h.n_ff == 0)
-        throw std::runtime_error("model metadata: embedding length, block count, head counts and feed-forward "
-                                 "length must be positive");
-    if (h.n_layer > 4096 || h.n_head > 4096 || h.n_embd > (1u << 20) || h.n_ff > (1u << 22))
-        throw std::runtime_error("model metadata: implausible model dimensions");
-    if (h.n_head % h.n_head_kv != 0)
-        throw std::runtime_error("model metadata: head_count must be a multiple of head_count_kv");
-    h.n_embd_head_k = get_u32(f, a + "attention.key_length", h.n_embd / h.n_head, false);
-    h.n_embd_head_v = get_u32(f, a + "attention.value_length", h.n_embd / h.n_head, false);
-    if (h.n_embd_head_k == 0 || h.n_embd_head_v == 0) throw std::runtime_error("model metadata: zero head size");
-    h.n_rot = get_u32(f, a + "rope.dimension_count", h.n_embd_head_k, false);
+        bad("embedding length, block count, head counts and feed-forward length must be positive");
+    if (h.n_layer > 4096 || h.n_head > 4096 || h.n_embd > (1u << 20) || h.n_ff > (1u << 22) || h.n_ctx_train == 0)
+        bad("implausible model dimensions");
+    if (h.n_head % h.n_head_kv != 0) bad("head_count must be a multiple of head_count_kv");
+    h.n_embd_head_k = read_u32(f, h, "attention.key_length", h.n_embd / h.n_head);
+    h.n_embd_head_v = read_u32(f, h, "attention.value_length", h.n_embd / h.n_head);
+    if (h.n_embd_head_k == 0 || h.n_embd_head_v == 0) bad("zero head size");
+    if (h.n_embd_head_k > 4096 || h.n_embd_head_v > 4096) bad("implausible head size");
+    h.n_rot = read_u32(f, h, "rope.dimension_count", h.n_embd_head_k);
     if (h.n_rot == 0 || h.n_rot > h.n_embd_head_k || h.n_rot % 2)
-        throw std::runtime_error("model metadata: rope.dimension_count must be even and at most the head size");
-    h.rms_eps = (float)f.get_float(a + "attention.layer_norm_rms_epsilon", 1e-5);
-    if (!(h.rms_eps > 0.0f)) throw std::runtime_error("model metadata: layer_norm_rms_epsilon must be positive");
-    h.rope_freq_base = (float)f.get_float(a + "rope.freq_base", 10000.0);
-    if (!(h.rope_freq_base > 0.0f)) throw std::runtime_error("model metadata: rope.freq_base must be positive");
-    const std::string scaling = f.get_string(a + "rope.scaling.type", "none");
-    const double factor = f.get_float(a + "rope.scaling.factor", 0.0);
-    if (scaling == "linear" && factor > 0.0) h.rope_freq_scale = (float)(1.0 / factor);
-    else if (scaling != "none" && scaling != "linear")
-        throw std::runtime_error("model metadata: unsupported rope scaling type '" + scaling + "'");
-    h.rope_mode = ggml::kRopeNormal;  // the llama architecture rotates adjacent pairs
-    h.n_vocab = get_u32(f, a + "vocab_size", 0, false);
+        bad("rope.dimension_count must be even and at most the head size");
+    h.rms_eps = read_f32(f, h, "attention.layer_norm_rms_epsilon", 1e-5f);
+    h.norm_eps = read_f32(f, h, "attention.layer_norm_epsilon", 1e-5f);
+    if (!(h.rms_eps > 0.0f) || !(h.norm_eps > 0.0f)) bad("layer norm epsilons must be positive");
+    h.causal = f.get_bool(h.arch + ".attention.causal", true);
+    h.n_vocab = read_u32(f, h, "vocab_size", 0);
+
+    // RoPE as trained; the row sets the rotation mode and may change the rest.
+    h.rope_mode = row->rope_mode;
+    h.rope_freq_base = read_f32(f, h, "rope.freq_base", 10000.0f);
+    float factor = read_f32(f, h, "rope.scaling.factor", 0.0f);
+    if (factor == 0.0f) factor = read_f32(f, h, "rope.scale_linear", 0.0f);
+    if (factor < 0.0f) bad("rope scaling factor must not be negative");
+    h.rope_freq_scale = factor == 0.0f ? 1.0f : 1.0f / factor;
+    const std::string scaling = f.get_string(h.arch + ".rope.scaling.type", "");
+    h.rope_scaling = !scaling.empty() ? parse_scaling(scaling) : factor != 0.0f ? RopeScaling::Linear : RopeScaling::None;
+    h.n_ctx_orig = read_u32(f, h, "rope.scaling.original_context_length", 0);
+    h.rope_attn_factor = read_f32(f, h, "rope.scaling.attn_factor", 1.0f);
+    h.yarn_log_mul = read_f32(f, h, "rope.scaling.yarn_log_multiplier", 0.0f);
+    h.yarn_ext_factor = read_f32(f, h, "rope.scaling.yarn_ext_factor", -1.0f);
+    h.yarn_attn_factor = read_f32(f, h, "rope.scaling.yarn_attn_factor", 1.0f);
+    h.yarn_beta_fast = read_f32(f, h, "rope.scaling.yarn_beta_fast", 32.0f);
+    h.yarn_beta_slow = read_f32(f, h, "rope.scaling.yarn_beta_slow", 1.0f);
+    h.rope_freq_base_swa = read_f32(f, h, "rope.freq_base_swa", h.rope_freq_base);
+    h.rope_freq_scale_swa = h.rope_freq_scale;
+
+    // Experts (shared keys; the rows that use them check their weights against these).
+    h.n_expert = read_u32(f, h, "expert_count", 0);
+    h.n_expert_used = read_u32(f, h, "expert_used_count", 0);
+    h.n_ff_exp = read_u32(f, h, "expert_feed_forward_length", 0);
+    h.n_ff_shexp = read_u32(f, h, "expert_shared_feed_forward_length", 0);
+    if (h.n_expert > 512) bad("expert_count " + std::to_string(h.n_expert) + " is implausible (at most 512)");
+    if (h.n_expert_used > h.n_expert)
+        bad("expert_used_count " + std::to_string(h.n_expert_used) + " exceeds expert_count " +
+            std::to_string(h.n_expert));
+    if (h.n_expert > 0 && h.n_expert_used == 0) bad("expert_used_count must be positive when expert_count is set");
+    if (h.n_ff_exp > (1u << 22) || h.n_ff_shexp > (1u << 22)) bad("implausible expert feed-forward length");
+
+    row->read_hparams(f, h);
+
+    if (!(h.rope_freq_base > 0.0f) || !(h.rope_freq_base_swa > 0.0f)) bad("rope.freq_base must be positive");
+    if (h.n_swa > 0) {
+        if (h.swa_layers.size() != h.n_layer) h.swa_layers.assign(h.n_layer, 1);
+        if (h.n_swa > h.n_ctx_train)
+            bad("attention.sliding_window " + std::to_string(h.n_swa) + " exceeds the training context " +
+                std::to_string(h.n_ctx_train));
+    }
+    if (h.attn_softcap < 0.0f || h.final_softcap < 0.0f) bad("soft-capping values must not be negative");
+
+    // The user's overrides, then the derived factors: the steps of llama.cpp's context setup, so that
+    // the same flags give the same rotation.
+    if (o.freq_base != 0.0f) h.rope_freq_base = o.freq_base;
+    if (o.freq_scale != 0.0f) h.rope_freq_scale = o.freq_scale;
+    if (o.scaling_set) h.rope_scaling = o.scaling;
+    if (h.n_ctx_orig == 0) h.n_ctx_orig = h.n_ctx_train;
+    if (o.yarn_orig_ctx != 0) h.n_ctx_orig = o.yarn_orig_ctx;
+    if (o.yarn_ext_factor >= 0.0f) h.yarn_ext_factor = o.yarn_ext_factor;
+    if (o.yarn_attn_factor >= 0.0f) h.yarn_attn_factor = o.yarn_attn_factor;
+    if (o.yarn_beta_fast >= 0.0f) h.yarn_beta_fast = o.yarn_beta_fast;
+    if (o.yarn_beta_slow >= 0.0f) h.yarn_beta_slow = o.yarn_beta_slow;
+    if (h.rope_scaling == RopeScaling::None) h.rope_freq_scale = 1.0f;
+    if (!(h.rope_freq_scale > 0.0f)) bad("rope frequency scale must be positive");
+    if (h.yarn_ext_factor < 0.0f) h.yarn_ext_factor = h.rope_scaling == RopeScaling::Yarn ? 1.0f : 0.0f;
+    if (h.yarn_ext_factor != 0.0f) {
+        const float scale = 1.0f / h.rope_freq_scale;
+        if (h.yarn_log_mul != 0.0f)
+            h.yarn_attn_factor = yarn_mscale(scale, 1.0f) / yarn_mscale(scale, h.yarn_log_mul);
+        else
+            h.yarn_attn_factor = yarn_mscale(scale, 1.0f);
+        // The rope kernel multiplies by 1 + 0.1 ln(scale) again whenever YaRN mixes (ext_factor != 0).
+        h.yarn_attn_factor *= 1.0f / (1.0f + 0.1f * std::log(scale));
+    }
+    h.yarn_attn_factor *= h.rope_attn_factor;
     return h;
+}
+
+std::vector<std::string> HParams::describe() const {
+    std::vector<std::string> out;
+    std::string a = "architecture " + arch + ": " + std::to_string(n_layer) + " layers, n_embd " +
+                    std::to_string(n_embd) + ", " + std::to_string(n_head) + " heads";
+    if (n_head_kv != n_head) a += " (" + std::to_string(n_head_kv) + " KV)";
+    a += " of " + std::to_string(n_embd_head_k) + ", FFN " + std::to_string(n_ff) + ", vocab " +
+         std::to_string(n_vocab) + ", context " + std::to_string(n_ctx_train) + (causal ? "" : ", non-causal");
+    out.push_back(a);
+    std::string r = std::string("rope: ") + (rope_mode == ggml::kRopeNeox ? "neox" : "normal") + ", " +
+                    std::to_string(n_rot) + " dims, base " + fmt(rope_freq_base) + ", scaling " +
+                    rope_scaling_name(rope_scaling);
+    if (rope_freq_scale != 1.0f) r += " x" + fmt(1.0 / rope_freq_scale);
+    if (rope_scaling == RopeScaling::Yarn || rope_scaling == RopeScaling::LongRope || yarn_ext_factor != 0.0f)
+        r += " (original context " + std::to_string(n_ctx_orig) + ", ext_factor " + fmt(yarn_ext_factor) +
+             ", attn_factor " + fmt(yarn_attn_factor) + ", beta_fast " + fmt(yarn_beta_fast) + ", beta_slow " +
+             fmt(yarn_beta_slow) + ")";
+    out.push_back(r);
+    if (n_swa > 0) {
+        std::string s = "sliding window: " + std::to_string(n_swa) + " positions on " +
+                        std::to_string(n_swa_layers()) + " of " + std::to_string(n_layer) + " layers";
+        if (rope_freq_base_swa != rope_freq_base || rope_freq_scale_swa != rope_freq_scale)
+            s += " (rope base " + fmt(rope_freq_base_swa) + ", scale " + fmt(rope_freq_scale_swa) + " there)";
+        out.push_back(s);
+    }
+    if (n_expert > 0) {
+        std::string e = "experts: " + std::to_string(n_expert) + ", " + std::to_string(n_expert_used) +
+                        " used per token, FFN " + std::to_string(n_ff_exp ? n_ff_exp : n_ff) + " each";
+        if (n_ff_shexp > 0) e += ", shared expert FFN " + std::to_string(n_ff_shexp);
+        out.push_back(e);
+    }
+    if (attn_softcap > 0.0f || final_softcap > 0.0f)
+        out.push_back("soft-cap: attention " + fmt(attn_softcap) + ", logits " + fmt(final_softcap));
+    return out;
 }
 
 }  // namespace engine

@@ -91,7 +91,7 @@ uint32_t KvCache::n_kv() const {
 }
 
 void KvCache::fill_mask(const Pos* pos, const std::vector<SeqId>* seqs, uint32_t n_tokens, uint32_t n_kv,
-                        float* mask) const {
+                        float* mask, bool causal, uint32_t n_swa) const {
     const float neg_inf = -std::numeric_limits<float>::infinity();
     for (uint32_t t = 0; t < n_tokens; ++t) {
         std::bitset<kMaxSeq> mine;
@@ -99,7 +99,9 @@ void KvCache::fill_mask(const Pos* pos, const std::vector<SeqId>* seqs, uint32_t
         float* row = mask + (size_t)t * n_kv;
         for (uint32_t j = 0; j < n_kv; ++j) {
             const KvCell& c = cells_[j];
-            row[j] = (!c.empty() && (c.seq & mine).any() && c.pos <= pos[t]) ? 0.0f : neg_inf;
+            const bool visible = !c.empty() && (c.seq & mine).any() && (!causal || c.pos <= pos[t]) &&
+                                 (n_swa == 0 || (int64_t)pos[t] - c.pos < (int64_t)n_swa);
+            row[j] = visible ? 0.0f : neg_inf;
         }
     }
 }

@@ -47,9 +47,11 @@ class KvCache {
     void release(int32_t cell);
     // Cells [0, n_kv) cover every used cell; attention reads only that range.
     uint32_t n_kv() const;
-    // mask[t * n_kv + j] = 0 if token t (position pos[t], sequences seqs[t]) may attend cell j, else -inf.
-    void fill_mask(const Pos* pos, const std::vector<SeqId>* seqs, uint32_t n_tokens, uint32_t n_kv,
-                   float* mask) const;
+    // mask[t * n_kv + j] = 0 if token t (position pos[t], sequences seqs[t]) may attend cell j, else -inf:
+    // the cell belongs to one of the token's sequences and, when causal, is not after the token; with a
+    // sliding window of n_swa positions (0: none), it is also fewer than n_swa positions before it.
+    void fill_mask(const Pos* pos, const std::vector<SeqId>* seqs, uint32_t n_tokens, uint32_t n_kv, float* mask,
+                   bool causal = true, uint32_t n_swa = 0) const;
 
     // Removes positions [p0, p1) of seq (seq < 0: all sequences; p1 < 0: to the end).
     void seq_rm(SeqId seq, Pos p0, Pos p1);

@@ -6,9 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "engine/model/graph_builder.h"
+
 namespace engine {
 
-void apply_k_shift(const HParams& hp, KvCache& kv, GraphRunner& runner, int n_threads) {
+void apply_k_shift(const Model& model, KvCache& kv, GraphRunner& runner, int n_threads, bool long_rope) {
+    const HParams& hp = model.hparams();
     if (!kv.has_shift()) return;
     std::vector<int32_t> cells, deltas;
     kv.pending_shifts(cells, deltas);
@@ -25,8 +28,8 @@ void apply_k_shift(const HParams& hp, KvCache& kv, GraphRunner& runner, int n_th
     ggml::Graph g;
     for (int il = 0; il < kv.n_layer(); ++il) {
         ggml::Tensor* rows = ggml::get_rows(gctx, kv.k(il), ids);  // F32 [hd * n_head_kv, m]
-        ggml::Tensor* r = ggml::rope(gctx, ggml::reshape_3d(gctx, rows, hd, n_head_kv, m), pos, (int)hp.n_rot,
-                                     hp.rope_mode, hp.rope_freq_base, hp.rope_freq_scale);
+        ggml::Tensor* r =
+            rope_layer(gctx, model, ggml::reshape_3d(gctx, rows, hd, n_head_kv, m), pos, (uint32_t)il, long_rope, false);
         g.build_forward(ggml::set_rows(gctx, kv.k(il), ggml::reshape_2d(gctx, r, hd * n_head_kv, m), ids));
     }
     runner.allocate(g);

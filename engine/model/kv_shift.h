@@ -8,14 +8,14 @@
 
 #include "engine/model/batch.h"
 #include "engine/model/graph_runner.h"
-#include "engine/model/hparams.h"
 #include "engine/model/kv_cache.h"
+#include "engine/model/model.h"
 
 namespace engine {
 
-// Re-rotates the keys of every cell with a pending shift (all layers, one graph) and clears the
-// shifts. Does nothing when none is pending.
-void apply_k_shift(const HParams& hp, KvCache& kv, GraphRunner& runner, int n_threads);
+// Re-rotates the keys of every cell with a pending shift (all layers, each with its own RoPE, one graph)
+// and clears the shifts. Does nothing when none is pending. long_rope as the context's graphs use it.
+void apply_k_shift(const Model& model, KvCache& kv, GraphRunner& runner, int n_threads, bool long_rope);
 
 // Context shift of a sequence whose cells hold tokens[i] at position i: keeps the first n_keep
 // tokens, discards half of the rest and moves the remainder down (metadata only; the keys are

@@ -120,8 +120,15 @@ uint64_t model_fingerprint(const Model& model) {
     for (uint32_t v : {hp.n_ctx_train, hp.n_embd, hp.n_layer, hp.n_ff, hp.n_head, hp.n_head_kv,
                        hp.n_embd_head_k, hp.n_embd_head_v, hp.n_rot, hp.n_vocab})
         f.value(v);
-    for (float v : {hp.rms_eps, hp.rope_freq_base, hp.rope_freq_scale}) f.value(v);
+    for (float v : {hp.rms_eps, hp.norm_eps, hp.rope_freq_base, hp.rope_freq_scale, hp.yarn_ext_factor,
+                    hp.yarn_attn_factor, hp.yarn_beta_fast, hp.yarn_beta_slow, hp.rope_freq_base_swa,
+                    hp.rope_freq_scale_swa, hp.attn_softcap, hp.final_softcap})
+        f.value(v);
+    for (uint32_t v : {hp.n_ctx_orig, hp.n_swa, hp.n_expert, hp.n_expert_used, hp.n_ff_exp, hp.n_ff_shexp}) f.value(v);
     f.value(hp.rope_mode);
+    f.value((int32_t)hp.rope_scaling);
+    f.value(hp.causal);
+    for (uint8_t v : hp.swa_layers) f.value(v);
     for (const auto& t : model.gguf().tensors()) {
         f.str(t.name);
         f.value((int32_t)t.type);

@@ -26,8 +26,9 @@ struct StateFileError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-// Identifies a model file: tensor names, types and shapes, sampled weight bytes and the
-// hyper-parameters. Computed once per model (cheap: it reads a few bytes per tensor).
+// Identifies a model file as loaded: tensor names, types and shapes, sampled weight bytes and the
+// hyper-parameters (RoPE after the user's overrides: keys rotated differently cannot be reused).
+// Computed once per model (cheap: it reads a few bytes per tensor).
 uint64_t model_fingerprint(const Model& model);
 
 // Writes sequence seq, which must hold exactly tokens at positions 0..tokens.size()-1, to path.

@@ -1,4 +1,5 @@
-// A loaded model: hyper-parameters, vocabulary and weights (mmapped, never copied on the CPU).
+// A loaded model: hyper-parameters, vocabulary, weights (mmapped, never copied on the CPU) and its row
+// of the architecture table (arch/arch.h), which names the weights and builds the forward graph.
 #pragma once
 
 #include <functional>
@@ -14,17 +15,52 @@
 namespace engine {
 
 class Vocab;
+struct ArchRow;
 
+// The weights of one layer. Each architecture fills what it has; the rest stays nullptr (biases, norms
+// of q/k, post-norms, experts, fused projections). Names are those of the GGUF tensors blk.N.<name>.
 struct LayerWeights {
-    ggml::Tensor* attn_norm = nullptr;
-    ggml::Tensor* wq = nullptr;
-    ggml::Tensor* wk = nullptr;
-    ggml::Tensor* wv = nullptr;
-    ggml::Tensor* wo = nullptr;
-    ggml::Tensor* ffn_norm = nullptr;
-    ggml::Tensor* w_gate = nullptr;
-    ggml::Tensor* w_up = nullptr;
-    ggml::Tensor* w_down = nullptr;
+    // attention
+    ggml::Tensor* attn_norm = nullptr;       // attn_norm.weight
+    ggml::Tensor* attn_norm_b = nullptr;     // attn_norm.bias
+    ggml::Tensor* wq = nullptr;              // attn_q.weight
+    ggml::Tensor* wk = nullptr;              // attn_k.weight
+    ggml::Tensor* wv = nullptr;              // attn_v.weight
+    ggml::Tensor* wqkv = nullptr;            // attn_qkv.weight: q, k and v rows in one matrix
+    ggml::Tensor* bq = nullptr;              // attn_q.bias
+    ggml::Tensor* bk = nullptr;              // attn_k.bias
+    ggml::Tensor* bv = nullptr;              // attn_v.bias
+    ggml::Tensor* bqkv = nullptr;            // attn_qkv.bias
+    ggml::Tensor* q_norm = nullptr;          // attn_q_norm.weight: RMS norm of each query head
+    ggml::Tensor* k_norm = nullptr;          // attn_k_norm.weight
+    ggml::Tensor* wo = nullptr;              // attn_output.weight
+    ggml::Tensor* bo = nullptr;              // attn_output.bias
+    ggml::Tensor* attn_post_norm = nullptr;  // post_attention_norm.weight (gemma2/3)
+    // feed-forward
+    ggml::Tensor* ffn_norm = nullptr;       // ffn_norm.weight
+    ggml::Tensor* ffn_norm_b = nullptr;     // ffn_norm.bias
+    ggml::Tensor* w_gate = nullptr;         // ffn_gate.weight
+    ggml::Tensor* w_up = nullptr;           // ffn_up.weight
+    ggml::Tensor* w_gate_up = nullptr;      // ffn_up.weight holding gate rows then up rows (phi3)
+    ggml::Tensor* w_down = nullptr;         // ffn_down.weight
+    ggml::Tensor* b_gate = nullptr;         // ffn_gate.bias
+    ggml::Tensor* b_up = nullptr;           // ffn_up.bias
+    ggml::Tensor* b_down = nullptr;         // ffn_down.bias
+    ggml::Tensor* ffn_post_norm = nullptr;  // post_ffw_norm.weight (gemma2/3)
+    // mixture of experts
+    ggml::Tensor* router = nullptr;          // ffn_gate_inp.weight: [n_embd, n_expert]
+    ggml::Tensor* w_gate_exps = nullptr;     // ffn_gate_exps.weight: [n_embd, n_ff_exp, n_expert]
+    ggml::Tensor* w_up_exps = nullptr;       // ffn_up_exps.weight
+    ggml::Tensor* w_down_exps = nullptr;     // ffn_down_exps.weight: [n_ff_exp, n_embd, n_expert]
+    ggml::Tensor* shexp_gate = nullptr;      // ffn_gate_inp_shexp.weight: [n_embd] (qwen2moe)
+    ggml::Tensor* w_gate_shexp = nullptr;    // ffn_gate_shexp.weight
+    ggml::Tensor* w_up_shexp = nullptr;      // ffn_up_shexp.weight
+    ggml::Tensor* w_down_shexp = nullptr;    // ffn_down_shexp.weight
+    // RoPE frequency divisors (global tensors, one pointer per layer so that an offloaded layer reads
+    // its device's copy)
+    ggml::Tensor* rope_freqs = nullptr;  // rope_freqs.weight (Llama 3.1)
+    ggml::Tensor* rope_long = nullptr;   // rope_factors_long.weight (LongRoPE)
+    ggml::Tensor* rope_short = nullptr;  // rope_factors_short.weight
 };
 
 // Where the weights live. With n_gpu_layers = N > 0 the last N repeating layers (and, when N exceeds
@@ -36,6 +72,7 @@ struct ModelParams {
     // Makes the offload backend; empty: the CUDA device main_gpu. Tests give a second CPU backend, which
     // runs the whole offload path (uploads, scheduler splits, copies) without a GPU.
     std::function<std::unique_ptr<ggml::Backend>()> offload_backend;
+    RopeOverrides rope;  // --rope-scaling, --rope-freq-base, --yarn-* ...
 };
 
 class Model {
@@ -46,18 +83,21 @@ public:
     ~Model();
 
     const HParams& hparams() const { return hp_; }
+    const ArchRow& arch() const { return *arch_; }
     const Vocab& vocab() const { return *vocab_; }
     const ggml::gguf::File& gguf() const { return *file_; }
     const std::string& path() const { return path_; }
 
     ggml::Tensor* tok_embd = nullptr;
     ggml::Tensor* output_norm = nullptr;
+    ggml::Tensor* output_norm_b = nullptr;
     ggml::Tensor* output = nullptr;  // tok_embd when the model ties embeddings
+    ggml::Tensor* output_b = nullptr;
     std::vector<LayerWeights> layers;
 
     uint64_t n_params() const { return n_params_; }
     uint64_t n_bytes() const { return n_bytes_; }  // weight bytes
-    // e.g. "llama ?B Q4_0": architecture, size class and the dominant weight type.
+    // e.g. "llama 7B Q4_0": architecture, size class and the dominant weight type.
     std::string description() const;
     // The chat template stored in the file (tokenizer.chat_template), empty if none.
     std::string chat_template() const;
@@ -72,17 +112,28 @@ public:
     uint32_t n_offloaded_layers() const { return offload_ ? hp_.n_layer - first_offloaded_ : 0; }
     bool output_offloaded() const { return offload_ && output_offloaded_; }
 
+    // A model pointer bound to a weight. layer >= 0: a tensor of that layer (blk.N.*); kInputSlot: read
+    // on the host (token embeddings); kOutputSlot: the output head (output_norm, output).
+    struct WeightSlot {
+        ggml::Tensor** slot;
+        int layer;
+    };
+    static constexpr int kInputSlot = -1, kOutputSlot = -2;
+    const std::vector<WeightSlot>& weight_slots() const { return slots_; }
+
 private:
+    friend class WeightLoader;
     Model() = default;
-    ggml::Tensor* weight(const std::string& name, std::initializer_list<int64_t> shape, bool required = true);
     // Uploads the weights that params puts on the offload backend (model_offload.cpp).
     void offload(const ModelParams& params);
 
     std::string path_;
     HParams hp_;
+    const ArchRow* arch_ = nullptr;
     std::unique_ptr<ggml::gguf::File> file_;
     std::unique_ptr<Vocab> vocab_;
     ggml::Context ctx_{0, true};
+    std::vector<WeightSlot> slots_;
     uint64_t n_params_ = 0;
     uint64_t n_bytes_ = 0;
     // Offloaded weights: device twins of the mmapped tensors, in one buffer of offload_.

@@ -1,7 +1,10 @@
-// Weight placement for -ngl: each offloaded weight gets a twin of the same type and shape in one buffer
-// of the offload backend, filled from the mmap, and the model uses the twin from then on. The mmapped
-// originals stay: token_embd is always read on the host (get_rows, as llama.cpp does), also when a tied
-// output matrix gets its own twin.
+// Weight placement for -ngl: every weight slot of an offloaded layer (blk.N.* for N >= the first
+// offloaded layer, whatever the architecture named it) and, when -ngl exceeds the layers, of the
+// output head gets a twin of the same type and shape in one buffer of the offload backend, filled from
+// the mmap; the model uses the twin from then on. A tensor bound to several moved slots (rope_freqs,
+// read by every layer) gets one twin. The mmapped originals stay: token_embd is always read on the host
+// (get_rows, as llama.cpp does), also when a tied output matrix gets its own twin.
+#include <map>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -17,31 +20,26 @@ void Model::offload(const ModelParams& params) {
     first_offloaded_ = ngl >= n_layer ? 0 : n_layer - ngl;
     output_offloaded_ = ngl > n_layer;
 
-    std::vector<ggml::Tensor**> slots;  // the model's pointers to the weights that move
-    for (uint32_t il = first_offloaded_; il < n_layer; ++il) {
-        LayerWeights& l = layers[il];
-        for (ggml::Tensor** s :
-             {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_norm, &l.w_gate, &l.w_up, &l.w_down})
-            slots.push_back(s);
-    }
-    if (output_offloaded_) {
-        slots.push_back(&output_norm);
-        slots.push_back(&output);
-    }
-
-    std::vector<ggml::Tensor*> twins;
-    for (ggml::Tensor** s : slots) {
-        ggml::Tensor* twin = offload_ctx_.new_tensor((*s)->type, ggml::kMaxDims, (*s)->ne);
-        twin->set_name((*s)->name);
+    auto moves = [&](const WeightSlot& s) {
+        return s.layer >= 0 ? (uint32_t)s.layer >= first_offloaded_ : s.layer == kOutputSlot && output_offloaded_;
+    };
+    std::map<const ggml::Tensor*, ggml::Tensor*> twin_of;
+    std::vector<const ggml::Tensor*> order;  // the first slot's order, for a deterministic buffer layout
+    for (const WeightSlot& s : slots_) {
+        if (!moves(s) || twin_of.count(*s.slot)) continue;
+        const ggml::Tensor* src = *s.slot;
+        ggml::Tensor* twin = offload_ctx_.new_tensor(src->type, ggml::kMaxDims, src->ne);
+        twin->set_name(src->name);
         twin->flags |= ggml::kFlagParam;
-        twins.push_back(twin);
+        twin_of[src] = twin;
+        order.push_back(src);
     }
+    std::vector<ggml::Tensor*> twins;
+    for (const ggml::Tensor* src : order) twins.push_back(twin_of[src]);
     offload_buffer_ = ggml::alloc_tensors(*offload_, twins);
-    for (size_t i = 0; i < slots.size(); ++i) {
-        const ggml::Tensor* src = *slots[i];
-        ggml::tensor_set(twins[i], src->data, 0, src->nbytes());
-        *slots[i] = twins[i];
-    }
+    for (const ggml::Tensor* src : order) ggml::tensor_set(twin_of[src], src->data, 0, src->nbytes());
+    for (const WeightSlot& s : slots_)
+        if (moves(s)) *s.slot = twin_of.at(*s.slot);
     offload_->synchronize();
 }
 

@@ -83,7 +83,7 @@ class FakeDevice final : public Backend {
     std::unique_ptr<CpuBackend> cpu_ = make_cpu_backend(2);
 };
 
-// A two-layer llama-shaped model (GQA, SwiGLU, RoPE, KV cache) built like engine/model/llama_graph.cpp.
+// A two-layer llama-shaped model (GQA, SwiGLU, RoPE, KV cache) built like engine/model/arch/llama.cpp.
 struct MiniLlama {
     static constexpr int kEmbd = 128, kHead = 4, kHeadKv = 2, kHeadDim = 32, kFf = 96, kVocab = 48,
                          kLayers = 2, kCtx = 32;

@@ -1,0 +1,37 @@
+// The architecture table: one row per model architecture, each in its own file (arch/<name>.cpp) and
+// listed once in arch/table.cpp. A row reads the hyper-parameters only its architecture has, names
+// and shapes every weight (required and optional), and builds the forward graph. Adding an
+// architecture is a new file and a row.
+#pragma once
+
+#include <string>
+
+#include "ggml/ggml.h"
+
+namespace ggml::gguf {
+class File;
+}
+
+namespace engine {
+
+struct HParams;
+class WeightLoader;
+class GraphBuilder;
+
+struct ArchRow {
+    const char* name;  // general.architecture
+    int rope_mode;     // ggml::kRopeNormal or ggml::kRopeNeox
+    // Keys beyond the shared ones (hparams.cpp), read after them; may adjust shared values.
+    void (*read_hparams)(const ggml::gguf::File& f, HParams& h);
+    // Binds every weight of the model (WeightLoader checks names, shapes and types).
+    void (*load_weights)(WeightLoader& l);
+    // The forward graph of a micro-batch; returns the logits of the tokens that want them.
+    ggml::Tensor* (*build_graph)(GraphBuilder& g);
+};
+
+// The row for a general.architecture value, or nullptr.
+const ArchRow* find_arch(const std::string& name);
+// "llama, qwen2, ...": the architectures this build supports.
+std::string supported_archs();
+
+}  // namespace engine

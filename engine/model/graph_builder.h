@@ -1,0 +1,81 @@
+// What an architecture's graph builder (arch/<name>.cpp) works with: the graph's inputs and the shared
+// building blocks of a transformer layer (embeddings, projections, norms, RoPE, attention with the KV
+// cache, feed-forward variants, experts), small functions that each add a few ops. A builder is one
+// function with one layer loop that reads like the model's equations.
+//
+// Every product of a weight matrix goes through mm() (and mm_experts() for expert tensors), so an
+// adapter added to the base projection hooks in there.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/model/kv_cache.h"
+#include "engine/model/model.h"
+#include "ggml/ggml.h"
+
+namespace engine {
+
+struct GraphInputs {
+    ggml::Tensor* tokens = nullptr;    // I32 [n_tokens]
+    ggml::Tensor* pos = nullptr;       // I32 [n_tokens]
+    ggml::Tensor* kv_cells = nullptr;  // I32 [n_tokens]: the cache cell each token is written to
+    ggml::Tensor* mask = nullptr;      // F32 [n_kv, n_tokens]
+    ggml::Tensor* mask_swa = nullptr;  // F32 [n_kv, n_tokens]: the sliding-window layers' mask (or nullptr)
+    ggml::Tensor* out_ids = nullptr;   // I32 [n_outputs]: tokens whose logits are computed
+    ggml::Tensor* logits = nullptr;    // F32 [n_vocab, n_outputs] (the result)
+};
+
+struct GraphShape {
+    uint32_t n_tokens;
+    uint32_t n_outputs;
+    uint32_t n_kv;
+    bool flash_attn;
+    bool long_rope = false;  // LongRoPE models: the context exceeds the original one (rope_factors_long)
+};
+
+// RoPE of layer il at positions pos (I32 [x->ne[2]]): the layer's base and scale (sliding-window layers
+// may have their own), the model's frequency factors (LongRoPE: the long ones when long_rope) and YaRN.
+// magnitude: apply YaRN's magnitude correction (a K-shift rotates stored keys, which already have it).
+ggml::Tensor* rope_layer(ggml::Context& ctx, const Model& m, ggml::Tensor* x, ggml::Tensor* pos, uint32_t il,
+                         bool long_rope, bool magnitude = true);
+
+class GraphBuilder {
+public:
+    GraphBuilder(ggml::Context& ctx, const Model& m, const KvCache& kv, const GraphShape& s);
+
+    ggml::Context& ctx;
+    const Model& model;
+    const HParams& hp;
+    const KvCache& kv;
+    const GraphShape shape;
+    GraphInputs in;
+
+    // Token embeddings: rows of token_embd, [n_embd, n_tokens].
+    ggml::Tensor* embed() const;
+    // w x (+ b): the one place where a weight matrix multiplies activations.
+    ggml::Tensor* mm(ggml::Tensor* w, ggml::Tensor* x, ggml::Tensor* b = nullptr) const;
+    // RMSNorm: x / rms(x) * w per row (w may be nullptr).
+    ggml::Tensor* rms_norm(ggml::Tensor* x, ggml::Tensor* w) const;
+
+    // The attention projections of layer w: q [head, n_head, n], k [head, n_head_kv, n] and v
+    // [head_v * n_head_kv, n], from separate or fused (attn_qkv) weights, biases added.
+    struct Qkv {
+        ggml::Tensor *q, *k, *v;
+    };
+    Qkv qkv(const LayerWeights& w, ggml::Tensor* x) const;
+    // RoPE of layer il (its base and scale: sliding-window layers may have their own; frequency factors
+    // and YaRN from the model).
+    ggml::Tensor* rope(ggml::Tensor* x, uint32_t il) const;
+    // Writes k and v into layer il's cache cells and attends q to every cell its mask allows (causal;
+    // the sliding window on SWA layers): softmax(kq_scale * softcap(K^T q) + mask) V, heads
+    // concatenated: [head_v * n_head, n].
+    ggml::Tensor* attention(uint32_t il, ggml::Tensor* q, ggml::Tensor* k, ggml::Tensor* v, float kq_scale) const;
+    // SwiGLU feed-forward: down(silu(gate x) * up x), from ffn_gate/ffn_up or a fused gate-up matrix.
+    ggml::Tensor* ffn_swiglu(const LayerWeights& w, ggml::Tensor* x) const;
+    // At the last layer, the rows of the tokens that want logits (everything else is not needed).
+    ggml::Tensor* outputs_only(ggml::Tensor* t, uint32_t il) const;
+    // The logits: the output matrix (+ bias) times the final hidden states.
+    ggml::Tensor* logits(ggml::Tensor* x) const;
+};
+
+}  // namespace engine
