@@ -4,7 +4,7 @@
 // environment variable GGML_CPU_FEATURES=scalar|avx2|avx512 (read once) or by set_isa_level_for_testing.
 //
 // Numerics (see docs/quantization.md and docs/performance.md):
-// - Block-quantized weights (Q4_0 ... IQ4_NL): vec_dot and gemm_tile return exactly the bits of the scalar
+// - Block-quantized weights (Q4_0 ... IQ4_NL, the IQ/TQ/MXFP4 formats): vec_dot and gemm_tile return exactly the bits of the scalar
 //   reference vec_dot_*_ref at every level; integer block sums are exact and the float steps are the
 //   reference's, in its order. Outputs therefore never depend on the level, the tile shape or the batch.
 //   Activation quants must lie in [-127, 127] and Q8_K bsums must equal their quant sums (both always

@@ -43,9 +43,11 @@ struct QuantizeRow {
 #define REF(dot) DotKernels{dot, scalar::gemm_by_vec_dot<dot>}
 #if defined(__x86_64__)
 #define SIMD(ns, name) DotKernels{ns::vec_dot_##name, ns::gemm_##name}
+#define SIMD_DOT(ns, name) DotKernels{ns::vec_dot_##name, scalar::gemm_by_vec_dot<ns::vec_dot_##name>}
 #define X86(fn) fn
 #else
 #define SIMD(ns, name) DotKernels{nullptr, nullptr}
+#define SIMD_DOT(ns, name) DotKernels{nullptr, nullptr}
 #define X86(fn) nullptr
 #endif
 
@@ -66,6 +68,19 @@ const DotRow kDots[] = {
     {Type::Q5_K,   {REF(vec_dot_q5_K_q8_K_ref),    SIMD(avx2, q5_K),    SIMD(avx512, q5_K)}},
     {Type::Q6_K,   {REF(vec_dot_q6_K_q8_K_ref),    SIMD(avx2, q6_K),    SIMD(avx512, q6_K)}},
     {Type::IQ4_NL, {REF(vec_dot_iq4_nl_q8_0_ref),  SIMD(avx2, iq4_nl),  SIMD(avx512, iq4_nl)}},
+    // (**): no tile kernel of their own (the tile calls vec_dot per output) and no AVX-512 versions: the
+    // AVX2 kernels run at the AVX-512 level too.
+    {Type::IQ4_XS,  {REF(vec_dot_iq4_xs_q8_K_ref),  SIMD_DOT(avx2, iq4_xs),  {}}},  // (**)
+    {Type::IQ2_XXS, {REF(vec_dot_iq2_xxs_q8_K_ref), SIMD_DOT(avx2, iq2_xxs), {}}},
+    {Type::IQ2_XS,  {REF(vec_dot_iq2_xs_q8_K_ref),  SIMD_DOT(avx2, iq2_xs),  {}}},
+    {Type::IQ2_S,   {REF(vec_dot_iq2_s_q8_K_ref),   SIMD_DOT(avx2, iq2_s),   {}}},
+    {Type::IQ3_XXS, {REF(vec_dot_iq3_xxs_q8_K_ref), SIMD_DOT(avx2, iq3_xxs), {}}},
+    {Type::IQ3_S,   {REF(vec_dot_iq3_s_q8_K_ref),   SIMD_DOT(avx2, iq3_s),   {}}},
+    {Type::IQ1_S,   {REF(vec_dot_iq1_s_q8_K_ref),   SIMD_DOT(avx2, iq1_s),   {}}},
+    {Type::IQ1_M,   {REF(vec_dot_iq1_m_q8_K_ref),   SIMD_DOT(avx2, iq1_m),   {}}},
+    {Type::TQ1_0,   {REF(vec_dot_tq1_0_q8_K_ref),   SIMD_DOT(avx2, tq1_0),   {}}},
+    {Type::TQ2_0,   {REF(vec_dot_tq2_0_q8_K_ref),   SIMD_DOT(avx2, tq2_0),   {}}},
+    {Type::MXFP4,   {REF(vec_dot_mxfp4_q8_0_ref),   SIMD_DOT(avx2, mxfp4),   {}}},
 };
 // (*) needs the AVX512_BF16 extension too; on AVX-512 CPUs without it the AVX2 kernels run.
 
@@ -109,6 +124,7 @@ const AxpyFn kAxpy[kLevels] = {scalar::axpy_f32, X86(avx2::axpy_f32), X86(avx512
 
 #undef REF
 #undef SIMD
+#undef SIMD_DOT
 #undef X86
 
 struct Cpu {

@@ -49,6 +49,18 @@ GGML_DECLARE_DOT(q3_K);
 GGML_DECLARE_DOT(q4_K);
 GGML_DECLARE_DOT(q5_K);
 GGML_DECLARE_DOT(q6_K);
+// The IQ, TQ and MXFP4 dot products (vec_dot_iq_avx2.cpp); their tiles call vec_dot per output.
+void vec_dot_iq2_xxs(int64_t n, float* s, const void* x, const void* y);
+void vec_dot_iq2_xs(int64_t n, float* s, const void* x, const void* y);
+void vec_dot_iq2_s(int64_t n, float* s, const void* x, const void* y);
+void vec_dot_iq3_xxs(int64_t n, float* s, const void* x, const void* y);
+void vec_dot_iq3_s(int64_t n, float* s, const void* x, const void* y);
+void vec_dot_iq1_s(int64_t n, float* s, const void* x, const void* y);
+void vec_dot_iq1_m(int64_t n, float* s, const void* x, const void* y);
+void vec_dot_iq4_xs(int64_t n, float* s, const void* x, const void* y);
+void vec_dot_tq1_0(int64_t n, float* s, const void* x, const void* y);
+void vec_dot_tq2_0(int64_t n, float* s, const void* x, const void* y);
+void vec_dot_mxfp4(int64_t n, float* s, const void* x, const void* y);
 GGML_DECLARE_QUANTIZE(q8_0);
 GGML_DECLARE_QUANTIZE(q8_1);
 GGML_DECLARE_QUANTIZE(q8_K);

@@ -3,12 +3,15 @@
 #include <cmath>
 
 #include "ggml/quants.h"
+#include "scale_search.h"
 
 namespace ggml {
 
-// Index of the level nearest to v (ties go up). Comparing 2v with the sum of neighbouring levels
-// is exact, so the choice never depends on rounding.
-static int nearest_level(float v) {
+using quant_detail::iq4nl_nearest_level;
+
+// Comparing 2v with the sum of neighbouring levels is exact, so the choice never depends on rounding
+// (ggml compares the two rounded distances, which agree: near every midpoint they are exact).
+int quant_detail::iq4nl_nearest_level(float v) {
     const float v2 = v + v;
     int idx = 0;
     for (int step = 8; step > 0; step >>= 1) {
@@ -40,7 +43,7 @@ static void quantize_block(const float* x, BlockIQ4_NL& y, int ntry) {
         float id = 1 / d;
         float sumqx = 0, sumq2 = 0;
         for (int j = 0; j < n; ++j) {
-            L[j] = uint8_t(nearest_level(id * x[j]));
+            L[j] = uint8_t(iq4nl_nearest_level(id * x[j]));
             const float q = kIq4nlValues[L[j]];
             sumqx += weight[j] * q * x[j];
             sumq2 += weight[j] * q * q;
@@ -51,7 +54,7 @@ static void quantize_block(const float* x, BlockIQ4_NL& y, int ntry) {
             id = (float(itry) + v0) / max;
             sumqx = sumq2 = 0;
             for (int j = 0; j < n; ++j) {
-                const float q = kIq4nlValues[nearest_level(id * x[j])];
+                const float q = kIq4nlValues[iq4nl_nearest_level(id * x[j])];
                 sumqx += weight[j] * q * x[j];
                 sumq2 += weight[j] * q * q;
             }
@@ -62,7 +65,7 @@ static void quantize_block(const float* x, BlockIQ4_NL& y, int ntry) {
         }
         if (ntry > 0) {
             const float inv = d ? 1 / d : 0;
-            for (int j = 0; j < n; ++j) L[j] = uint8_t(nearest_level(inv * x[j]));
+            for (int j = 0; j < n; ++j) L[j] = uint8_t(iq4nl_nearest_level(inv * x[j]));
         }
     }
     y.d = fp32_to_fp16(d);

@@ -32,4 +32,7 @@ float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, ui
 void quantize_k4_superblock(const float* x, int nmax, float rmin, float rdelta, int nstep, uint16_t* d,
                             uint16_t* dmin, uint8_t scales[12], uint8_t L[256]);
 
+// Index of the IQ4_NL level (kIq4nlValues) nearest to v, ties to the larger one (ggml best_index_int8).
+int iq4nl_nearest_level(float v);
+
 }  // namespace ggml::quant_detail

@@ -81,7 +81,8 @@ TEST_CASE("mul_mat F32 matches a double reference at ragged shapes", "[ggml][mul
 
 TEST_CASE("mul_mat of quantized weights matches dequantized weights", "[ggml][mul_mat]") {
     const Type types[] = {Type::F16,  Type::BF16, Type::Q4_0, Type::Q4_1, Type::Q5_0, Type::Q5_1,  Type::Q8_0,
-                          Type::Q2_K, Type::Q3_K, Type::Q4_K, Type::Q5_K, Type::Q6_K, Type::IQ4_NL};
+                          Type::Q2_K, Type::Q3_K, Type::Q4_K, Type::Q5_K, Type::Q6_K, Type::IQ4_NL,
+                          Type::IQ4_XS, Type::IQ3_XXS, Type::IQ3_S, Type::TQ1_0, Type::TQ2_0, Type::MXFP4};
     for (Type t : types) {
         INFO(type_name(t));
         const int64_t K = 512, M = 9, N = 4;

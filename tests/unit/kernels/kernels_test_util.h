@@ -9,6 +9,7 @@
 
 #include "ggml/quants.h"
 #include "ggml/src/cpu/kernels.h"
+#include "../quants/random_blocks.h"
 
 namespace kernels_test {
 
@@ -16,9 +17,11 @@ using ggml::Type;
 using ggml::cpu::IsaLevel;
 
 inline const std::vector<Type>& weight_types() {
-    static const std::vector<Type> t = {Type::F32,  Type::F16,  Type::BF16, Type::Q4_0,  Type::Q4_1,
-                                        Type::Q5_0, Type::Q5_1, Type::Q8_0, Type::Q2_K,  Type::Q3_K,
-                                        Type::Q4_K, Type::Q5_K, Type::Q6_K, Type::IQ4_NL};
+    static const std::vector<Type> t = {
+        Type::F32,    Type::F16,     Type::BF16,   Type::Q4_0,  Type::Q4_1,    Type::Q5_0,  Type::Q5_1,
+        Type::Q8_0,   Type::Q2_K,    Type::Q3_K,   Type::Q4_K,  Type::Q5_K,    Type::Q6_K,  Type::IQ4_NL,
+        Type::IQ4_XS, Type::IQ2_XXS, Type::IQ2_XS, Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S, Type::IQ1_S,
+        Type::IQ1_M,  Type::TQ1_0,   Type::TQ2_0,  Type::MXFP4};
     return t;
 }
 
@@ -53,21 +56,18 @@ inline Type activation_type(Type weight) {
     return ggml::type_traits(weight).vec_dot_type;
 }
 
+inline std::vector<uint8_t> random_block_rows(Type t, int64_t n, int rows, size_t stride, uint32_t seed);
+
 // Rows of n values of type t quantized (reference quantizer) from N(0, 1) data, `stride` bytes apart.
+// Types without a quantizer (those llama.cpp quantizes only with an importance matrix) get random blocks.
 inline std::vector<uint8_t> quantized_rows(Type t, int64_t n, int rows, size_t stride, uint32_t seed) {
+    if (!ggml::type_traits(t).from_float_ref) return random_block_rows(t, n, rows, stride, seed);
     std::vector<uint8_t> out(stride * size_t(rows) + 64);
     const std::vector<float> x = normal_floats(size_t(n) * size_t(rows), seed);
     for (int r = 0; r < rows; ++r)
         ggml::type_traits(t).from_float_ref(x.data() + size_t(r) * size_t(n), out.data() + size_t(r) * stride,
                                             n);
     return out;
-}
-
-// Bytes of a scale field: a random finite half of moderate size (random bytes could be NaN).
-inline void put_half(uint8_t* p, std::mt19937& rng) {
-    const float v = std::ldexp(float(int(rng() % 2001) - 1000), -12);
-    const uint16_t h = ggml::fp32_to_fp16(v);
-    std::memcpy(p, &h, 2);
 }
 
 // Weight rows of block type t made of random bytes, with finite half scales: every level pattern,
@@ -77,31 +77,9 @@ inline std::vector<uint8_t> random_block_rows(Type t, int64_t n, int rows, size_
     std::vector<uint8_t> out(stride * size_t(rows) + 64);
     for (uint8_t& b : out) b = uint8_t(rng());
     const size_t bs = ggml::type_size(t);
-    for (int r = 0; r < rows; ++r) {
-        for (int64_t i = 0; i < n / ggml::block_size(t); ++i) {
-            uint8_t* b = out.data() + size_t(r) * stride + size_t(i) * bs;
-            switch (t) {
-                case Type::Q2_K:  // d, dmin at the end
-                    put_half(b + bs - 4, rng);
-                    put_half(b + bs - 2, rng);
-                    break;
-                case Type::Q3_K:
-                case Type::Q6_K:  // d at the end
-                    put_half(b + bs - 2, rng);
-                    break;
-                case Type::Q4_1:
-                case Type::Q5_1:
-                case Type::Q4_K:
-                case Type::Q5_K:  // d, m/dmin first
-                    put_half(b, rng);
-                    put_half(b + 2, rng);
-                    break;
-                default:  // d first
-                    put_half(b, rng);
-                    break;
-            }
-        }
-    }
+    for (int r = 0; r < rows; ++r)
+        for (int64_t i = 0; i < n / ggml::block_size(t); ++i)
+            quant_test::randomize_block(t, out.data() + size_t(r) * stride + size_t(i) * bs, rng);
     return out;
 }
 

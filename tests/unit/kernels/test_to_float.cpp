@@ -24,7 +24,9 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b, size_t*
 TEST_CASE("to_float gives the reference values at every level", "[kernels][to_float]") {
     const Type kTypes[] = {Type::F32,  Type::F16,  Type::BF16, Type::Q4_0,  Type::Q4_1, Type::Q5_0,
                            Type::Q5_1, Type::Q8_0, Type::Q8_1, Type::Q2_K,  Type::Q3_K, Type::Q4_K,
-                           Type::Q5_K, Type::Q6_K, Type::Q8_K, Type::IQ4_NL};
+                           Type::Q5_K, Type::Q6_K, Type::Q8_K, Type::IQ4_NL, Type::IQ4_XS, Type::IQ2_XXS,
+                           Type::IQ2_XS, Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S, Type::IQ1_S, Type::IQ1_M,
+                           Type::TQ1_0, Type::TQ2_0, Type::MXFP4};
     uint32_t seed = 1;
     for (Type t : kTypes) {
         const int64_t bs = ggml::block_size(t);

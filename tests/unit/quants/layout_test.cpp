@@ -2,6 +2,7 @@
 // worked out by hand.
 #include <catch2/catch.hpp>
 #include <cstddef>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -26,6 +27,19 @@ static_assert(offsetof(BlockQ5_K, scales) == 4 && offsetof(BlockQ5_K, qh) == 16 
 static_assert(offsetof(BlockQ6_K, qh) == 128 && offsetof(BlockQ6_K, scales) == 192 &&
               offsetof(BlockQ6_K, d) == 208);
 static_assert(offsetof(BlockQ8_K, qs) == 4 && offsetof(BlockQ8_K, bsums) == 260);
+static_assert(offsetof(BlockIQ4_XS, scales_h) == 2 && offsetof(BlockIQ4_XS, scales_l) == 4 &&
+              offsetof(BlockIQ4_XS, qs) == 8);
+static_assert(offsetof(BlockIQ2_XXS, qs) == 2);
+static_assert(offsetof(BlockIQ2_XS, qs) == 2 && offsetof(BlockIQ2_XS, scales) == 66);
+static_assert(offsetof(BlockIQ2_S, qs) == 2 && offsetof(BlockIQ2_S, qh) == 66 && offsetof(BlockIQ2_S, scales) == 74);
+static_assert(offsetof(BlockIQ3_XXS, qs) == 2);
+static_assert(offsetof(BlockIQ3_S, qs) == 2 && offsetof(BlockIQ3_S, qh) == 66 && offsetof(BlockIQ3_S, signs) == 74 &&
+              offsetof(BlockIQ3_S, scales) == 106);
+static_assert(offsetof(BlockIQ1_S, qs) == 2 && offsetof(BlockIQ1_S, qh) == 34);
+static_assert(offsetof(BlockIQ1_M, qh) == 32 && offsetof(BlockIQ1_M, scales) == 48);
+static_assert(offsetof(BlockTQ1_0, qh) == 48 && offsetof(BlockTQ1_0, d) == 52);
+static_assert(offsetof(BlockTQ2_0, d) == 64);
+static_assert(offsetof(BlockMXFP4, qs) == 1);
 
 namespace {
 
@@ -272,6 +286,85 @@ TEST_CASE("IQ4_NL block maps nibbles through the fixed table", "[layout]") {
     CHECK(y[16] == 56.5f);
     CHECK(y[1] == 0.5f);
     CHECK(y[17] == -5.0f);
+}
+
+TEST_CASE("IQ4_XS block: 6-bit group scales around 32 times the IQ4_NL levels", "[layout]") {
+    auto b = zeroed<BlockIQ4_XS>();
+    b.d = kHalfHalf;
+    b.scales_l[0] = 0x1f;    // group 0: low 15, group 1: low 1
+    b.scales_h = 0x2 | 0x4;  // group 0: high 2 -> 47, group 1: high 1 -> 17
+    b.qs[0] = 0xf0;          // value 0: level 0, value 16: level 15
+    b.qs[16] = 0x08;         // group 1, value 32: level 8
+    float y[256];
+    dequantize_row_iq4_xs(&b, y, 256);
+    CHECK(y[0] == 0.5f * 15 * -127);  // 0.5 * (47 - 32) * -127
+    CHECK(y[16] == 0.5f * 15 * 113);
+    CHECK(y[32] == 0.5f * -15 * 1);    // 0.5 * (17 - 32) * 1
+    CHECK(y[64] == 0.5f * -32 * -127);  // scale bits 0: -32, level 0
+}
+
+TEST_CASE("IQ2_XXS group: grid entry 0 is eight 8s, signs come in sevens with even parity", "[layout]") {
+    auto b = zeroed<BlockIQ2_XXS>();
+    b.d = kHalfOne;
+    // Group 0: indices 0, 0, 0, 0; signs of entry 0 = 0b0000001 (value 0 negative, so value 7 is too);
+    // scale 3: db = (0.5 + 3) / 4.
+    const uint32_t aux = 1u | (3u << 28);
+    std::memcpy(&b.qs[2], &aux, 4);
+    float y[256];
+    dequantize_row_iq2_xxs(&b, y, 256);
+    const float db = 3.5f * 0.25f;
+    CHECK(y[0] == -8 * db);
+    CHECK(y[1] == 8 * db);
+    CHECK(y[7] == -8 * db);
+    CHECK(y[8] == 8 * db);
+    CHECK(y[32] == 8 * 0.125f);  // group 1: scale 0, no signs
+    // Dot with all ones: (2 * 3 + 1) * (8 * 6 - 8 * 2 + 3 * 64) for group 0, 1 * 4 * 64 for each other,
+    // times 1/8.
+    const BlockQ8_K ones = q8k_ones();
+    float s = 0;
+    vec_dot_iq2_xxs_q8_K_ref(256, &s, &b, &ones);
+    CHECK(s == 0.125f * (7 * 224 + 7 * 256));
+}
+
+TEST_CASE("TQ2_0 and TQ1_0 blocks hold ternary values", "[layout]") {
+    auto b = zeroed<BlockTQ2_0>();
+    b.d = kHalfTwo;
+    b.qs[0] = 0x24;  // values 0, 32, 64, 96 <- fields 0, 1, 2, 0
+    float y[256];
+    dequantize_row_tq2_0(&b, y, 256);
+    CHECK(y[0] == -2.0f);
+    CHECK(y[32] == 0.0f);
+    CHECK(y[64] == 2.0f);
+    CHECK(y[96] == -2.0f);
+    CHECK(y[128] == -2.0f);
+
+    // TQ1_0: a byte holding trits (2, 0, 1, 2, 1) = 2*81 + 0*27 + 9 + 6 + 1 = 178 -> ceil(178 * 256 / 243).
+    auto t = zeroed<BlockTQ1_0>();
+    t.d = kHalfOne;
+    for (auto& q : t.qs) q = 0x80;  // ceil(121 * 256 / 243): trits (1, 1, 1, 1, 1), values 0
+    t.qs[0] = uint8_t((178 * 256 + 242) / 243);
+    dequantize_row_tq1_0(&t, y, 256);
+    CHECK(y[0] == 1.0f);
+    CHECK(y[32] == -1.0f);
+    CHECK(y[64] == 0.0f);
+    CHECK(y[96] == 1.0f);
+    CHECK(y[128] == 0.0f);
+    CHECK(y[1] == 0.0f);
+}
+
+TEST_CASE("MXFP4 block: E2M1 values times a power of two", "[layout]") {
+    auto b = zeroed<BlockMXFP4>();
+    b.e = 127;                  // 2^0
+    b.qs[0] = uint8_t(7 | 14 << 4);  // 6.0 and -4.0 (table values doubled: 12 and -8, scale halved)
+    b.qs[1] = 1;                // 0.5
+    float y[32];
+    dequantize_row_mxfp4(&b, y, 32);
+    CHECK(y[0] == 6.0f);
+    CHECK(y[16] == -4.0f);
+    CHECK(y[1] == 0.5f);
+    CHECK(mxfp4_half_scale(0) == std::ldexp(1.0f, -128));
+    CHECK(mxfp4_half_scale(1) == std::ldexp(1.0f, -127));
+    CHECK(mxfp4_half_scale(254) == std::ldexp(1.0f, 126));
 }
 
 TEST_CASE("6-bit scale packing round-trips every value at every position", "[layout]") {

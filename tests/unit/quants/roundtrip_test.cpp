@@ -73,7 +73,8 @@ TEST_CASE("quantize-dequantize error stays within the documented bounds", "[roun
     const auto bounds = read_bounds();
     const Type expected[] = {Type::F16,  Type::BF16, Type::Q4_0, Type::Q4_1, Type::Q5_0,
                              Type::Q5_1, Type::Q8_0, Type::Q8_1, Type::Q2_K, Type::Q3_K,
-                             Type::Q4_K, Type::Q5_K, Type::Q6_K, Type::Q8_K, Type::IQ4_NL};
+                             Type::Q4_K, Type::Q5_K, Type::Q6_K, Type::Q8_K, Type::IQ4_NL,
+                             Type::IQ4_XS, Type::IQ3_XXS, Type::IQ3_S, Type::TQ1_0, Type::TQ2_0, Type::MXFP4};
     REQUIRE(bounds.size() == std::size(expected));
     for (Type t : expected) {
         const ggml::TypeTraits& tt = ggml::type_traits(t);

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "ggml/quants.h"
 #include "ggml/types.h"
@@ -35,7 +36,12 @@ const Expected kExpected[] = {
     {Type::IQ4_NL, 20, "iq4_nl", 32, 18, true}, {Type::I8, 24, "i8", 1, 1, false},
     {Type::I16, 25, "i16", 1, 2, false},        {Type::I32, 26, "i32", 1, 4, false},
     {Type::I64, 27, "i64", 1, 8, false},        {Type::F64, 28, "f64", 1, 8, false},
-    {Type::BF16, 30, "bf16", 1, 2, false},
+    {Type::BF16, 30, "bf16", 1, 2, false},      {Type::IQ2_XXS, 16, "iq2_xxs", 256, 66, true},
+    {Type::IQ2_XS, 17, "iq2_xs", 256, 74, true}, {Type::IQ3_XXS, 18, "iq3_xxs", 256, 98, true},
+    {Type::IQ1_S, 19, "iq1_s", 256, 50, true},   {Type::IQ3_S, 21, "iq3_s", 256, 110, true},
+    {Type::IQ2_S, 22, "iq2_s", 256, 82, true},   {Type::IQ4_XS, 23, "iq4_xs", 256, 136, true},
+    {Type::IQ1_M, 29, "iq1_m", 256, 56, true},   {Type::TQ1_0, 34, "tq1_0", 256, 54, true},
+    {Type::TQ2_0, 35, "tq2_0", 256, 66, true},   {Type::MXFP4, 39, "mxfp4", 32, 17, true},
 };
 
 }  // namespace
@@ -88,7 +94,7 @@ TEST_CASE("type_from_name is case-insensitive and rejects unknown names", "[trai
     Type t = Type::F32;
     CHECK(ggml::type_from_name("Q4_k", &t));
     CHECK(t == Type::Q4_K);
-    for (const char* bad : {"", "q4", "q4_2", "q4_0 ", "f32x", "iq4_xs", "unknown"}) {
+    for (const char* bad : {"", "q4", "q4_2", "q4_0 ", "f32x", "iq4_xl", "nvfp4", "unknown"}) {
         INFO(bad);
         CHECK_FALSE(ggml::type_from_name(bad, &t));
     }
@@ -101,15 +107,23 @@ TEST_CASE("weight types pair with an activation type that can be quantized", "[t
         {Type::Q4_0, Type::Q8_0}, {Type::Q4_1, Type::Q8_1},   {Type::Q5_0, Type::Q8_0},
         {Type::Q5_1, Type::Q8_1}, {Type::Q8_0, Type::Q8_0},   {Type::Q2_K, Type::Q8_K},
         {Type::Q3_K, Type::Q8_K}, {Type::Q4_K, Type::Q8_K},   {Type::Q5_K, Type::Q8_K},
-        {Type::Q6_K, Type::Q8_K}, {Type::IQ4_NL, Type::Q8_0},
+        {Type::Q6_K, Type::Q8_K}, {Type::IQ4_NL, Type::Q8_0}, {Type::IQ4_XS, Type::Q8_K},
+        {Type::IQ2_XXS, Type::Q8_K}, {Type::IQ2_XS, Type::Q8_K}, {Type::IQ2_S, Type::Q8_K},
+        {Type::IQ3_XXS, Type::Q8_K}, {Type::IQ3_S, Type::Q8_K}, {Type::IQ1_S, Type::Q8_K},
+        {Type::IQ1_M, Type::Q8_K}, {Type::TQ1_0, Type::Q8_K}, {Type::TQ2_0, Type::Q8_K},
+        {Type::MXFP4, Type::Q8_0},
     };
+    // Types llama.cpp quantizes only with an importance matrix: no reference quantizer.
+    const Type needs_imatrix[] = {Type::IQ2_XXS, Type::IQ2_XS, Type::IQ2_S, Type::IQ1_S, Type::IQ1_M};
     for (auto [weight, act] : pairs) {
         const ggml::TypeTraits& t = ggml::type_traits(weight);
         INFO(t.name);
         CHECK(t.vec_dot_type == act);
         CHECK(t.vec_dot_ref != nullptr);
         CHECK(t.to_float != nullptr);
-        CHECK(t.from_float_ref != nullptr);
+        const bool has_quantizer = std::find(std::begin(needs_imatrix), std::end(needs_imatrix), weight) ==
+                                   std::end(needs_imatrix);
+        CHECK((t.from_float_ref != nullptr) == has_quantizer);
         CHECK(ggml::type_traits(act).from_float_ref != nullptr);
         CHECK(ggml::type_traits(act).block_size == t.block_size);
     }
@@ -139,4 +153,7 @@ TEST_CASE("quantize_rows writes row after row and rejects bad input", "[traits]"
     CHECK(std::equal(a, a + sizeof a, b));
     CHECK_THROWS_AS(ggml::quantize_rows(Type::Q4_0, x, a, 1, 48), std::invalid_argument);
     CHECK_THROWS_AS(ggml::quantize_rows(Type::I32, x, a, 1, 4), std::invalid_argument);
+    std::vector<float> big(256, 1.0f);
+    std::vector<uint8_t> out(ggml::type_size(Type::IQ2_XXS));
+    CHECK_THROWS_AS(ggml::quantize_rows(Type::IQ2_XXS, big.data(), out.data(), 1, 256), std::invalid_argument);
 }
