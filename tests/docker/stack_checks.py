@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
 """Checks of the docker stacks, run by scripts/test_docker.sh against the published ports.
 
+  stack_checks.py health   URL TIMEOUT          polls /health (20 ms), prints the epoch time of the first 200
+  stack_checks.py wait-up  STATS_URL N TIMEOUT  waits until HAProxy has N replicas UP
   stack_checks.py stream   URL                  streamed chat from one server, event by event
   stack_checks.py affinity URL STATS_URL        prefix/session affinity and spread over the replicas
   stack_checks.py lbstream URL                  a long stream through the balancer arrives token by token
   stack_checks.py failover URL STATS_URL PROJECT  kill a replica under load, count the errors
 
 Standard library only. Each check prints what it measured and exits 1 on the first failed assertion.
+GGSERVE_API_KEY, when set, is sent as the bearer token.
 """
 import http.client
+import os
 import json
 import socket
 import subprocess
@@ -28,6 +32,11 @@ def check(cond, msg):
         fail(msg)
 
 
+def auth_headers():
+    key = os.environ.get("GGSERVE_API_KEY")
+    return {"Authorization": f"Bearer {key}"} if key else {}
+
+
 def split_url(url):
     u = urllib.parse.urlsplit(url)
     return u.hostname, u.port or 80
@@ -39,6 +48,7 @@ def request(url, method, path, body=None, headers=None, timeout=60):
     conn = http.client.HTTPConnection(host, port, timeout=timeout)
     try:
         hdrs = {"Content-Type": "application/json"} if body is not None else {}
+        hdrs.update(auth_headers())
         hdrs.update(headers or {})
         conn.request(method, path, json.dumps(body) if body is not None else None, hdrs)
         resp = conn.getresponse()
@@ -60,7 +70,7 @@ def timed_stream(url, path, body, headers=None):
     SSE `data:` lines of the de-chunked body, each stamped with the time its last byte arrived."""
     host, port = split_url(url)
     payload = json.dumps(body).encode()
-    extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
+    extra = "".join(f"{k}: {v}\r\n" for k, v in {**auth_headers(), **(headers or {})}.items())
     req = (f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
            f"Content-Length: {len(payload)}\r\nConnection: close\r\n{extra}\r\n").encode() + payload
     sock = socket.create_connection((host, port), timeout=60)
@@ -382,12 +392,42 @@ def cmd_failover(url, stats_url, project):
     print(f"failover: the killed replica was started again and was back UP after {time.monotonic() - t0:.1f} s")
 
 
+def cmd_health(url, timeout):
+    """Started before the container: the first 200 of /health marks the end of the cold start."""
+    deadline = time.monotonic() + float(timeout)
+    while time.monotonic() < deadline:
+        try:
+            st, _, _ = request(url, "GET", "/health", timeout=0.2)
+            if st == 200:
+                print(f"{time.time():.3f}")
+                return
+        except (OSError, http.client.HTTPException):
+            pass
+        time.sleep(0.02)
+    fail(f"no /health 200 within {timeout} s")
+
+
+def cmd_wait_up(stats_url, n, timeout):
+    deadline = time.monotonic() + float(timeout)
+    ups = []
+    while time.monotonic() < deadline:
+        try:
+            ups = up_servers(stats_url)
+            if len(ups) == int(n):
+                print(f"HAProxy: {len(ups)} replicas UP ({', '.join(ups)})")
+                return
+        except (OSError, http.client.HTTPException):
+            pass
+        time.sleep(0.1)
+    fail(f"HAProxy has {ups} UP after {timeout} s, not {n}")
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__)
         sys.exit(2)
     cmd, args = sys.argv[1], sys.argv[2:]
-    {"stream": cmd_stream, "affinity": cmd_affinity, "lbstream": cmd_lbstream, "failover": cmd_failover}[cmd](*args)
+    {"health": cmd_health, "wait-up": cmd_wait_up, "stream": cmd_stream, "affinity": cmd_affinity, "lbstream": cmd_lbstream, "failover": cmd_failover}[cmd](*args)
 
 
 if __name__ == "__main__":
