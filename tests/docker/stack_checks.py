@@ -293,7 +293,7 @@ def replica_containers(project):
 
 
 def cmd_failover(url, stats_url, project):
-    """Load from 6 clients, then one replica is killed (SIGKILL). Only requests in flight at the kill may
+    """Load from 8 clients (2 streaming), then one replica with a stream in flight is killed (SIGKILL). Only requests in flight at the kill may
     fail; every request sent after HAProxy marks the replica down succeeds; the killed replica, started
     again, rejoins."""
     stop = threading.Event()
@@ -301,16 +301,40 @@ def cmd_failover(url, stats_url, project):
     log = []  # (t_start, t_end, ok, status/error, replica name, replica ip)
     prefixes = [prefix_text(300 + i, 200) for i in range(12)]
 
+    active_streams = {}  # client -> (replica name, ip) of a stream whose head has arrived
+
     def client(k):
+        # Clients 0-5 send plain completions, 6-7 long streamed ones: a stream cut by the kill cannot be
+        # retried by the balancer (its head is out), so it fails; a plain one can be sent again.
+        streaming = k >= 6
+        host, port = split_url(url)
         i = 0
         while not stop.is_set():
-            body = {"prompt": prefixes[(k * 5 + i) % len(prefixes)] + f" {i}", "n_predict": 32,
-                    "temperature": 0.7}
+            prompt = prefixes[(k * 5 + i) % len(prefixes)] + f" {i}"
             t0 = time.monotonic()
             try:
-                st, hdrs, _ = request(url, "POST", "/completion", body, timeout=30)
-                rec = (t0, time.monotonic(), st == 200, st, *(hdrs.get("x-served-by", "? ?").split()[:2]))
-            except Exception as e:  # connection reset, timeout: a failed request
+                if streaming:  # OpenAI completions: a complete stream ends with [DONE]
+                    conn = http.client.HTTPConnection(host, port, timeout=30)
+                    try:
+                        conn.request("POST", "/v1/completions",
+                                     json.dumps({"prompt": prompt, "max_tokens": 400, "stream": True}),
+                                     {"Content-Type": "application/json", **auth_headers()})
+                        resp = conn.getresponse()
+                        who = (resp.getheader("x-served-by") or "? ?").split()[:2]
+                        with lock:
+                            active_streams[k] = tuple(who)
+                        data = resp.read().decode()
+                        ok = resp.status == 200 and data.rstrip().endswith("data: [DONE]")
+                        rec = (t0, time.monotonic(), ok, resp.status, *who)
+                    finally:
+                        with lock:
+                            active_streams.pop(k, None)
+                        conn.close()
+                else:
+                    st, hdrs, _ = request(url, "POST", "/completion",
+                                          {"prompt": prompt, "n_predict": 32, "temperature": 0.7}, timeout=30)
+                    rec = (t0, time.monotonic(), st == 200, st, *(hdrs.get("x-served-by", "? ?").split()[:2]))
+            except Exception as e:  # connection reset, cut stream, timeout: a failed request
                 rec = (t0, time.monotonic(), False, repr(e), "?", "?")
             with lock:
                 log.append(rec)
@@ -326,7 +350,7 @@ def cmd_failover(url, stats_url, project):
                 pass
             time.sleep(0.1)
 
-    threads = [threading.Thread(target=client, args=(k,)) for k in range(6)] + [threading.Thread(target=poll_stats)]
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(8)] + [threading.Thread(target=poll_stats)]
     for t in threads:
         t.start()
     try:
@@ -339,13 +363,15 @@ def cmd_failover(url, stats_url, project):
             time.sleep(0.1)
         check(len(seen) >= 3, f"load did not reach 3 replicas: {seen}")
 
-        # The victim: the replica that answered the most requests so far.
-        with lock:
-            by = {}
-            for r in log:
-                if r[2]:
-                    by[(r[4], r[5])] = by.get((r[4], r[5]), 0) + 1
-        (victim, victim_ip), _ = max(by.items(), key=lambda kv: kv[1])
+        # The victim: a replica with a stream in flight, so that the kill cuts at least that one.
+        victim = None
+        deadline = time.monotonic() + 20
+        while victim is None and time.monotonic() < deadline:
+            with lock:
+                if active_streams:
+                    victim, victim_ip = next(iter(active_streams.values()))
+            time.sleep(0.01)
+        check(victim is not None, "no stream in flight to cut")
         cid = replica_containers(project)[victim_ip]
         t_kill = time.monotonic()
         docker("kill", "-s", "KILL", cid)
@@ -367,6 +393,7 @@ def cmd_failover(url, stats_url, project):
             t.join()
 
     inflight = [r for r in log if r[0] < t_kill < r[1]]
+    check(all(r[1] - r[0] < 30 for r in log), "a request hung")
     failed = [r for r in log if not r[2]]
     after = [r for r in log if r[0] > t_notice]
     between = [r for r in log if t_kill <= r[0] <= t_notice]
