@@ -60,6 +60,7 @@ cleanup() {
     fi
 }
 trap cleanup EXIT
+trap 'exit 143' TERM INT  # a time bound (timeout) still cleans up
 
 if ! docker info >/dev/null 2>&1; then
     step "starting dockerd"
