@@ -27,6 +27,13 @@ else
     echo "== CUDA backend: not built (no /usr/local/cuda/bin/nvcc on this machine) =="
 fi
 
+# Docker images, compose.yaml and the 3-replica scale-out stack (docs/deploy.md), for real: about 2 min
+# with the images cached, 10 from nothing (debootstrap, apt in the image builds); bounded at 15 min.
+echo "== docker: images, compose, scale-out behind HAProxy =="
+docker_start=$SECONDS
+timeout -k 60 900 scripts/test_docker.sh
+echo "docker step: $((SECONDS - docker_start)) s"
+
 # The main suite runs last, so that its summary ends the log.
 echo "== unit and integration tests (Release) =="
 ctest --test-dir build -j"$JOBS" --output-on-failure --timeout 900

@@ -1,5 +1,7 @@
 // The official OpenAI Node.js client against a real ggserve: models, chat and completions, plain and
 // streamed, and authentication. Usage: node openai_client.test.mjs <ggserve binary> <model.gguf> <golden.json>
+// With GGSERVE_URL set (e.g. http://127.0.0.1:8080, a server already running with stories260K.gguf and the
+// API key below, as the docker test starts), it talks to that server instead of starting one.
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import assert from "node:assert/strict";
@@ -25,7 +27,7 @@ function startServer() {
   });
 }
 
-const { proc, url } = await startServer();
+const { proc, url } = process.env.GGSERVE_URL ? { proc: null, url: process.env.GGSERVE_URL } : await startServer();
 try {
   const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: API_KEY });
 
@@ -96,6 +98,8 @@ try {
     (e) => e.status === 400 && typeof e.message === "string");
   console.log("openai client tests: ok");
 } finally {
-  proc.removeAllListeners("exit");
-  proc.kill("SIGTERM");
+  if (proc) {
+    proc.removeAllListeners("exit");
+    proc.kill("SIGTERM");
+  }
 }
