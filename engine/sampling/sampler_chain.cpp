@@ -116,6 +116,19 @@ Token SamplerChain::sample(const float* logits) {
     return run(logits, true);
 }
 
+bool SamplerChain::plain_draw() const {
+    return !grammar_ && params_.mirostat == 0 && !params_.uses_adaptive_p() && params_.temperature > 0.0f &&
+           params_.xtc_probability <= 0.0f && !samplers_.empty() && samplers_.back()->name() == "dist";
+}
+
+const TokenDataArray& SamplerChain::distribution(const float* logits) {
+    fill_candidates(cur_, logits, n_vocab_);
+    for (size_t i = 0; i + 1 < samplers_.size(); ++i) samplers_[i]->apply(cur_);
+    softmax(cur_, false);
+    cur_.selected = -1;
+    return cur_;
+}
+
 void SamplerChain::accept(Token token, bool accept_grammar) {
     if (grammar_ && accept_grammar) grammar_->accept(token);
     for (auto& sampler : samplers_) sampler->accept(token);

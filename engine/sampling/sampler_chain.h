@@ -47,6 +47,14 @@ class SamplerChain {
     TokenProbs raw_probs(const float* logits, Token chosen, int32_t n_top) const;
     TokenProbs post_sampling_probs(Token chosen, int32_t n_top) const;
 
+    // True when the final pick is a plain draw from the survivors' softmax (dist, no grammar, no mirostat,
+    // adaptive-p or XTC draw): then distribution() is exactly what sample() draws from, which speculative
+    // verification by the p/q rule needs.
+    bool plain_draw() const;
+    // Runs every sampler but the final pick over logits and leaves the survivors with normalized p in
+    // candidates() (unsorted). Changes no state: nothing is accepted or drawn.
+    const TokenDataArray& distribution(const float* logits);
+
     // Candidates after the last sample() (the survivors, with their final logits).
     const TokenDataArray& candidates() const { return cur_; }
 

@@ -1,5 +1,7 @@
 #include "engine/speculative/verify.h"
 
+#include <algorithm>
+
 namespace engine::spec {
 
 namespace {
@@ -32,6 +34,75 @@ Verified verify_by_sampling(SamplerChain& chain, std::span<const float* const> r
         v.tokens.push_back(tok);
         if (i == draft.size() || tok != draft[i]) break;
     }
+    return v;
+}
+
+double acceptance_probability(double p_d, double q_d) {
+    if (q_d <= 0.0) return 1.0;  // never drawn from q; accepting keeps p's share
+    return std::min(1.0, p_d / q_d);
+}
+
+std::vector<double> residual_distribution(std::span<const double> p, std::span<const double> q) {
+    std::vector<double> r(p.size(), 0.0);
+    double sum = 0.0;
+    for (size_t i = 0; i < p.size(); ++i) {
+        r[i] = std::max(0.0, p[i] - (i < q.size() ? q[i] : 0.0));
+        sum += r[i];
+    }
+    // p == q (up to rounding): a rejection is (almost) impossible, and p is the right fallback.
+    if (sum <= 1e-12) return std::vector<double>(p.begin(), p.end());
+    for (double& x : r) x /= sum;
+    return r;
+}
+
+Verified verify_by_ratio(SamplerChain& chain, std::span<const float* const> rows, std::span<const Token> draft,
+                         std::span<const std::vector<float>> q, std::mt19937& rng, const ProbsOptions& po) {
+    if (rows.size() != draft.size() + 1 || q.size() != draft.size())
+        throw std::invalid_argument("verify: need one logits row more than draft tokens, one q per draft token");
+    if (!chain.plain_draw()) throw std::logic_error("verify_by_ratio: the chain's pick is not a plain draw");
+    std::uniform_real_distribution<double> uniform(0.0, 1.0);
+    Verified v;
+    for (size_t i = 0; i < draft.size(); ++i) {
+        const TokenDataArray& cur = chain.distribution(rows[i]);
+        const Token d = draft[i];
+        const std::vector<float>& qi = q[i];
+        double p_d = 0.0;
+        for (const TokenData& td : cur.data)
+            if (td.id == d) p_d = td.p;
+        const double q_d = (size_t)d < qi.size() ? qi[(size_t)d] : 0.0;
+        Token tok = d;
+        const bool accepted = uniform(rng) < acceptance_probability(p_d, q_d);
+        if (!accepted) {
+            std::vector<double> p(cur.data.size()), qq(cur.data.size());
+            bool any = false;
+            for (size_t k = 0; k < cur.data.size(); ++k) {
+                p[k] = cur.data[k].p;
+                any = any || p[k] > 0.0;
+                const Token id = cur.data[k].id;
+                qq[k] = (size_t)id < qi.size() ? qi[(size_t)id] : 0.0;
+            }
+            if (!any) throw NoTokenError("every candidate token is banned");
+            const std::vector<double> r = residual_distribution(p, qq);
+            double u = uniform(rng), acc = 0.0;
+            size_t pick = 0;
+            for (size_t k = 0; k < r.size(); ++k) {
+                if (r[k] <= 0.0) continue;
+                pick = k;
+                acc += r[k];
+                if (u < acc) break;
+            }
+            tok = cur.data[pick].id;
+        }
+        add_probs(v, chain, rows[i], tok, po);
+        chain.accept(tok);
+        v.tokens.push_back(tok);
+        if (!accepted) return v;
+    }
+    const float* last = rows[draft.size()];
+    const Token tok = sample_or_throw(chain, last);
+    add_probs(v, chain, last, tok, po);
+    chain.accept(tok);
+    v.tokens.push_back(tok);
     return v;
 }
 

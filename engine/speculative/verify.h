@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <random>
 #include <span>
 #include <stdexcept>
 #include <vector>
@@ -40,5 +41,20 @@ struct Verified {
 // draw). Every emitted token is accepted into the chain.
 Verified verify_by_sampling(SamplerChain& chain, std::span<const float* const> rows,
                             std::span<const Token> draft, const ProbsOptions& probs);
+
+// The p/q rule (Leviathan et al., Chen et al.), for a draft drawn from known distributions: q[i] is the
+// dense distribution draft[i] was drawn from (over the draft model's vocabulary). Draft token d is accepted
+// with probability min(1, p(d)/q(d)), p being the target's distribution after the request's whole chain
+// (SamplerChain::distribution); the first rejection emits a draw from normalize(max(0, p - q)) and ends the
+// step; after a fully accepted draft the chain samples one token of its own. The emitted tokens are
+// distributed exactly as the target's own draws. Needs chain.plain_draw(); `rng` draws the acceptance
+// uniforms and the residual tokens (the chain's generator draws the rest).
+Verified verify_by_ratio(SamplerChain& chain, std::span<const float* const> rows, std::span<const Token> draft,
+                         std::span<const std::vector<float>> q, std::mt19937& rng, const ProbsOptions& probs);
+
+// The pieces of the p/q rule, for tests: the probability that d is accepted, and the residual
+// distribution normalize(max(0, p - q)) over p's support (p itself when p <= q everywhere).
+double acceptance_probability(double p_d, double q_d);
+std::vector<double> residual_distribution(std::span<const double> p, std::span<const double> q);
 
 }  // namespace engine::spec

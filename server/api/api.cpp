@@ -157,6 +157,16 @@ json Api::generation_settings(const GenerationOptions& o) const {
                 {"grammar", o.grammar}};
 }
 
+json Api::speculative_json() const {
+    const sched::SpecConfig& sc = scheduler_->spec();
+    return json{{"enabled", sc.enabled()},
+                {"types", engine::spec::drafter_list_string(sc.types)},
+                {"n_max", sc.n_max},
+                {"n_min", sc.n_min},
+                {"p_min", sc.p_min},
+                {"draft_model", config_.draft_model_path}};
+}
+
 Api::Reply Api::props_get(Request&) {
     require_ready();
     GenerationOptions d;
@@ -167,6 +177,10 @@ Api::Reply Api::props_get(Request&) {
     }
     json settings = generation_settings(d);
     settings["n_ctx"] = scheduler_->n_ctx_slot();
+    const sched::SpecConfig& spec = scheduler_->spec();
+    settings["speculative.n_max"] = spec.n_max;
+    settings["speculative.n_min"] = spec.n_min;
+    settings["speculative.p_min"] = spec.p_min;
     return Response::json({{"default_generation_settings", settings},
                            {"total_slots", scheduler_->n_parallel()},
                            {"model_path", model_->path()},
@@ -175,6 +189,7 @@ Api::Reply Api::props_get(Request&) {
                            {"chat_format", chat_->name()},
                            {"bos_token", model_->vocab().bos() >= 0 ? model_->vocab().token_to_piece(model_->vocab().bos()) : ""},
                            {"eos_token", model_->vocab().eos() >= 0 ? model_->vocab().token_to_piece(model_->vocab().eos()) : ""},
+                           {"speculative", speculative_json()},
                            {"build_info", "ggserve"}});
 }
 
@@ -201,7 +216,10 @@ Api::Reply Api::slots(Request&) {
         arr.push_back({{"id", s.id},
                        {"id_task", processing ? (int64_t)s.task_id : -1},
                        {"n_ctx", s.n_ctx},
-                       {"speculative", false},
+                       {"speculative", s.speculative},
+                       {"draft_n", s.draft_n},
+                       {"draft_n_accepted", s.draft_n_accepted},
+                       {"speculative_settings", speculative_json()},
                        {"is_processing", processing},
                        {"state", sched::slot_state_name(s.state)},
                        {"n_past", s.n_past},

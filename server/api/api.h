@@ -26,6 +26,7 @@ struct ApiConfig {
     bool props_writable = false;  // --props: POST /props may change the defaults
     bool slots = true;            // --no-slots disables /slots
     std::string slot_save_path;
+    std::string draft_model_path;  // -md, shown in /props
     int format_threads = 2;  // threads formatting response chunks (FormatPool)
 };
 
@@ -67,6 +68,7 @@ private:
     void require_ready() const;
     std::string model_name() const;
     json generation_settings(const GenerationOptions& o) const;
+    json speculative_json() const;  // the server's speculative settings
     std::vector<engine::Token> tokenize_prompt(const json& prompt) const;
     // The request's grammar (nullptr: none); a bad grammar or trigger pattern is a 400.
     std::unique_ptr<engine::Grammar> compile_grammar(const GenerationOptions& opts) const;

@@ -89,7 +89,9 @@ json GenerationResponse::timings_json(const sched::Timings& t) const {
                 {"ttft_ms", t.ttft_ms},
                 {"queue_ms", t.queue_ms},
                 {"prompt_chunks", t.prompt_chunks},
-                {"decode_iterations", t.decode_iterations}};
+                {"decode_iterations", t.decode_iterations},
+                {"draft_n", t.draft_n},
+                {"draft_n_accepted", t.draft_n_accepted}};
 }
 
 json GenerationResponse::usage_json() const {

@@ -176,6 +176,10 @@ Api::Reply Api::start_generation(Request& req, Flavor flavor, const json&, const
             t->id = next_task_id_.fetch_add(1);
             t->prompt = prompts[p];
             t->n_predict = opts.n_predict;
+            t->spec.disabled = opts.spec_disabled;
+            t->spec.n_max = opts.spec_n_max;
+            t->spec.n_min = opts.spec_n_min;
+            t->spec.p_min = opts.spec_p_min;
             t->sampling = opts.sampling;
             if (c > 0 && t->sampling.seed != engine::kRandomSeed) t->sampling.seed += (uint32_t)c;
             t->post_sampling_probs = opts.post_sampling_probs;

@@ -280,6 +280,42 @@ void parse_sampling(const json& body, engine::SamplingParams& s, const engine::V
     }
 }
 
+void parse_speculative(const json& body, GenerationOptions& o) {
+    const json* obj = nullptr;
+    if (auto it = body.find("speculative"); it != body.end()) {
+        if (it->is_boolean()) {
+            o.spec_disabled = !it->get<bool>();
+        } else if (it->is_object()) {
+            obj = &*it;
+        } else if (!it->is_null()) {
+            bad_request("'speculative' must be a boolean or an object");
+        }
+    }
+    const auto field = [&](const char* name, const std::string& flat) -> const json* {
+        if (obj)
+            if (auto it = obj->find(name); it != obj->end()) return &*it;
+        if (auto it = body.find(flat); it != body.end()) return &*it;
+        return nullptr;
+    };
+    const auto int_field = [&](const char* name, int32_t& out) {
+        const json* v = field(name, std::string("speculative.") + name);
+        if (!v || v->is_null()) return;
+        if (!v->is_number_integer() || v->get<int64_t>() < 0 || v->get<int64_t>() > 1024)
+            bad_request(std::string("'speculative.") + name + "' must be an integer in [0, 1024]");
+        out = v->get<int32_t>();
+    };
+    int_field("n_max", o.spec_n_max);
+    int_field("n_min", o.spec_n_min);
+    if (const json* v = field("p_min", "speculative.p_min"); v && !v->is_null()) {
+        if (!v->is_number() || v->get<double>() < 0.0 || v->get<double>() > 1.0)
+            bad_request("'speculative.p_min' must be a number in [0, 1]");
+        o.spec_p_min = v->get<float>();
+    }
+    if (o.spec_n_max == 0) o.spec_disabled = true;
+    if (o.spec_n_max > 0 && o.spec_n_min > o.spec_n_max)
+        bad_request("'speculative.n_min' must not exceed 'speculative.n_max'");
+}
+
 }  // namespace
 
 GenerationOptions parse_generation_options(const json& body, const ApiDefaults& defaults,
@@ -291,6 +327,8 @@ GenerationOptions parse_generation_options(const json& body, const ApiDefaults& 
     o.n_keep = defaults.n_keep;
     o.sampling = defaults.sampling;
     parse_sampling(body, o.sampling, vocab);
+
+    parse_speculative(body, o);
 
     // Length limit: n_predict (native), max_tokens, max_completion_tokens (newer OpenAI name).
     for (const char* name : {"n_predict", "max_tokens", "max_completion_tokens"})

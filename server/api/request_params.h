@@ -41,6 +41,11 @@ struct GenerationOptions {
     std::string grammar;
     bool grammar_lazy = false;
     engine::GrammarTriggers triggers;
+    // Speculative decoding: llama-server's `speculative.n_max`, `speculative.n_min`, `speculative.p_min`
+    // (flat dotted keys or a `speculative` object; `"speculative": false` or n_max 0 turns it off).
+    bool spec_disabled = false;
+    int32_t spec_n_max = -1, spec_n_min = -1;  // -1: the server's
+    float spec_p_min = -1.0f;
 };
 
 // raw_body is the request's text: JSON schemas are read from it in order (nlohmann::json sorts keys,

@@ -19,6 +19,7 @@
 #include "server/cli/args.h"
 #include "server/cli/commands.h"
 #include "server/cli/common_options.h"
+#include "server/cli/gpu_options.h"
 #include "server/http/server.h"
 #include "server/scheduler/scheduler.h"
 
@@ -46,6 +47,10 @@ int cmd_serve(int argc, char** argv) {
     std::string config_file, api_key_file;
     int port = 8080, timeout_s = 600, threads_http = 0;
     bool cont_batching = true, verbose = false, no_slots = false;
+    // Speculative decoding (llama-server's names).
+    std::string spec_type, model_draft, device_draft, lookup_static, lookup_dynamic;
+    int ngl_draft = 0;
+    uint32_t ctx_draft = 0;
     ac.defaults.sampling = engine::SamplingParams{};
 
     ArgParser ap("serve");
@@ -84,6 +89,24 @@ int cmd_serve(int argc, char** argv) {
     ap.option("--max-prefill-tokens", "N",
               "most prompt tokens per iteration while other slots are generating (0 = no cap)",
               &sc.max_prefill_tokens);
+    ap.option("--spec-type", "LIST",
+              "speculative drafters in priority order, comma-separated: draft-simple, ngram-simple, ngram-map-k, "
+              "ngram-map-k4v, ngram-mod, ngram-cache (default: none; draft-simple when -md is given)",
+              &spec_type);
+    ap.option("-md,--model-draft", "FILE", "draft model for speculative decoding (same vocabulary)", &model_draft);
+    ap.option("--draft-max,--draft,--draft-n", "N", "most draft tokens per step (default 16)", &sc.spec.n_max);
+    ap.option("--draft-min,--draft-n-min", "N", "fewest draft tokens worth verifying (default 0)", &sc.spec.n_min);
+    ap.option("--draft-p-min", "P", "stop drafting when the draft model's top probability is below P (default 0.75)",
+              &sc.spec.p_min);
+    ap.option("-ngld,--gpu-layers-draft,--n-gpu-layers-draft", "N", "draft model layers on the GPU", &ngl_draft);
+    ap.option("-cd,--ctx-size-draft", "N", "draft model context (default: the target's)", &ctx_draft);
+    ap.option("-devd,--device-draft", "DEV", "device of the draft model's offloaded layers (none, CUDA<i>)",
+              &device_draft);
+    ap.option("-lcs,--lookup-cache-static", "FILE", "ngram-cache: static n-gram statistics (read only)",
+              &lookup_static);
+    ap.option("-lcd,--lookup-cache-dynamic", "FILE",
+              "ngram-cache: n-gram statistics of earlier requests, loaded at start and saved at shutdown",
+              &lookup_dynamic);
     ap.flag("-cb,--cont-batching", "continuous batching (always on)", &cont_batching);
     ap.flag("-v,--verbose", "verbose logging", &verbose);
     try {
@@ -116,6 +139,30 @@ int cmd_serve(int argc, char** argv) {
         if (mo.n_ctx != 0 && mo.n_ctx < (uint32_t)sc.n_parallel)
             throw ArgError("--ctx-size must be at least --parallel (each slot needs context)");
         if (auto err = engine::validate(ac.defaults.sampling); !err.empty()) throw ArgError(err);
+        if (sc.spec.n_max <= 0)
+            throw ArgError("--draft-max must be positive (got " + std::to_string(sc.spec.n_max) + ")");
+        if (sc.spec.n_min < 0 || sc.spec.n_min > sc.spec.n_max)
+            throw ArgError("--draft-min must be in [0, --draft-max]");
+        if (!(sc.spec.p_min >= 0.0f && sc.spec.p_min <= 1.0f)) throw ArgError("--draft-p-min must be in [0, 1]");
+        if (ngl_draft < 0) throw ArgError("--gpu-layers-draft must not be negative");
+        if (!spec_type.empty()) {
+            try {
+                sc.spec.types = engine::spec::parse_drafter_list(spec_type);
+            } catch (const std::invalid_argument& e) {
+                throw ArgError(std::string("--spec-type: ") + e.what());
+            }
+        }
+        const auto lists_model = [&] {
+            for (auto t : sc.spec.types)
+                if (t == engine::spec::DrafterType::DraftModel) return true;
+            return false;
+        };
+        if (!model_draft.empty() && !lists_model()) sc.spec.types.push_back(engine::spec::DrafterType::DraftModel);
+        if (lists_model() && model_draft.empty())
+            throw ArgError("--spec-type draft-simple needs a draft model (-md FILE)");
+        ac.draft_model_path = model_draft;
+        if ((!lookup_static.empty() || !lookup_dynamic.empty()) && spec_type.find("ngram-cache") == std::string::npos)
+            throw ArgError("--lookup-cache-static/--lookup-cache-dynamic need --spec-type ngram-cache");
         if (!api_key_file.empty()) {
             std::ifstream f(api_key_file);
             if (!f) throw ArgError("cannot read --api-key-file '" + api_key_file + "'");
@@ -177,6 +224,38 @@ int cmd_serve(int argc, char** argv) {
         engine::ContextParams cp = mo.context_params();
         cp.n_seq_max = (uint32_t)sc.n_parallel;
         engine::Context ctx(*model, cp);
+
+        std::unique_ptr<engine::Model> draft;
+        std::unique_ptr<engine::spec::DraftModel> drafter;
+        if (!model_draft.empty()) {
+            DeviceOptions dd;
+            dd.device = device_draft;
+            engine::ModelParams dp;
+            dp.n_gpu_layers = dd.finish(ap, ngl_draft) ? ngl_draft : 0;
+            dp.main_gpu = dd.main_gpu;
+            try {
+                draft = engine::Model::load(model_draft, dp);
+            } catch (const std::exception& e) {
+                throw std::runtime_error("cannot load the draft model '" + model_draft + "': " + e.what());
+            }
+            engine::ContextParams dcp = cp;
+            dcp.n_ctx = ctx_draft ? ctx_draft : ctx.n_ctx();
+            drafter = std::make_unique<engine::spec::DraftModel>(*draft, *model, dcp);
+            sc.draft_model = drafter.get();
+            spdlog::info("draft model: {} ({}, {} parameters)", model_draft, draft->description(), draft->n_params());
+        }
+        for (auto t : sc.spec.types)
+            if (t == engine::spec::DrafterType::NgramCache) {
+                sc.ngram_store = std::make_shared<engine::spec::NgramCacheStore>();
+                if (!lookup_static.empty()) sc.ngram_store->static_cache.load(lookup_static);
+                sc.ngram_store->dynamic_path = lookup_dynamic;
+                if (!lookup_dynamic.empty() && std::filesystem::exists(lookup_dynamic))
+                    sc.ngram_store->dynamic.load(lookup_dynamic);
+            }
+        if (sc.spec.enabled())
+            spdlog::info("speculative decoding: {} (draft max {}, min {}, p_min {})",
+                         engine::spec::drafter_list_string(sc.spec.types), sc.spec.n_max, sc.spec.n_min,
+                         sc.spec.p_min);
         sched::Scheduler scheduler(*model, ctx, sc);
         scheduler.start();
         api.attach(*model, scheduler);
@@ -189,6 +268,13 @@ int cmd_serve(int argc, char** argv) {
         http.stop(std::chrono::seconds(2));
         scheduler.stop();
         api.finish_formatting();
+        if (sc.ngram_store && !sc.ngram_store->dynamic_path.empty()) {
+            try {
+                sc.ngram_store->save_dynamic();
+            } catch (const std::exception& e) {
+                spdlog::error("{}", e.what());
+            }
+        }
         return 0;
     } catch (const std::exception& e) {
         spdlog::error("{}", e.what());

@@ -89,6 +89,17 @@ std::string Metrics::render_prometheus() const {
            "Iterations whose batch held both decode tokens and a prompt chunk.", (double)s_.mixed_iterations_total);
     metric("ggserve:prompt_chunks_total", "counter", "Prompt chunks evaluated (a long prompt takes several).",
            (double)s_.prompt_chunks_total);
+    static const char* const kDrafters[] = {"draft-simple", "ngram-simple", "ngram-map-k",
+                                             "ngram-map-k4v", "ngram-mod",    "ngram-cache"};
+    const auto per_drafter = [&](const char* name, const char* help, const std::array<uint64_t, 6>& v) {
+        o << "# HELP " << name << " " << help << "\n# TYPE " << name << " counter\n";
+        for (size_t i = 0; i < v.size(); ++i) o << name << "{drafter=\"" << kDrafters[i] << "\"} " << v[i] << "\n";
+    };
+    per_drafter("ggserve:draft_tokens_total", "Speculative draft tokens evaluated by the target.",
+                s_.draft_tokens_total);
+    per_drafter("ggserve:draft_accepted_total", "Speculative draft tokens the target accepted.",
+                s_.draft_accepted_total);
+    per_drafter("ggserve:draft_steps_total", "Decode steps that verified a draft.", s_.draft_steps_total);
     o << ttft_.render("ggserve:time_to_first_token_seconds", "Time from request arrival to its first token.");
     o << itl_.render("ggserve:inter_token_latency_seconds", "Time between consecutive tokens of a stream.");
     return o.str();

@@ -1,6 +1,7 @@
 // Server metrics, updated by the engine thread and rendered in Prometheus text format for /metrics.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -41,6 +42,10 @@ struct MetricsSnapshot {
     int requests_deferred = 0;
     double kv_cache_usage_ratio = 0.0;
     uint64_t kv_cache_tokens = 0;
+    // Speculative decoding, per drafter kind (engine::spec::DrafterType order).
+    std::array<uint64_t, 6> draft_tokens_total{};
+    std::array<uint64_t, 6> draft_accepted_total{};
+    std::array<uint64_t, 6> draft_steps_total{};
 };
 
 class Metrics {

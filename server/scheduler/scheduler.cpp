@@ -6,6 +6,7 @@
 
 #include "engine/model/kv_shift.h"
 #include "engine/model/kv_state.h"
+#include "engine/speculative/ngram_drafters.h"
 
 namespace sched {
 
@@ -42,6 +43,29 @@ Scheduler::Scheduler(const engine::Model& model, engine::Context& ctx, Scheduler
     const auto& vocab = model_.vocab();
     pieces_.resize((size_t)vocab.n_tokens());
     for (int i = 0; i < vocab.n_tokens(); ++i) pieces_[(size_t)i] = vocab.token_to_piece(i);
+    for (auto& slot : slots_)
+        for (engine::spec::DrafterType t : config_.spec.types) {
+            using engine::spec::DrafterType;
+            switch (t) {
+                case DrafterType::DraftModel:
+                    break;  // one model for every slot: config_.draft_model
+                case DrafterType::NgramSimple:
+                    slot.drafters.push_back(engine::spec::make_ngram_simple());
+                    break;
+                case DrafterType::NgramMapK:
+                    slot.drafters.push_back(engine::spec::make_ngram_map_k());
+                    break;
+                case DrafterType::NgramMapK4v:
+                    slot.drafters.push_back(engine::spec::make_ngram_map_k4v());
+                    break;
+                case DrafterType::NgramMod:
+                    slot.drafters.push_back(engine::spec::make_ngram_mod());
+                    break;
+                case DrafterType::NgramCache:
+                    slot.drafters.push_back(engine::spec::make_ngram_cache(config_.ngram_store));
+                    break;
+            }
+        }
     snapshot_.resize(slots_.size());
     for (size_t i = 0; i < slots_.size(); ++i) {
         snapshot_[i].id = (int)i;
@@ -120,6 +144,7 @@ void Scheduler::run() {
         drop_cancelled();
         run_actions();
         seat_tasks();
+        prepare_drafts();
         try {
             run_iteration();
         } catch (const std::exception& e) {
@@ -279,6 +304,16 @@ void Scheduler::start_task(Slot& slot, std::shared_ptr<Task> task) {
     slot.pipeline.emplace(model_.vocab(), t.stop, t.n_predict, t.ignore_eos);
     slot.pending = -1;
     slot.draft.clear();
+    slot.draft_q.clear();
+    slot.history = t.prompt;
+    slot.spec_on = config_.spec.enabled() && !t.spec.disabled;
+    slot.spec_n_max = t.spec.n_max >= 0 ? t.spec.n_max : config_.spec.n_max;
+    slot.spec_n_min = t.spec.n_min >= 0 ? t.spec.n_min : config_.spec.n_min;
+    slot.spec_p_min = t.spec.p_min >= 0.0f ? t.spec.p_min : config_.spec.p_min;
+    if (slot.spec_n_max <= 0) slot.spec_on = false;
+    // Draft-model draws and p/q acceptance have their own generator, seeded from the request's seed.
+    slot.spec_rng.seed(slot.chain->seed() ^ 0x5bd1e995u);
+    for (auto& d : slot.drafters) d->begin();
     slot.timings = Timings{};
     slot.timings.queue_ms = ms_between(t.arrival, now);
     slot.t_start = now;
@@ -309,6 +344,8 @@ void Scheduler::release(Slot& slot) {
     slot.state = SlotState::Idle;
     slot.pending = -1;
     slot.draft.clear();
+    slot.draft_q.clear();
+    slot.history.clear();
 }
 
 void Scheduler::fail(Slot& slot, int status, const std::string& message) {
@@ -331,6 +368,97 @@ engine::Context::Status Scheduler::decode_with_eviction(const engine::Batch& bat
     return evicted ? ctx_.decode(batch) : st;
 }
 
+int32_t Scheduler::draft_room(const Slot& s) const {
+    // The pending token and the draft must fit the slot's share of the context.
+    return std::max(0, n_ctx_slot_ - s.n_past() - 2);
+}
+
+void Scheduler::prepare_drafts() {
+    using engine::spec::DrafterType;
+    for (auto& s : slots_) {
+        s.draft.clear();
+        s.draft_q.clear();
+        s.draft_from = -1;
+    }
+    if (!config_.spec.enabled()) return;
+    const double extra = step_cost_.extra_token_ratio();
+    const double plain_step = step_cost_.step_seconds(1);
+    // Until a draft model has been timed, assume a draft position costs a third of a target step.
+    const double model_ratio = draft_step_seconds_ > 0 && plain_step > 0 ? draft_step_seconds_ / plain_step : 0.3;
+
+    // Drafters are asked in the server's priority order; the draft model runs once for every slot that
+    // reaches it, and slots whose model draft comes back empty go on down the list.
+    struct Pending {
+        Slot* slot;
+        size_t next;  // position in the priority list after the draft model
+    };
+    std::vector<Pending> want_model;
+    std::vector<engine::spec::DraftModel::Request> reqs;
+    std::vector<std::vector<engine::Token>> seqs;  // kept alive for reqs' spans
+    seqs.reserve(slots_.size());
+
+    const auto try_from = [&](Slot& s, size_t first) {
+        const int32_t room = std::min(s.spec_n_max, draft_room(s));
+        size_t ngram_idx = 0;
+        for (size_t i = 0; i < first; ++i)
+            if (config_.spec.types[i] != DrafterType::DraftModel) ++ngram_idx;
+        for (size_t i = first; i < config_.spec.types.size(); ++i) {
+            const DrafterType type = config_.spec.types[i];
+            const size_t kind = (size_t)type;
+            const bool model = type == DrafterType::DraftModel;
+            const int32_t k = s.draft_ctl[kind].want(room, extra, model ? model_ratio : 0.0);
+            if (!model) {
+                engine::spec::Drafter& d = *s.drafters[ngram_idx++];
+                if (k <= 0) continue;
+                std::vector<engine::Token> draft = d.draft(s.history, k);
+                if ((int32_t)draft.size() < std::max(s.spec_n_min, 1)) continue;
+                s.draft = std::move(draft);
+                s.draft_from = (int)kind;
+                return;
+            }
+            if (k <= 0 || !config_.draft_model) continue;
+            seqs.emplace_back(s.cache_tokens);
+            seqs.back().push_back(s.pending);
+            engine::spec::DraftModel::Request r;
+            r.seq = s.id;
+            r.n_max = k;
+            r.p_min = s.spec_p_min;
+            r.temperature = s.chain->plain_draw() ? s.task->sampling.temperature : 0.0f;
+            r.rng = &s.spec_rng;
+            reqs.push_back(r);
+            want_model.push_back({&s, i + 1});
+            return;
+        }
+    };
+    for (auto& s : slots_)
+        if (s.state == SlotState::Generating && s.spec_on && s.pending >= 0) try_from(s, 0);
+    if (reqs.empty()) return;
+    for (size_t i = 0; i < reqs.size(); ++i) reqs[i].tokens = seqs[i];
+    std::vector<engine::spec::DraftModel::Result> res;
+    const auto t0 = Clock::now();
+    try {
+        res = config_.draft_model->draft(reqs);
+    } catch (const std::exception& e) {
+        spdlog::warn("draft model failed: {}; decoding without its drafts this step", e.what());
+        return;
+    }
+    int32_t positions = 0;
+    for (const auto& r : res) positions = std::max(positions, (int32_t)r.tokens.size());
+    const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+    const double per = secs / (double)std::max(positions, 1);
+    draft_step_seconds_ = draft_step_seconds_ > 0 ? 0.9 * draft_step_seconds_ + 0.1 * per : per;
+    for (size_t i = 0; i < res.size(); ++i) {
+        Slot& s = *want_model[i].slot;
+        if ((int32_t)res[i].tokens.size() < std::max(s.spec_n_min, 1)) {
+            try_from(s, want_model[i].next);  // a later n-gram drafter may still have something
+            continue;
+        }
+        s.draft = std::move(res[i].tokens);
+        s.draft_q = std::move(res[i].q);
+        s.draft_from = (int)DrafterType::DraftModel;
+    }
+}
+
 bool Scheduler::run_iteration() {
     std::vector<SlotView> views;
     for (const auto& s : slots_) {
@@ -341,13 +469,17 @@ bool Scheduler::run_iteration() {
         v.prompt_remaining =
             s.state == SlotState::ProcessingPrompt ? (int32_t)(s.task->prompt.size() - s.prompt_pos) : 0;
         v.arrival = s.task->id;
+        v.n_draft = v.generating ? (int32_t)s.draft.size() : 0;
         views.push_back(v);
     }
     const BatchPlan plan = plan_iteration(views, Budget{ctx_.params().n_batch, config_.max_prefill_tokens});
     if (plan.empty()) return false;
     for (const PlanEntry& e : plan.entries) {
         Slot& s = slots_[(size_t)e.slot];
-        if (e.decode) s.draft.resize((size_t)e.n_draft);
+        if (e.decode) {
+            s.draft.resize((size_t)e.n_draft);
+            if (!s.draft_q.empty()) s.draft_q.resize((size_t)e.n_draft);
+        }
         if (!e.decode && s.prompt_pos == 0) s.t_start = Clock::now();
     }
     execute(plan.entries);
@@ -400,6 +532,7 @@ void Scheduler::execute(const std::vector<PlanEntry>& entries) {
         plain.n_tokens = plain.n_logits = 1;
         plain.n_draft = 0;
         s.draft.clear();
+        s.draft_q.clear();
         execute({plain});
         return;
     }
@@ -428,6 +561,7 @@ void Scheduler::record_decode(const std::vector<PlanEntry>& entries, size_t n_to
             ++n_chunks;
         }
     }
+    step_cost_.observe((double)n_tokens, seconds);
     uint32_t busy = 0;
     for (const auto& s : slots_) busy += s.busy() ? 1 : 0;
     metrics_.update([&](MetricsSnapshot& m) {
@@ -468,10 +602,25 @@ void Scheduler::step_decode(Slot& s, const PlanEntry& e, size_t first_row) {
     std::vector<const float*> rows;
     for (int32_t i = 0; i < e.n_tokens; ++i) rows.push_back(ctx_.logits(first_row + (size_t)i));
     const Task& t = *s.task;
-    engine::spec::Verified v = engine::spec::verify_by_sampling(
-        *s.chain, rows, s.draft, {t.sampling.n_probs, t.post_sampling_probs});
+    const engine::spec::ProbsOptions po{t.sampling.n_probs, t.post_sampling_probs};
+    engine::spec::Verified v =
+        !s.draft.empty() && s.draft_q.size() == s.draft.size()
+            ? engine::spec::verify_by_ratio(*s.chain, rows, s.draft, s.draft_q, s.spec_rng, po)
+            : engine::spec::verify_by_sampling(*s.chain, rows, s.draft, po);
     // Accepted draft tokens stay in the cache; the rejected ones leave it.
     const size_t n_acc = v.n_accepted();
+    if (!s.draft.empty() && s.draft_from >= 0) {
+        const size_t kind = (size_t)s.draft_from;
+        s.draft_ctl[kind].observe((int32_t)s.draft.size(), (int32_t)n_acc);
+        s.timings.draft_n += (int32_t)s.draft.size();
+        s.timings.draft_n_accepted += (int32_t)n_acc;
+        metrics_.update([&](MetricsSnapshot& m) {
+            m.draft_tokens_total[kind] += s.draft.size();
+            m.draft_accepted_total[kind] += n_acc;
+            ++m.draft_steps_total[kind];
+        });
+    }
+    s.draft_q.clear();
     s.cache_tokens.insert(s.cache_tokens.end(), s.draft.begin(), s.draft.begin() + (long)n_acc);
     if (n_acc < s.draft.size()) ctx_.kv().seq_rm(s.id, n_past + 1 + (engine::Pos)n_acc, -1);
     s.draft.clear();
@@ -499,6 +648,7 @@ void Scheduler::deliver(Slot& slot, engine::spec::Verified&& v) {
     const auto now = Clock::now();
     const int32_t n_before = slot.n_decoded();
     const TokenPipeline::Step step = slot.pipeline->push(v.tokens);
+    slot.history.insert(slot.history.end(), v.tokens.begin(), v.tokens.begin() + (long)step.n_consumed);
     if (n_before == 0) {
         slot.timings.ttft_ms = ms_between(t.arrival, now);
         metrics_.observe_ttft(slot.timings.ttft_ms / 1000.0);
@@ -581,6 +731,7 @@ void Scheduler::finish(Slot& slot, const PipelineEnd& end) {
     slot.timings.predicted_n = slot.n_decoded();
     slot.timings.predicted_ms = ms_between(slot.t_prompt_done, Clock::now());
     f.timings = slot.timings;
+    for (auto& d : slot.drafters) d->end(slot.history);
     // The slot is idle in /slots and the metrics before the client hears that its request is done.
     const std::shared_ptr<Task> task = slot.task;
     release(slot);
@@ -606,6 +757,9 @@ void Scheduler::update_gauges() {
             si.prompt_chunks = s.timings.prompt_chunks;
             si.n_decoded = s.n_decoded();
             si.n_predict = s.task->n_predict;
+            si.speculative = s.spec_on;
+            si.draft_n = s.timings.draft_n;
+            si.draft_n_accepted = s.timings.draft_n_accepted;
         }
     }
     const auto& kv = ctx_.kv();

@@ -13,6 +13,9 @@
 
 #include "engine/model/context.h"
 #include "engine/model/model.h"
+#include "engine/speculative/draft_controller.h"
+#include "engine/speculative/draft_model.h"
+#include "engine/speculative/ngram_cache.h"
 #include "engine/speculative/verify.h"
 #include "server/scheduler/metrics.h"
 #include "server/scheduler/plan.h"
@@ -23,8 +26,20 @@
 
 namespace sched {
 
+// Speculative decoding for the whole server (--spec-type, --draft-*); requests may lower or disable it.
+struct SpecConfig {
+    std::vector<engine::spec::DrafterType> types;  // priority order: the first non-empty draft wins
+    int32_t n_max = 16;
+    int32_t n_min = 0;
+    float p_min = 0.75f;
+    bool enabled() const { return !types.empty(); }
+};
+
 struct SchedulerConfig {
     int n_parallel = 1;
+    SpecConfig spec;
+    engine::spec::DraftModel* draft_model = nullptr;  // needed when spec.types lists the draft model
+    std::shared_ptr<engine::spec::NgramCacheStore> ngram_store;  // ngram-cache's shared levels
     uint32_t max_prefill_tokens = 0;  // 0: no cap
     // A slot that reaches its share of the context drops half of its tokens after the kept ones and
     // goes on (off: the request ends with finish_reason "length").
@@ -48,6 +63,7 @@ class Scheduler {
 
     std::vector<SlotInfo> slots_snapshot() const;
     const Metrics& metrics() const { return metrics_; }
+    const SpecConfig& spec() const { return config_.spec; }
     int n_parallel() const { return config_.n_parallel; }
     int32_t n_ctx_slot() const { return n_ctx_slot_; }
     // Idle slots and no queued task.
@@ -67,6 +83,9 @@ class Scheduler {
     // Decodes the batch; when the cache is full, drops idle slots' cached prompts and tries again.
     engine::Context::Status decode_with_eviction(const engine::Batch& batch);
     void drop_cancelled();
+    // Asks each generating slot's drafters for this step's draft (before the plan seats it).
+    void prepare_drafts();
+    int32_t draft_room(const Slot& slot) const;
     bool run_iteration();
     // Evaluates the entries as one batch and hands each slot the logits rows it asked for. A batch that
     // fails is retried entry by entry (a draft is dropped first when the cache is full), so that only the
@@ -104,6 +123,8 @@ class Scheduler {
     std::thread thread_;
     Metrics metrics_;
     uint64_t iteration_ = 0;
+    engine::spec::StepCostModel step_cost_;
+    double draft_step_seconds_ = 0.0;  // a draft model's measured time per drafted position
     uint64_t use_counter_ = 0;
 };
 

@@ -1,17 +1,23 @@
 // A slot: one sequence of the unified KV cache serving one request at a time.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "engine/sampling/sampler_chain.h"
+#include "engine/speculative/draft_controller.h"
+#include "engine/speculative/drafter.h"
 #include "engine/tokenizer/vocab.h"
 #include "server/scheduler/task.h"
 #include "server/scheduler/token_pipeline.h"
 
 namespace sched {
+
+inline constexpr size_t kDrafterKinds = 6;  // engine::spec::DrafterType values
 
 enum class SlotState { Idle, WaitOther, Started, ProcessingPrompt, DonePrompt, Generating };
 const char* slot_state_name(SlotState s);
@@ -30,6 +36,19 @@ struct Slot {
     engine::Token pending = -1;  // sampled, shown, not yet evaluated
     // Extra tokens evaluated after `pending` in this step (a speculative draft), verified afterwards.
     std::vector<engine::Token> draft;
+    // Speculation: the distributions a draft model drew the draft from (p/q verification; empty: verify
+    // by sampling), the drafter it came from, the request's settings, and per drafter kind the
+    // controller that decides how long a draft pays.
+    std::vector<std::vector<float>> draft_q;
+    int draft_from = -1;
+    bool spec_on = false;
+    int32_t spec_n_max = 0, spec_n_min = 0;
+    float spec_p_min = 0.0f;
+    std::mt19937 spec_rng;
+    std::array<engine::spec::DraftController, kDrafterKinds> draft_ctl;
+    // The server's n-gram drafters, one object each, kept across this slot's requests.
+    std::vector<std::unique_ptr<engine::spec::Drafter>> drafters;
+    std::vector<engine::Token> history;  // the request's prompt and every token it emitted
 
     std::optional<engine::SamplerChain> chain;
     std::optional<TokenPipeline> pipeline;  // detokenize, stop strings, limits
@@ -54,6 +73,8 @@ struct SlotInfo {
     int32_t prompt_chunks = 0;
     int32_t n_decoded = 0;
     int32_t n_predict = -1;
+    bool speculative = false;
+    int32_t draft_n = 0, draft_n_accepted = 0;
 };
 
 }  // namespace sched

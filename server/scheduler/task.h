@@ -28,6 +28,16 @@ struct Timings {
     int32_t prompt_chunks = 0;      // scheduler iterations the prompt was spread over
     int32_t decode_iterations = 0;  // iterations in which this request got a decode step
     double queue_ms = 0.0;          // waiting for a free slot
+    int32_t draft_n = 0;            // speculative draft tokens the target evaluated
+    int32_t draft_n_accepted = 0;   // of those, tokens it accepted
+};
+
+// A request's speculative settings (llama-server's `speculative.*` fields); unset fields take the server's.
+struct SpecOverrides {
+    bool disabled = false;     // no speculation for this request
+    int32_t n_max = -1;        // -1: the server's --draft-max
+    int32_t n_min = -1;
+    float p_min = -1.0f;
 };
 
 // One step of output: the text that may be shown now (stop-string candidates are held back) and the
@@ -78,6 +88,7 @@ struct Task {
     // Builds the grammar constraint for this request (nullptr: none). Called on the engine thread.
     std::function<std::unique_ptr<engine::TokenConstraint>()> make_grammar;
     bool grammar_first = false;
+    SpecOverrides spec;
     std::shared_ptr<TaskSink> sink;
     Clock::time_point arrival = Clock::now();
     std::atomic<bool> cancelled{false};

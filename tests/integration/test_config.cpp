@@ -14,8 +14,8 @@ namespace {
 
 // config/ggserve.json of this source tree (this file is tests/integration/test_config.cpp).
 std::string example_config() {
-    return (std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "config" /
-            "ggserve.json")
+    // The source directory comes from CMake: __FILE__ may be relative (ccache base_dir, other builds).
+    return (std::filesystem::path(GGSERVE_SOURCE_DIR) / "config" / "ggserve.json")
         .string();
 }
 

@@ -32,7 +32,7 @@ ServerProcess& shared_server() {
     return s;
 }
 
-const fs::path kHere = fs::path(__FILE__).parent_path();  // tests/integration
+const fs::path kHere = fs::path(GGSERVE_SOURCE_DIR) / "tests" / "integration";
 
 std::string read_text(const fs::path& p) {
     std::ifstream f(p, std::ios::binary);

@@ -1,0 +1,86 @@
+#include "engine/speculative/draft_controller.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace engine::spec {
+
+namespace {
+constexpr double kDecay = 0.98;        // about the last 50 observations count
+constexpr double kPriorRatio = 0.05;   // an extra token costs 5 % of a step until measured
+constexpr double kPriorAcc = 1.0, kPriorRej = 1.0;  // acceptance 0.5 before any evidence
+constexpr double kMinGain = 1.03;      // a draft must promise 3 % more tokens per second
+constexpr int32_t kProbeLen = 2;
+constexpr int32_t kProbeMaxEvery = 64;
+}  // namespace
+
+void StepCostModel::observe(double n, double t) {
+    w_ = w_ * kDecay + 1;
+    sn_ = sn_ * kDecay + n;
+    snn_ = snn_ * kDecay + n * n;
+    st_ = st_ * kDecay + t;
+    snt_ = snt_ * kDecay + n * t;
+}
+
+double StepCostModel::step_seconds(double n) const {
+    if (w_ <= 0) return 0;
+    const double var = w_ * snn_ - sn_ * sn_;
+    double b = var > 1e-9 * w_ * w_ ? (w_ * snt_ - sn_ * st_) / var : 0.0;
+    b = std::max(b, 0.0);
+    const double a = std::max((st_ - b * sn_) / w_, 1e-9);
+    return a + b * n;
+}
+
+double StepCostModel::extra_token_ratio() const {
+    if (w_ <= 0) return kPriorRatio;
+    const double var = w_ * snn_ - sn_ * sn_;
+    // Until the measured steps differ in size by about a token on average, the slope is unknown.
+    if (var < 0.25 * w_ * w_) return kPriorRatio;
+    const double one = step_seconds(1), two = step_seconds(2);
+    return one > 0 ? std::max(two - one, 0.0) / one : kPriorRatio;
+}
+
+double DraftController::acceptance() const {
+    return (acc_ + kPriorAcc) / (acc_ + rej_ + kPriorAcc + kPriorRej);
+}
+
+void DraftController::observe(int32_t n_drafted, int32_t n_accepted) {
+    if (n_drafted <= 0) return;
+    acc_ = acc_ * kDecay + n_accepted;
+    rej_ = rej_ * kDecay + (n_accepted < n_drafted ? 1 : 0);
+    if (n_accepted > 0) probe_every_ = 4;
+}
+
+void DraftController::reset() {
+    *this = DraftController{};
+}
+
+int32_t DraftController::want(int32_t n_max, double extra_ratio, double draft_ratio) {
+    if (n_max <= 0) return 0;
+    // Expected tokens of a step with a k-token draft, each accepted with probability a (geometric):
+    // 1 + a + a^2 + ... + a^k. Its cost: 1 + k * (extra + draft) plain steps.
+    const double a = std::min(acceptance(), 0.999);
+    const double per = std::max(extra_ratio, 0.0) + std::max(draft_ratio, 0.0);
+    double best_gain = 1.0, tokens = 1.0, ak = 1.0;
+    int32_t best_k = 0;
+    for (int32_t k = 1; k <= n_max; ++k) {
+        ak *= a;
+        tokens += ak;
+        const double gain = tokens / (1.0 + per * k);
+        if (gain > best_gain) {
+            best_gain = gain;
+            best_k = k;
+        }
+    }
+    if (best_gain >= kMinGain) {
+        idle_steps_ = 0;
+        return best_k;
+    }
+    // Not worth it on the evidence: probe with a short draft now and then, less often while probes fail.
+    if (++idle_steps_ < probe_every_) return 0;
+    idle_steps_ = 0;
+    probe_every_ = std::min(probe_every_ * 2, kProbeMaxEvery);
+    return std::min(kProbeLen, n_max);
+}
+
+}  // namespace engine::spec

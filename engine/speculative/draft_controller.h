@@ -1,0 +1,40 @@
+// How long a draft to ask for, so that speculation never costs more than it gains. Each slot keeps an
+// estimate of the chance that a draft token is accepted (from its own recent steps); the scheduler keeps a
+// cost model of a target step (a fixed part plus a part per token, fitted to measured decode times). The
+// draft length maximizes expected tokens per unit of time; when no length beats plain decoding, the slot
+// decodes plainly and only probes with a short draft now and then (less often while probes fail).
+#pragma once
+
+#include <cstdint>
+
+namespace engine::spec {
+
+// Step time t(n) = fixed + per_token * n, fitted by exponentially weighted least squares.
+class StepCostModel {
+  public:
+    void observe(double n_tokens, double seconds);
+    // Cost of one extra token relative to a plain one-token step (a prior until the fit has spread).
+    double extra_token_ratio() const;
+    double step_seconds(double n_tokens) const;
+
+  private:
+    double w_ = 0, sn_ = 0, snn_ = 0, st_ = 0, snt_ = 0;
+};
+
+class DraftController {
+  public:
+    // n_max: the request's cap. extra_ratio: StepCostModel::extra_token_ratio(); draft_ratio: cost of
+    // drafting one token relative to a plain target step (0 for n-gram drafters).
+    int32_t want(int32_t n_max, double extra_ratio, double draft_ratio);
+    // A step verified n_drafted tokens and accepted n_accepted of them.
+    void observe(int32_t n_drafted, int32_t n_accepted);
+    double acceptance() const;
+    void reset();
+
+  private:
+    double acc_ = 0, rej_ = 0;  // decayed counts of accepted tokens and of rejections
+    int32_t idle_steps_ = 0;    // steps since the last draft while drafting does not pay
+    int32_t probe_every_ = 4;
+};
+
+}  // namespace engine::spec

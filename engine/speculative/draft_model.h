@@ -1,0 +1,55 @@
+// The draft-model drafter (--spec-type draft-simple, -md): a small model with the target's vocabulary
+// proposes tokens one at a time. It has its own context with one sequence per slot, which mirrors the
+// slot's tokens (only what changed since the last draft is evaluated); drafts of all slots run as one
+// batch per drafted position.
+#pragma once
+
+#include <memory>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/model/context.h"
+#include "engine/model/model.h"
+#include "engine/tokenizer/vocab.h"
+
+namespace engine::spec {
+
+// Empty when a draft model's tokens mean the same as the target's: the same special tokens, token texts
+// equal over the common range, sizes within 128 of each other (padding). Otherwise the reason.
+std::string vocab_mismatch(const Vocab& target, const Vocab& draft);
+
+class DraftModel {
+  public:
+    // Throws std::runtime_error naming the problem when the vocabularies disagree.
+    DraftModel(const Model& draft, const Model& target, const ContextParams& params);
+
+    struct Request {
+        int seq = 0;                       // the slot
+        std::span<const Token> tokens;     // the slot's sequence; the draft continues after the last one
+        int32_t n_max = 16;
+        float p_min = 0.75f;               // stop when the draft's top probability falls under it
+        float temperature = 0.0f;          // <= 0: greedy; else drawn from q = softmax(logits / T)
+        std::mt19937* rng = nullptr;       // for temperature > 0
+    };
+    struct Result {
+        std::vector<Token> tokens;
+        std::vector<std::vector<float>> q;  // temperature > 0: the distribution each token was drawn from
+    };
+    std::vector<Result> draft(std::span<const Request> requests);
+    // The slot's sequence is no longer what the draft context holds (e.g. it was erased).
+    void forget(int seq);
+    double seconds_total() const { return seconds_; }  // time spent drafting
+
+  private:
+    // Brings each request's sequence up to date; false for a request whose catch-up failed.
+    std::vector<bool> catch_up(std::span<const Request> requests);
+    const Model& model_;
+    int32_t n_vocab_target_;
+    std::unique_ptr<Context> ctx_;
+    std::vector<std::vector<Token>> cached_;  // per sequence: the tokens its cells hold, by position
+    double seconds_ = 0.0;
+};
+
+}  // namespace engine::spec

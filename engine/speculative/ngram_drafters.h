@@ -1,0 +1,30 @@
+// The n-gram drafters of llama-server's --spec-type list. They read only the slot's own tokens (the
+// prompt and what was generated), so they cost microseconds and shine when the output repeats the input
+// (rewriting, quoting, code edits) or itself.
+#pragma once
+
+#include <memory>
+
+#include "engine/speculative/drafter.h"
+#include "engine/speculative/ngram_cache.h"
+
+namespace engine::spec {
+
+// ngram-simple: find the latest earlier occurrence of the last n_key tokens and propose what followed it.
+std::unique_ptr<Drafter> make_ngram_simple(int32_t n_key = 3);
+// ngram-map-k: a hash map from every n_key-gram to where its latest continuation starts; proposes that
+// continuation. Built incrementally as tokens arrive.
+std::unique_ptr<Drafter> make_ngram_map_k(int32_t n_key = 3);
+// ngram-map-k4v: a hash map from every n_key-gram to up to four next tokens with counts; proposes the
+// dominant next token, then looks up the n-gram that ends with it, and so on.
+std::unique_ptr<Drafter> make_ngram_map_k4v(int32_t n_key = 2);
+// ngram-mod: a fixed-size pool indexed by a rolling hash of the last n_key tokens, holding the token
+// that followed; kept across the slot's requests (it learns from earlier ones). Collisions only cost a
+// rejected draft token.
+std::unique_ptr<Drafter> make_ngram_mod(int32_t n_key = 4, uint32_t pool_bits = 18);
+// ngram-cache: n-grams of 1-4 tokens with next-token counts at three levels: this request's tokens,
+// a dynamic cache of earlier requests (shared by the slots, optionally kept in a file), a static cache
+// from a file (read-only). `store` may be shared by every slot's drafter.
+std::unique_ptr<Drafter> make_ngram_cache(std::shared_ptr<NgramCacheStore> store);
+
+}  // namespace engine::spec

@@ -1,0 +1,78 @@
+// ngram-simple and ngram-map-k: propose the continuation that followed the latest earlier occurrence of
+// the last n_key tokens. The simple one scans backwards; map-k keeps a hash index built as tokens arrive.
+#include <algorithm>
+#include <unordered_map>
+
+#include "engine/speculative/ngram_drafters.h"
+
+namespace engine::spec {
+
+namespace {
+
+bool same(std::span<const Token> seq, size_t a, size_t b, int32_t n) {
+    return std::equal(seq.begin() + (long)a, seq.begin() + (long)a + n, seq.begin() + (long)b);
+}
+
+std::vector<Token> copy_from(std::span<const Token> seq, size_t start, int32_t n_max) {
+    const size_t end = std::min(seq.size(), start + (size_t)std::max(n_max, 0));
+    return std::vector<Token>(seq.begin() + (long)start, seq.begin() + (long)end);
+}
+
+class NgramSimple final : public Drafter {
+  public:
+    explicit NgramSimple(int32_t n_key) : n_(std::max(n_key, 1)) {}
+    DrafterType type() const override { return DrafterType::NgramSimple; }
+    void begin() override {}
+    std::vector<Token> draft(std::span<const Token> h, int32_t n_max) override {
+        if (h.size() <= (size_t)n_ || n_max <= 0) return {};
+        const size_t key = h.size() - (size_t)n_;
+        for (size_t i = key; i-- > 0;)
+            if (same(h, i, key, n_)) return copy_from(h, i + (size_t)n_, n_max);
+        return {};
+    }
+
+  private:
+    int32_t n_;
+};
+
+uint64_t hash_tokens(std::span<const Token> seq, size_t at, int32_t n) {
+    uint64_t h = 1469598103934665603ull;
+    for (int32_t i = 0; i < n; ++i) h = (h ^ (uint32_t)seq[at + (size_t)i]) * 1099511628211ull;
+    return h;
+}
+
+class NgramMapK final : public Drafter {
+  public:
+    explicit NgramMapK(int32_t n_key) : n_(std::max(n_key, 1)) {}
+    DrafterType type() const override { return DrafterType::NgramMapK; }
+    void begin() override {
+        map_.clear();
+        n_indexed_ = 0;
+    }
+    std::vector<Token> draft(std::span<const Token> h, int32_t n_max) override {
+        if (h.size() <= (size_t)n_ || n_max <= 0) return {};
+        // Index every n-gram that has a next token: those starting before size - n.
+        const size_t last = h.size() - (size_t)n_;
+        for (; n_indexed_ < last; ++n_indexed_) map_[hash_tokens(h, n_indexed_, n_)] = (uint32_t)n_indexed_;
+        auto it = map_.find(hash_tokens(h, last, n_));
+        if (it == map_.end() || !same(h, it->second, last, n_)) return {};
+        return copy_from(h, it->second + (size_t)n_, n_max);
+    }
+
+  private:
+    int32_t n_;
+    std::unordered_map<uint64_t, uint32_t> map_;  // n-gram hash -> start of its latest occurrence
+    size_t n_indexed_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Drafter> make_ngram_simple(int32_t n_key) {
+    return std::make_unique<NgramSimple>(n_key);
+}
+
+std::unique_ptr<Drafter> make_ngram_map_k(int32_t n_key) {
+    return std::make_unique<NgramMapK>(n_key);
+}
+
+}  // namespace engine::spec

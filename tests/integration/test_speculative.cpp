@@ -1,0 +1,219 @@
+// Speculative decoding through the real server: every drafter leaves greedy output token-identical to
+// the reference (one slot; four concurrent streams beside a long prefill), stop strings, JSON-schema
+// grammars and seeded sampling unchanged, streamed text equal to non-streamed text, settings and counts
+// visible in /props, /slots and /metrics, and bad settings refused.
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <future>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "cli_process.h"
+#include "server/http/client.h"
+#include "server_process.h"
+
+using json = nlohmann::json;
+using server::http::Client;
+
+namespace {
+
+std::string draft_model() {
+    return shared_path("models/stories260K-q8_0.gguf");
+}
+
+std::vector<std::string> spec_args(const std::string& type, std::vector<std::string> extra = {}) {
+    std::vector<std::string> a = {"-m", stories_model(), "-c", "2048", "-t", "2", "--metrics", "--spec-type", type};
+    if (type.find("draft-simple") != std::string::npos) {
+        a.push_back("-md");
+        a.push_back(draft_model());
+    }
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+}
+
+json complete(uint16_t port, json body) {
+    Client c("127.0.0.1", port);
+    body["return_tokens"] = true;
+    const auto r = c.post("/completion", body.dump());
+    INFO(r.body);
+    REQUIRE(r.status == 200);
+    return json::parse(r.body);
+}
+
+std::vector<int> tokens_of(const json& j) {
+    return j["tokens"].get<std::vector<int>>();
+}
+
+// A greedy stream; the text and tokens as they arrived.
+std::pair<std::string, std::vector<int>> stream(uint16_t port, json body,
+                                                const std::function<void(int)>& on_event = [](int) {}) {
+    Client c("127.0.0.1", port);
+    body["stream"] = true;
+    body["return_tokens"] = true;
+    std::string text;
+    std::vector<int> toks;
+    int events = 0;
+    auto res = c.stream("POST", "/completion", body.dump(), {}, [&](const server::http::SseEvent& e) {
+        const json j = json::parse(e.data);
+        text += j.value("content", "");
+        for (int t : j["tokens"]) toks.push_back(t);
+        on_event(++events);
+        return true;
+    });
+    REQUIRE(res.complete);
+    return {text, toks};
+}
+
+double metric(const std::string& text, const std::string& name) {
+    const auto at = text.find(name + " ");
+    REQUIRE(at != std::string::npos);
+    return std::stod(text.substr(at + name.size() + 1));
+}
+
+const char* const kDrafters[] = {"ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache",
+                                 "draft-simple"};
+
+}  // namespace
+
+TEST_CASE("speculation: greedy output equals the reference with every drafter, streamed and not",
+          "[integration][speculative]") {
+    const json g = stories_golden();
+    for (const char* type : kDrafters) {
+        INFO("--spec-type " << type);
+        ServerProcess s(spec_args(type));
+        int accepted = 0, drafted = 0;
+        for (const auto& c : g["cases"]) {
+            const json r = complete(s.port(), {{"prompt", c["prompt"]}, {"n_predict", 96}, {"temperature", 0}});
+            REQUIRE(tokens_of(r) == c["completion_tokens"].get<std::vector<int>>());
+            drafted += r["timings"]["draft_n"].get<int>();
+            accepted += r["timings"]["draft_n_accepted"].get<int>();
+        }
+        // The drafts were really verified (stories260K repeats itself: every drafter finds something).
+        REQUIRE(drafted > 0);
+        REQUIRE(accepted > 0);
+        REQUIRE(accepted <= drafted);
+        const json body = {{"prompt", g["cases"][0]["prompt"]}, {"n_predict", 96}, {"temperature", 0}};
+        const auto [text, toks] = stream(s.port(), body);
+        const json whole = complete(s.port(), body);
+        REQUIRE(text == whole["content"].get<std::string>());
+        REQUIRE(toks == tokens_of(whole));
+        // Visible in /metrics per drafter.
+        Client c("127.0.0.1", s.port());
+        const std::string m = c.get("/metrics").body;
+        const std::string name = std::string(type);
+        REQUIRE(metric(m, "ggserve:draft_accepted_total{drafter=\"" + name + "\"}") > 0);
+    }
+}
+
+TEST_CASE("speculation: four concurrent streams and a long prefill keep the reference tokens",
+          "[integration][speculative][batching]") {
+    ServerProcess s(spec_args("ngram-map-k4v,ngram-mod,draft-simple",
+                              {"-np", "4", "-b", "64", "-ub", "32", "-c", "4096", "--max-prefill-tokens", "16"}));
+    const json g = stories_golden();
+    std::string long_prompt;
+    while (long_prompt.size() < 1000) long_prompt += "Tom and Sue went to the big park. They played with a red ball. ";
+    std::promise<void> go_long;
+    std::atomic<bool> fired{false};
+    std::vector<std::future<std::vector<int>>> streams;
+    for (int i = 0; i < 4; ++i)
+        streams.push_back(std::async(std::launch::async, [&, i] {
+            const json body = {{"prompt", g["cases"][i]["prompt"]}, {"n_predict", 96}, {"temperature", 0}};
+            return stream(s.port(), body, [&](int ev) {
+                       if (ev == 8 && !fired.exchange(true)) go_long.set_value();
+                   }).second;
+        }));
+    go_long.get_future().wait();
+    const json long_r = complete(s.port(), {{"prompt", long_prompt}, {"n_predict", 16}, {"temperature", 0}});
+    REQUIRE(long_r["tokens"].size() == 16);
+    int drafted = 0;
+    for (int i = 0; i < 4; ++i) REQUIRE(streams[(size_t)i].get() == g["cases"][i]["completion_tokens"].get<std::vector<int>>());
+    Client c("127.0.0.1", s.port());
+    const std::string m = c.get("/metrics").body;
+    for (const char* d : {"ngram-map-k4v", "ngram-mod", "draft-simple"})
+        drafted += (int)metric(m, std::string("ggserve:draft_tokens_total{drafter=\"") + d + "\"}");
+    REQUIRE(drafted > 0);
+}
+
+TEST_CASE("speculation: stop strings, JSON schemas and seeded sampling give what plain decoding gives",
+          "[integration][speculative]") {
+    ServerProcess plain({"-m", stories_model(), "-c", "2048", "-t", "2"});
+    ServerProcess spec(spec_args("ngram-mod,ngram-simple"));
+    const json g = stories_golden();
+    const std::string prompt = g["cases"][1]["prompt"];
+    const std::vector<json> bodies = {
+        {{"prompt", prompt}, {"n_predict", 96}, {"temperature", 0}, {"stop", {"park", "said"}}},
+        {{"prompt", prompt},
+         {"n_predict", 64},
+         {"temperature", 0},
+         {"json_schema",
+          {{"type", "object"},
+           {"properties", {{"name", {{"type", "string"}}}, {"age", {{"type", "integer"}}}}},
+           {"required", {"name", "age"}}}}},
+        {{"prompt", prompt}, {"n_predict", 96}, {"temperature", 0.9}, {"seed", 42}},
+        {{"prompt", prompt}, {"n_predict", 96}, {"temperature", 0.7}, {"top_k", 5}, {"seed", 7},
+         {"repeat_penalty", 1.1}},
+    };
+    for (const json& b : bodies) {
+        INFO(b.dump());
+        const json want = complete(plain.port(), b);
+        const json got = complete(spec.port(), b);
+        REQUIRE(got["content"] == want["content"]);
+        REQUIRE(got["tokens"] == want["tokens"]);
+        REQUIRE(got["stop_type"] == want["stop_type"]);
+    }
+    // Turned off per request: no draft is evaluated.
+    json off = bodies[0];
+    off["speculative.n_max"] = 0;
+    REQUIRE(complete(spec.port(), off)["timings"]["draft_n"] == 0);
+    off.erase("speculative.n_max");
+    off["speculative"] = false;
+    REQUIRE(complete(spec.port(), off)["timings"]["draft_n"] == 0);
+}
+
+TEST_CASE("speculation: /props and /slots show the settings; bad request fields are 400s",
+          "[integration][speculative]") {
+    ServerProcess s(spec_args("ngram-cache,draft-simple", {"--draft-max", "6", "--draft-p-min", "0.5"}));
+    Client c("127.0.0.1", s.port());
+    const json props = json::parse(c.get("/props").body);
+    REQUIRE(props["speculative"]["types"] == "ngram-cache,draft-simple");
+    REQUIRE(props["speculative"]["n_max"] == 6);
+    REQUIRE(props["speculative"]["p_min"].get<double>() == Approx(0.5));
+    REQUIRE(props["default_generation_settings"]["speculative.n_max"] == 6);
+    const json slots = json::parse(c.get("/slots").body);
+    REQUIRE(slots[0].contains("speculative_settings"));
+    for (const json& bad : {json{{"prompt", "a"}, {"speculative.n_max", "many"}},
+                            json{{"prompt", "a"}, {"speculative", {{"p_min", 2}}}},
+                            json{{"prompt", "a"}, {"speculative", "yes"}},
+                            json{{"prompt", "a"}, {"speculative.n_max", 2}, {"speculative.n_min", 5}}}) {
+        INFO(bad.dump());
+        const auto r = c.post("/completion", bad.dump());
+        REQUIRE(r.status == 400);
+        REQUIRE(json::parse(r.body)["error"]["message"].get<std::string>().find("speculative") != std::string::npos);
+    }
+    REQUIRE(c.get("/health").status == 200);
+}
+
+TEST_CASE("speculation: bad server settings are clear startup errors", "[integration][speculative]") {
+    const std::string m = stories_model();
+    struct Case {
+        std::string args, message;
+        int code;
+    };
+    const std::vector<Case> cases = {
+        {"--spec-type ngram-mod --draft-max 0", "--draft-max must be positive", 2},
+        {"--spec-type ngram-mod --draft-max -4", "--draft-max must be positive", 2},
+        {"--spec-type ngram-mod,eagle3", "unknown speculative type 'eagle3'", 2},
+        {"--spec-type draft-simple", "needs a draft model", 2},
+        {"--spec-type ngram-mod --draft-min 20 --draft-max 4", "--draft-min", 2},
+        {"-md " + shared_path("models/synth/synth-tiny-q8_0.gguf"), "cannot draft for the target", 1},
+        {"-md /nonexistent/draft.gguf", "cannot load the draft model", 1},
+        {"--spec-type ngram-cache --lookup-cache-static /nonexistent/static.bin", "cannot open n-gram cache", 1},
+    };
+    for (const Case& k : cases) {
+        INFO(k.args);
+        const CliResult r = run_ggserve("serve --port 0 -m " + m + " " + k.args);
+        INFO(r.output);
+        REQUIRE(r.code == k.code);
+        REQUIRE(r.output.find(k.message) != std::string::npos);
+    }
+}

@@ -1,0 +1,155 @@
+// The n-gram drafters on token sequences with known repeats, the --spec-type list parser, and the
+// n-gram cache files.
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <fstream>
+#include <unistd.h>
+
+#include "engine/speculative/ngram_drafters.h"
+
+using namespace engine;
+using namespace engine::spec;
+
+namespace {
+
+// "a b c d e f" twice, then "a b c": every drafter that indexes the history should propose "d e f ...".
+std::vector<Token> repeated() {
+    std::vector<Token> h = {10, 11, 12, 13, 14, 15, 16, 17, 10, 11, 12, 13, 14, 15, 16, 17, 10, 11, 12};
+    return h;
+}
+
+std::vector<std::unique_ptr<Drafter>> all_drafters() {
+    std::vector<std::unique_ptr<Drafter>> v;
+    v.push_back(make_ngram_simple());
+    v.push_back(make_ngram_map_k());
+    v.push_back(make_ngram_map_k4v());
+    v.push_back(make_ngram_mod());
+    v.push_back(make_ngram_cache(std::make_shared<NgramCacheStore>()));
+    return v;
+}
+
+}  // namespace
+
+TEST_CASE("n-gram drafters propose the continuation of a repeated passage", "[speculative][drafter]") {
+    for (auto& d : all_drafters()) {
+        INFO(drafter_name(d->type()));
+        d->begin();
+        const std::vector<Token> h = repeated();
+        const std::vector<Token> got = d->draft(h, 4);
+        REQUIRE(got == std::vector<Token>{13, 14, 15, 16});
+        // The cap holds, and a longer history (tokens appended) keeps working incrementally.
+        REQUIRE(d->draft(h, 2).size() <= 2);
+        std::vector<Token> h2 = h;
+        h2.push_back(13);
+        REQUIRE(d->draft(h2, 3) == std::vector<Token>{14, 15, 16});
+    }
+}
+
+TEST_CASE("n-gram drafters propose nothing without a repeat, for tiny histories or n_max 0",
+          "[speculative][drafter]") {
+    for (auto& d : all_drafters()) {
+        INFO(drafter_name(d->type()));
+        d->begin();
+        const std::vector<Token> fresh = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+        REQUIRE(d->draft(fresh, 8).empty());
+        d->begin();
+        REQUIRE(d->draft(std::vector<Token>{1}, 8).empty());
+        REQUIRE(d->draft(repeated(), 0).empty());
+    }
+}
+
+TEST_CASE("begin() starts a new history; ngram-mod keeps what it learned", "[speculative][drafter]") {
+    auto mod = make_ngram_mod();
+    mod->begin();
+    REQUIRE(!mod->draft(repeated(), 4).empty());
+    mod->begin();
+    // A new request that starts with the passage's head: the pool remembers the old continuation.
+    REQUIRE(mod->draft(std::vector<Token>{10, 11, 12, 13}, 3) == std::vector<Token>{14, 15, 16});
+    auto mapk = make_ngram_map_k();
+    mapk->begin();
+    REQUIRE(!mapk->draft(repeated(), 4).empty());
+    mapk->begin();
+    REQUIRE(mapk->draft(std::vector<Token>{10, 11, 12, 13}, 3).empty());
+}
+
+TEST_CASE("ngram-map-k4v follows only a dominant next token", "[speculative][drafter]") {
+    auto d = make_ngram_map_k4v(2);
+    d->begin();
+    // After (1,2): 3 twice, 4 once, 5 once -> 3 holds half: proposed; after (2,3) always 9.
+    const std::vector<Token> h = {1, 2, 3, 9, 1, 2, 4, 7, 1, 2, 3, 9, 1, 2, 5, 6, 1, 2};
+    const auto got = d->draft(h, 4);
+    REQUIRE(!got.empty());
+    REQUIRE(got[0] == 3);
+    REQUIRE(got.size() >= 2);
+    REQUIRE(got[1] == 9);
+}
+
+TEST_CASE("ngram-cache falls back to the dynamic level learned from earlier requests",
+          "[speculative][drafter]") {
+    auto store = std::make_shared<NgramCacheStore>();
+    auto d = make_ngram_cache(store);
+    // Request 1 ends: its n-grams go to the dynamic level.
+    d->begin();
+    std::vector<Token> first;
+    for (int r = 0; r < 10; ++r)
+        for (Token t : {40, 41, 42, 43}) first.push_back(t);
+    d->end(first);
+    REQUIRE(store->dynamic.size() > 0);
+    // Request 2 has seen "40 41" only once itself: the dynamic level proposes 42 43 ...
+    d->begin();
+    const auto got = d->draft(std::vector<Token>{7, 8, 40, 41}, 3);
+    REQUIRE(got == std::vector<Token>{42, 43, 40});
+}
+
+TEST_CASE("n-gram cache files round-trip and hostile files are rejected with the reason",
+          "[speculative][drafter]") {
+    char tmpl[] = "/tmp/ggserve-ngram-XXXXXX";
+    const int fd = mkstemp(tmpl);
+    REQUIRE(fd >= 0);
+    close(fd);
+    const std::string path = tmpl;
+    NgramCache c;
+    const std::vector<Token> seq = {5, 6, 7, 5, 6, 8, 5, 6, 7};
+    c.update(seq, 0, 1, 4);
+    c.save(path);
+    NgramCache back;
+    back.load(path);
+    REQUIRE(back.size() == c.size());
+    Token t;
+    int32_t count, total;
+    Ngram g;
+    g.tok = {5, 6, -1, -1};
+    REQUIRE(back.best(g, t, count, total));
+    REQUIRE(t == 7);
+    REQUIRE(count == 2);
+    REQUIRE(total == 3);
+
+    // Truncated inside the first n-gram.
+    {
+        std::ifstream in(path, std::ios::binary);
+        std::string bytes((std::istreambuf_iterator<char>(in)), {});
+        std::ofstream out(path, std::ios::binary | std::ios::trunc);
+        out.write(bytes.data(), 10);
+    }
+    NgramCache bad;
+    REQUIRE_THROWS_WITH(bad.load(path), Catch::Contains("truncated"));
+    // An entry count larger than the file.
+    {
+        std::ofstream out(path, std::ios::binary | std::ios::trunc);
+        const int32_t rec[5] = {1, 2, -1, -1, 1 << 30};
+        out.write(reinterpret_cast<const char*>(rec), sizeof rec);
+    }
+    REQUIRE_THROWS_WITH(bad.load(path), Catch::Contains("bad entry count"));
+    std::remove(path.c_str());
+    REQUIRE_THROWS_WITH(bad.load("/nonexistent/ngram.bin"), Catch::Contains("cannot open"));
+}
+
+TEST_CASE("--spec-type lists: llama-server's names, priority order, clear errors", "[speculative]") {
+    const auto v = parse_drafter_list("ngram-mod, draft-simple,ngram-cache");
+    REQUIRE(v == std::vector<DrafterType>{DrafterType::NgramMod, DrafterType::DraftModel, DrafterType::NgramCache});
+    REQUIRE(drafter_list_string(v) == "ngram-mod,draft-simple,ngram-cache");
+    REQUIRE(parse_drafter_list("ngram-map-k4v") == std::vector<DrafterType>{DrafterType::NgramMapK4v});
+    REQUIRE_THROWS_WITH(parse_drafter_list("ngram-mod,eagle"), Catch::Contains("unknown speculative type 'eagle'"));
+    REQUIRE_THROWS_WITH(parse_drafter_list(""), Catch::Contains("unknown speculative type ''"));
+    REQUIRE_THROWS_WITH(parse_drafter_list("ngram-mod,ngram-mod"), Catch::Contains("listed twice"));
+}

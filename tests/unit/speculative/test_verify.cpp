@@ -1,0 +1,197 @@
+// Exactness of speculative verification: the p/q acceptance rule against its analytic result, and the
+// emitted tokens' distribution with a draft against plain sampling (chi-square).
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <map>
+#include <random>
+
+#include "engine/speculative/draft_controller.h"
+#include "engine/speculative/verify.h"
+
+using namespace engine;
+using namespace engine::spec;
+
+namespace {
+
+SamplingParams plain_params(uint32_t seed) {
+    SamplingParams p;
+    p.seed = seed;
+    p.temperature = 1.0f;
+    p.top_k = 0;
+    p.top_p = 1.0f;
+    p.min_p = 0.0f;
+    return p;
+}
+
+std::vector<double> softmax(const std::vector<float>& l) {
+    double mx = -1e30, s = 0;
+    for (float x : l) mx = std::max(mx, (double)x);
+    std::vector<double> p;
+    for (float x : l) p.push_back(std::exp(x - mx)), s += p.back();
+    for (double& x : p) x /= s;
+    return p;
+}
+
+}  // namespace
+
+TEST_CASE("p/q rule: accepting with min(1, p/q) and drawing from the residual emits exactly p",
+          "[speculative][verify]") {
+    const std::vector<std::vector<double>> ps = {
+        {0.5, 0.2, 0.1, 0.1, 0.1}, {0.05, 0.05, 0.8, 0.05, 0.05}, {0.2, 0.2, 0.2, 0.2, 0.2}, {1, 0, 0, 0, 0}};
+    const std::vector<std::vector<double>> qs = {
+        {0.1, 0.6, 0.1, 0.1, 0.1}, {0.2, 0.2, 0.2, 0.2, 0.2}, {0, 0, 0, 0, 1}, {0.5, 0.2, 0.1, 0.1, 0.1}};
+    for (const auto& p : ps)
+        for (const auto& q : qs) {
+            // P(emit t) = q(t) a(t) + (1 - sum_s q(s) a(s)) r(t)
+            double accept_mass = 0;
+            for (size_t s = 0; s < q.size(); ++s) accept_mass += q[s] * acceptance_probability(p[s], q[s]);
+            const std::vector<double> r = residual_distribution(p, q);
+            for (size_t t = 0; t < p.size(); ++t) {
+                const double emit = q[t] * acceptance_probability(p[t], q[t]) + (1 - accept_mass) * r[t];
+                REQUIRE(emit == Approx(p[t]).margin(1e-12));
+            }
+        }
+    REQUIRE(acceptance_probability(0.3, 0.6) == Approx(0.5));
+    REQUIRE(acceptance_probability(0.6, 0.3) == 1.0);
+    REQUIRE(acceptance_probability(0.0, 0.5) == 0.0);
+}
+
+TEST_CASE("verification with a draft keeps the distribution of the next two tokens (chi-square, 20,000 draws)",
+          "[speculative][verify]") {
+    // Two fixed target rows and a draft distribution that differs from both. Each trial generates two
+    // tokens: with speculation, a 1-token draft drawn from q is verified (p/q rule), and a second step
+    // follows when the first emitted one token only; without, two plain draws. Both empirical joint
+    // distributions are tested against p0(a) p1(b) with a chi-square test over the 25 cells: 24 degrees
+    // of freedom, critical value 51.18 at significance 0.001 (a correct sampler fails 1 run in 1000).
+    const std::vector<float> row0 = {2.0f, 1.0f, 0.5f, 0.0f, -1.0f};
+    const std::vector<float> row1 = {-0.5f, 0.5f, 1.5f, 0.2f, 0.0f};
+    const std::vector<double> p0 = softmax(row0), p1 = softmax(row1);
+    const std::vector<float> q = {0.1f, 0.4f, 0.3f, 0.1f, 0.1f};
+    const std::vector<std::string> pieces(5);
+    const int n = 20000;
+    std::map<std::pair<int, int>, int> spec_counts, plain_counts;
+    std::mt19937 draft_rng(12345);
+    std::discrete_distribution<int> qdist(q.begin(), q.end());
+    size_t n_accepted = 0;
+    for (int i = 0; i < n; ++i) {
+        {
+            SamplerChain chain(plain_params((uint32_t)i), 5, 64, pieces);
+            std::mt19937 rng((uint32_t)i * 7919u + 1);
+            const Token d = qdist(draft_rng);
+            const float* rows[2] = {row0.data(), row1.data()};
+            const std::vector<std::vector<float>> qq = {q};
+            Verified v = verify_by_ratio(chain, rows, std::vector<Token>{d}, qq, rng, {});
+            n_accepted += v.n_accepted();
+            if (v.tokens.size() == 1) {
+                const Token d2 = qdist(draft_rng);
+                const float* rows2[2] = {row1.data(), row1.data()};
+                Verified v2 = verify_by_ratio(chain, rows2, std::vector<Token>{d2}, qq, rng, {});
+                v.tokens.push_back(v2.tokens[0]);
+            }
+            ++spec_counts[{v.tokens[0], v.tokens[1]}];
+        }
+        {
+            SamplerChain chain(plain_params((uint32_t)i), 5, 64, pieces);
+            const Token a = chain.sample(row0.data());
+            chain.accept(a);
+            const Token b = chain.sample(row1.data());
+            ++plain_counts[{a, b}];
+        }
+    }
+    const auto chi2 = [&](std::map<std::pair<int, int>, int>& counts) {
+        double x = 0;
+        for (int a = 0; a < 5; ++a)
+            for (int b = 0; b < 5; ++b) {
+                const double e = n * p0[(size_t)a] * p1[(size_t)b];
+                const double o = counts[{a, b}];
+                x += (o - e) * (o - e) / e;
+            }
+        return x;
+    };
+    const double x_spec = chi2(spec_counts), x_plain = chi2(plain_counts);
+    INFO("chi-square with speculation " << x_spec << ", plain " << x_plain);
+    CHECK(x_plain < 51.18);
+    REQUIRE(x_spec < 51.18);
+    // The draft was really used: a sizable share of draft tokens was accepted.
+    REQUIRE(n_accepted > (size_t)n / 5);
+}
+
+TEST_CASE("verification by sampling emits the tokens plain decoding emits, whatever the draft",
+          "[speculative][verify]") {
+    const std::vector<float> row = {0.3f, 1.2f, 0.1f, 0.9f, 0.0f};
+    const std::vector<std::string> pieces(5);
+    for (uint32_t seed = 1; seed < 200; ++seed) {
+        SamplerChain plain(plain_params(seed), 5, 64, pieces);
+        std::vector<Token> want;
+        for (int i = 0; i < 4; ++i) {
+            const Token t = plain.sample(row.data());
+            plain.accept(t);
+            want.push_back(t);
+        }
+        SamplerChain chain(plain_params(seed), 5, 64, pieces);
+        std::vector<Token> got;
+        std::mt19937 g(seed);
+        while (got.size() < 4) {
+            std::vector<Token> draft;
+            for (size_t k = 0; k < 3; ++k) draft.push_back((Token)(g() % 5));
+            std::vector<const float*> rows(4, row.data());
+            const Verified v = verify_by_sampling(chain, rows, draft, {});
+            got.insert(got.end(), v.tokens.begin(), v.tokens.end());
+        }
+        got.resize(4);
+        REQUIRE(got == want);
+    }
+}
+
+TEST_CASE("p/q verification refuses chains whose pick is not a plain draw", "[speculative][verify]") {
+    const std::vector<std::string> pieces(5);
+    SamplingParams greedy = plain_params(1);
+    greedy.temperature = 0;
+    SamplerChain chain(greedy, 5, 64, pieces);
+    REQUIRE_FALSE(chain.plain_draw());
+    SamplingParams mirostat = plain_params(1);
+    mirostat.mirostat = 2;
+    REQUIRE_FALSE(SamplerChain(mirostat, 5, 64, pieces).plain_draw());
+    REQUIRE(SamplerChain(plain_params(1), 5, 64, pieces).plain_draw());
+    const std::vector<float> row(5, 0.0f);
+    const float* rows[2] = {row.data(), row.data()};
+    std::mt19937 rng(1);
+    const std::vector<std::vector<float>> q = {std::vector<float>(5, 0.2f)};
+    REQUIRE_THROWS(verify_by_ratio(chain, rows, std::vector<Token>{1}, q, rng, {}));
+}
+
+TEST_CASE("draft controller: drafts when they pay, backs off to rare probes when they do not",
+          "[speculative][controller]") {
+    DraftController good;
+    for (int i = 0; i < 50; ++i) good.observe(4, 4);
+    REQUIRE(good.acceptance() > 0.9);
+    REQUIRE(good.want(16, 0.02, 0.0) >= 8);
+    // Expensive extra tokens shorten the draft.
+    REQUIRE(good.want(16, 0.5, 0.0) < good.want(16, 0.02, 0.0));
+
+    DraftController bad;
+    for (int i = 0; i < 50; ++i) bad.observe(2, 0);
+    REQUIRE(bad.acceptance() < 0.1);
+    int drafted = 0;
+    for (int i = 0; i < 1000; ++i) drafted += bad.want(16, 0.05, 0.0) > 0 ? 1 : 0;
+    // Probes only: the interval doubles up to 64 steps.
+    REQUIRE(drafted > 0);
+    REQUIRE(drafted < 30);
+    // A draft model as slow as the target never pays, even at full acceptance.
+    DraftController costly;
+    for (int i = 0; i < 50; ++i) costly.observe(4, 4);
+    int costly_drafts = 0;
+    for (int i = 0; i < 1000; ++i) costly_drafts += costly.want(16, 0.05, 1.0) > 0 ? 1 : 0;
+    REQUIRE(costly_drafts < 30);
+}
+
+TEST_CASE("step cost model recovers a fixed and a per-token cost", "[speculative][controller]") {
+    StepCostModel m;
+    REQUIRE(m.extra_token_ratio() == Approx(0.05));  // the prior
+    for (int i = 0; i < 200; ++i) {
+        const double n = 1 + i % 5;
+        m.observe(n, 0.001 + 0.0001 * n);
+    }
+    REQUIRE(m.step_seconds(1) == Approx(0.0011).epsilon(1e-6));
+    REQUIRE(m.extra_token_ratio() == Approx(0.0001 / 0.0011).epsilon(1e-6));
+}
