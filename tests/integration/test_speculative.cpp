@@ -4,6 +4,7 @@
 // visible in /props, /slots and /metrics, and bad settings refused.
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <future>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -216,4 +217,36 @@ TEST_CASE("speculation: bad server settings are clear startup errors", "[integra
         REQUIRE(r.code == k.code);
         REQUIRE(r.output.find(k.message) != std::string::npos);
     }
+}
+
+TEST_CASE("speculation on a synthetic model: four concurrent greedy streams equal plain decoding",
+          "[integration][speculative]") {
+    const std::string model = shared_path("models/synth/synth-tiny-q8_0.gguf");
+    ServerProcess s({"-m", model, "-np", "4", "-c", "2048", "-t", "2", "-b", "64", "-ub", "32", "--spec-type",
+                     "ngram-mod,ngram-map-k,draft-simple", "-md", shared_path("models/synth/synth-tiny-q4_0.gguf")});
+    std::ifstream f(shared_path("golden/synth-tiny-q8_0.greedy.json"));
+    const json g = json::parse(f);
+    std::vector<std::vector<int>> plain;
+    for (int i = 0; i < 4; ++i) {
+        const json r = complete(s.port(), {{"prompt", g["cases"][i % g["cases"].size()]["prompt"]},
+                                           {"n_predict", 48},
+                                           {"temperature", 0},
+                                           {"speculative", false}});
+        REQUIRE(r["timings"]["draft_n"] == 0);
+        plain.push_back(tokens_of(r));
+    }
+    std::vector<std::future<json>> futs;
+    for (int i = 0; i < 4; ++i)
+        futs.push_back(std::async(std::launch::async, [&, i] {
+            return complete(s.port(), {{"prompt", g["cases"][i % g["cases"].size()]["prompt"]},
+                                       {"n_predict", 48},
+                                       {"temperature", 0}});
+        }));
+    int drafted = 0;
+    for (int i = 0; i < 4; ++i) {
+        const json r = futs[(size_t)i].get();
+        REQUIRE(tokens_of(r) == plain[(size_t)i]);
+        drafted += r["timings"]["draft_n"].get<int>();
+    }
+    REQUIRE(drafted > 0);
 }
