@@ -59,3 +59,25 @@ TEST_CASE("synth-llama-moe q8_0 matches the reference (Mixtral-style experts)", 
 TEST_CASE("synth-qwen3moe q8_0 matches the reference (experts, q/k head norms)", "[model][golden][arch]") {
     check_all_paths("synth-qwen3moe-q8_0");
 }
+
+TEST_CASE("experts stay on the host when the offload device cannot compute mul_mat_id", "[model][arch][offload]") {
+    for (bool device_has_it : {false, true}) {
+        ModelParams mp;
+        mp.n_gpu_layers = 99;
+        mp.offload_backend = [device_has_it] {
+            std::set<ggml::Op> missing;
+            if (!device_has_it) missing.insert(ggml::Op::MulMatId);
+            return std::unique_ptr<ggml::Backend>(std::make_unique<cuda_test::FakeDevice>(missing));
+        };
+        auto model = Model::load(shared_path("models/synth/synth-qwen3moe-q8_0.gguf"), mp);
+        const ggml::Backend* dev = model->offload_backend();
+        for (const LayerWeights& w : model->layers) {
+            INFO("device computes mul_mat_id: " << device_has_it);
+            REQUIRE((w.wq->buffer && w.wq->buffer->backend == dev));
+            REQUIRE((w.router->buffer && w.router->buffer->backend == dev));
+            for (const ggml::Tensor* e : {w.w_gate_exps, w.w_up_exps, w.w_down_exps})
+                REQUIRE((e->buffer != nullptr) == device_has_it);
+        }
+        if (!device_has_it) check_arch_golden("synth-qwen3moe-q8_0", true, 2, mp);
+    }
+}
