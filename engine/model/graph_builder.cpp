@@ -66,7 +66,8 @@ Tensor* rope_layer(ggml::Context& ctx, const Model& m, Tensor* x, Tensor* pos, u
     p.beta_slow = hp.yarn_beta_slow;
     // A K-shift turns keys that already carry the magnitude factor: a pure rotation (the kernel multiplies
     // by 1 + 0.1 ln(1 / freq_scale) whenever YaRN mixes, which the attention factor then cancels).
-    if (!magnitude) p.attn_factor = p.ext_factor != 0.0f ? 1.0f / (1.0f + 0.1f * std::log(1.0f / p.freq_scale)) : 1.0f;
+    if (!magnitude)
+        p.attn_factor = p.ext_factor != 0.0f ? 1.0f / (1.0f + 0.1f * std::log(1.0f / p.freq_scale)) : 1.0f;
     Tensor* factors = w.rope_freqs;
     if (w.rope_long || w.rope_short) factors = long_rope ? w.rope_long : w.rope_short;
     return ggml::rope_ext(ctx, x, pos, factors, p);
@@ -121,19 +122,22 @@ Tensor* GraphBuilder::mm_experts(Tensor* as, Tensor* x, Tensor* ids) const {
 Tensor* GraphBuilder::ffn_moe(const LayerWeights& w, Tensor* x, bool norm_w) const {
     const int64_t n = x->ne[1], n_expert = hp.n_expert, k = hp.n_expert_used;
     Tensor* probs = ggml::soft_max(ctx, mm(w.router, x), nullptr, 1.0f);  // [n_expert, n]
-    Tensor* selected = ggml::top_k(ctx, probs, (int)k);                    // I32 [k, n]
-    Tensor* weights = ggml::get_rows(ctx, ggml::reshape_3d(ctx, probs, 1, n_expert, n), selected);  // [1, k, n]
+    Tensor* selected = ggml::top_k(ctx, probs, (int)k);                   // I32 [k, n]
+    Tensor* weights =
+        ggml::get_rows(ctx, ggml::reshape_3d(ctx, probs, 1, n_expert, n), selected);  // [1, k, n]
     if (norm_w) {
         // The selected probabilities sum to at least 1 / n_expert: no guard against zero needed.
         Tensor* wk = ggml::reshape_2d(ctx, weights, k, n);
         weights = ggml::reshape_3d(ctx, ggml::div(ctx, wk, ggml::sum_rows(ctx, wk)), 1, k, n);
     }
     Tensor* xe = ggml::reshape_3d(ctx, x, x->ne[0], 1, n);
-    Tensor* h = ggml::swiglu(ctx, mm_experts(w.w_gate_exps, xe, selected), mm_experts(w.w_up_exps, xe, selected));
+    Tensor* h =
+        ggml::swiglu(ctx, mm_experts(w.w_gate_exps, xe, selected), mm_experts(w.w_up_exps, xe, selected));
     Tensor* experts = ggml::mul(ctx, mm_experts(w.w_down_exps, h, selected), weights);  // [n_embd, k, n]
     Tensor* out = nullptr;
     for (int64_t e = 0; e < k; ++e) {  // in selection order, as llama.cpp adds them
-        Tensor* v = ggml::view_2d(ctx, experts, experts->ne[0], n, experts->nb[2], (size_t)e * experts->nb[1]);
+        Tensor* v =
+            ggml::view_2d(ctx, experts, experts->ne[0], n, experts->nb[2], (size_t)e * experts->nb[1]);
         out = out ? ggml::add(ctx, out, v) : v;
     }
     return k == 1 ? ggml::cont(ctx, out) : out;

@@ -189,7 +189,8 @@ std::vector<std::string> describe_model(const HParams& h, const ggml::gguf::File
     std::vector<std::string> out = h.describe();
     for (const char* name : {"rope_freqs.weight", "rope_factors_long.weight", "rope_factors_short.weight"})
         if (const ggml::gguf::TensorInfo* t = f.find_tensor(name))
-            out.push_back(std::string("rope frequency factors: ") + name + " (" + std::to_string(t->ne[0]) + ")");
+            out.push_back(std::string("rope frequency factors: ") + name + " (" + std::to_string(t->ne[0]) +
+                          ")");
     return out;
 }
 

@@ -59,9 +59,11 @@ void require_f32(const char* op, const Tensor* t) {
 }  // namespace
 
 const char* op_name(Op op) {
-    static const char* names[] = {"none",     "dup",     "add",       "mul",     "scale",  "rms_norm", "mul_mat",
-                                  "mul_mat_t", "get_rows", "set_rows", "reshape", "view",   "permute",  "transpose",
-                                  "cont",     "rope",    "soft_max",  "silu",    "swiglu", "flash_attn", "gelu", "tanh", "div", "sum_rows", "top_k", "mul_mat_id"};
+    static const char* names[] = {"none",    "dup",        "add",      "mul",      "scale",    "rms_norm",
+                                  "mul_mat", "mul_mat_t",  "get_rows", "set_rows", "reshape",  "view",
+                                  "permute", "transpose",  "cont",     "rope",     "soft_max", "silu",
+                                  "swiglu",  "flash_attn", "gelu",     "tanh",     "div",      "sum_rows",
+                                  "top_k",   "mul_mat_id"};
     static_assert(sizeof(names) / sizeof(names[0]) == (size_t)Op::Count);
     const auto i = (size_t)op;
     return i < (size_t)Op::Count ? names[i] : "invalid";
@@ -248,7 +250,8 @@ Tensor* rope_ext(Context& ctx, Tensor* a, Tensor* pos, Tensor* freq_factors, con
     require_f32("rope", a);
     if (pos->type != Type::I32) fail("rope", "positions must be I32");
     if (pos->ne[0] != a->ne[2]) fail("rope", "one position per token (a->ne[2]) required");
-    if (p.n_dims <= 0 || p.n_dims > a->ne[0] || p.n_dims % 2) fail("rope", "invalid number of rotated dimensions");
+    if (p.n_dims <= 0 || p.n_dims > a->ne[0] || p.n_dims % 2)
+        fail("rope", "invalid number of rotated dimensions");
     if (p.mode != kRopeNormal && p.mode != kRopeNeox) fail("rope", "unknown mode");
     if (freq_factors) {
         require_f32("rope", freq_factors);
@@ -329,12 +332,16 @@ Tensor* top_k(Context& ctx, Tensor* a, int k) {
 Tensor* mul_mat_id(Context& ctx, Tensor* as, Tensor* b, Tensor* ids) {
     require_f32("mul_mat_id", b);
     if (ids->type != Type::I32) fail("mul_mat_id", "ids must be I32");
-    if (as->ne[0] != b->ne[0]) fail("mul_mat_id", "inner dimensions differ: " + shape_str(as) + " x " + shape_str(b));
-    if (as->ne[3] != 1 || b->ne[3] != 1 || ids->ne[2] != 1 || ids->ne[3] != 1) fail("mul_mat_id", "3-D tensors only");
+    if (as->ne[0] != b->ne[0])
+        fail("mul_mat_id", "inner dimensions differ: " + shape_str(as) + " x " + shape_str(b));
+    if (as->ne[3] != 1 || b->ne[3] != 1 || ids->ne[2] != 1 || ids->ne[3] != 1)
+        fail("mul_mat_id", "3-D tensors only");
     if (ids->ne[1] != b->ne[2]) fail("mul_mat_id", "one id row per token required");
-    if (b->ne[1] != 1 && b->ne[1] != ids->ne[0]) fail("mul_mat_id", "b must have 1 or n_used columns per token");
+    if (b->ne[1] != 1 && b->ne[1] != ids->ne[0])
+        fail("mul_mat_id", "b must have 1 or n_used columns per token");
     if (!b->rows_contiguous()) fail("mul_mat_id", "b rows must be contiguous");
-    if (!type_traits(as->type).vec_dot_ref && as->type != Type::F32) fail("mul_mat_id", "unsupported weight type");
+    if (!type_traits(as->type).vec_dot_ref && as->type != Type::F32)
+        fail("mul_mat_id", "unsupported weight type");
     const int64_t ne[4] = {as->ne[1], ids->ne[0], ids->ne[1], 1};
     return result(ctx, Op::MulMatId, Type::F32, ne, as, b, ids);
 }

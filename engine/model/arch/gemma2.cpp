@@ -47,7 +47,8 @@ void load_weights(WeightLoader& l) {
 
 Tensor* build(GraphBuilder& g) {
     const HParams& hp = g.hp;
-    const float q_scale = 1.0f / std::sqrt(hp.n_layer == 46 ? (float)(hp.n_embd / hp.n_head) : (float)hp.n_embd_head_k);
+    const float q_scale =
+        1.0f / std::sqrt(hp.n_layer == 46 ? (float)(hp.n_embd / hp.n_head) : (float)hp.n_embd_head_k);
     Tensor* x = ggml::scale(g.ctx, g.embed(), std::sqrt((float)hp.n_embd));
     for (uint32_t il = 0; il < hp.n_layer; ++il) {
         const LayerWeights& w = g.model.layers[il];

@@ -15,7 +15,9 @@ namespace {
 
 using ggml::Tensor;
 
-void read_hparams(const ggml::gguf::File&, HParams& h) { h.n_swa = 0; }
+void read_hparams(const ggml::gguf::File&, HParams& h) {
+    h.n_swa = 0;
+}
 
 void load_weights(WeightLoader& l) {
     Model& m = l.model;

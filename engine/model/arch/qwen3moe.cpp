@@ -17,7 +17,8 @@ using ggml::Tensor;
 
 void read_hparams(const ggml::gguf::File&, HParams& h) {
     if (h.n_expert == 0) throw std::runtime_error("model metadata: qwen3moe needs qwen3moe.expert_count");
-    if (h.n_ff_exp == 0) throw std::runtime_error("model metadata: qwen3moe needs qwen3moe.expert_feed_forward_length");
+    if (h.n_ff_exp == 0)
+        throw std::runtime_error("model metadata: qwen3moe needs qwen3moe.expert_feed_forward_length");
 }
 
 void load_weights(WeightLoader& l) {

@@ -43,13 +43,13 @@ enum class Op : int32_t {
     View,
     Permute,
     Transpose,
-    Cont,      // contiguous copy of a (strided) tensor
-    Rope,      // rotary embedding by I32 positions; mode normal or neox
-    SoftMax,   // softmax(a * scale + mask) per row
+    Cont,     // contiguous copy of a (strided) tensor
+    Rope,     // rotary embedding by I32 positions; mode normal or neox
+    SoftMax,  // softmax(a * scale + mask) per row
     Silu,
-    SwiGlu,    // silu(a) * b
-    FlashAttn, // fused attention with online softmax
-    Gelu,      // GELU, tanh approximation (f16 table, as ggml's CPU backend)
+    SwiGlu,     // silu(a) * b
+    FlashAttn,  // fused attention with online softmax
+    Gelu,       // GELU, tanh approximation (f16 table, as ggml's CPU backend)
     Tanh,
     Div,       // a / b, b broadcast over a
     SumRows,   // sum of each row: [1, ne1, ne2, ne3]
@@ -212,7 +212,8 @@ Tensor* softcap(Context& ctx, Tensor* a, float cap);
 // Result [Dv, n_head, n_q] (heads then tokens, ready to reshape to [Dv*n_head, n_q]).
 // softcap > 0: scores are cap * tanh(scale * s / cap) before the mask (as the unfused softcap + soft_max
 // with scale 1).
-Tensor* flash_attn(Context& ctx, Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float scale, float softcap = 0.0f);
+Tensor* flash_attn(Context& ctx, Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float scale,
+                   float softcap = 0.0f);
 
 // ---- graphs ------------------------------------------------------------------------------------
 struct Graph {

@@ -21,7 +21,9 @@ void for_rows_of(const ComputeParams& p, const Tensor* t, F&& f) {
     }
 }
 
-size_t round64(size_t n) { return (n + 63) & ~size_t(63); }
+size_t round64(size_t n) {
+    return (n + 63) & ~size_t(63);
+}
 
 }  // namespace
 
@@ -66,7 +68,8 @@ void op_mul_mat_id(const ComputeParams& p, Tensor* t) {
     const int64_t K = as->ne[0], M = as->ne[1], n_used = ids->ne[0], n_tokens = ids->ne[1];
     const auto dot = cpu::vec_dot(as->type);
     const auto quant = quantize_activations(vdt);
-    char* qb = (char*)(((uintptr_t)p.wdata + 63) & ~uintptr_t(63)) + round64(row_size(vdt, K)) * (size_t)p.ith;
+    char* qb =
+        (char*)(((uintptr_t)p.wdata + 63) & ~uintptr_t(63)) + round64(row_size(vdt, K)) * (size_t)p.ith;
     // Work items: one (token, selected expert) column each, all M outputs of it.
     for (int64_t c = p.counter->fetch_add(1); c < n_used * n_tokens; c = p.counter->fetch_add(1)) {
         const int64_t e = c % n_used, tok = c / n_used;

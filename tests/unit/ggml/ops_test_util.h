@@ -43,7 +43,7 @@ inline Tensor* input(Context& ctx, std::vector<float>& data, std::initializer_li
 }
 
 inline Tensor* quantized(Context& ctx, Type type, const std::vector<float>& data, int64_t ne0, int64_t ne1,
-                  std::vector<uint8_t>& storage) {
+                         std::vector<uint8_t>& storage) {
     Tensor* t = ctx.new_tensor_2d(type, ne0, ne1);
     storage.resize(t->nbytes());
     for (int64_t r = 0; r < ne1; ++r)
@@ -58,6 +58,5 @@ inline std::vector<float> read(const Tensor* t) {
     std::memcpy(out.data(), t->data, out.size() * sizeof(float));
     return out;
 }
-
 
 }  // namespace ops_test

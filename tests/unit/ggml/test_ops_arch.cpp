@@ -29,7 +29,8 @@ void rope_pair_ref(const RopeParams& p, int pos, int i, const float* ff, double*
     double th = p.freq_scale * extrap, mscale = p.attn_factor;
     if (p.ext_factor != 0.0f) {
         auto corr = [&](double beta) {
-            return p.n_dims * std::log(p.n_ctx_orig / (beta * 2 * M_PI)) / (2 * std::log((double)p.freq_base));
+            return p.n_dims * std::log(p.n_ctx_orig / (beta * 2 * M_PI)) /
+                   (2 * std::log((double)p.freq_base));
         };
         const double lo = std::max(0.0, std::floor(corr(p.beta_fast)));
         const double hi = std::min((double)p.n_dims - 1, std::ceil(corr(p.beta_slow)));
@@ -44,7 +45,8 @@ void rope_pair_ref(const RopeParams& p, int pos, int i, const float* ff, double*
 
 }  // namespace
 
-TEST_CASE("rope_ext: YaRN and frequency factors match the double reference; defaults equal rope", "[ggml][rope]") {
+TEST_CASE("rope_ext: YaRN and frequency factors match the double reference; defaults equal rope",
+          "[ggml][rope]") {
     for (int mode : {kRopeNormal, kRopeNeox})
         for (int variant = 0; variant < 3; ++variant) {
             Runner r;
@@ -76,7 +78,8 @@ TEST_CASE("rope_ext: YaRN and frequency factors match the double reference; defa
                     for (int i = 0; i < n_rot / 2; ++i) {
                         double c, s;
                         rope_pair_ref(p, pos[t], i, with_ff ? ff.data() : nullptr, &c, &s);
-                        const int a = mode == kRopeNeox ? i : 2 * i, b = mode == kRopeNeox ? i + n_rot / 2 : 2 * i + 1;
+                        const int a = mode == kRopeNeox ? i : 2 * i,
+                                  b = mode == kRopeNeox ? i + n_rot / 2 : 2 * i + 1;
                         INFO("mode " << mode << " variant " << variant << " pos " << pos[t] << " pair " << i);
                         REQUIRE(yr[a] == Approx(xr[a] * c - xr[b] * s).margin(2e-3));
                         REQUIRE(yr[b] == Approx(xr[a] * s + xr[b] * c).margin(2e-3));
@@ -86,14 +89,16 @@ TEST_CASE("rope_ext: YaRN and frequency factors match the double reference; defa
             if (variant == 0) {  // rope_ext with default extensions is rope, bit for bit
                 Runner r2;
                 Context c2;
-                Tensor* plain = rope(c2, input(c2, x, {hd, nh, nt}), i32_input(c2, pos, {nt}), n_rot, mode, 10000.0f, 1.0f);
+                Tensor* plain = rope(c2, input(c2, x, {hd, nh, nt}), i32_input(c2, pos, {nt}), n_rot, mode,
+                                     10000.0f, 1.0f);
                 r2.run(plain, 2);
                 REQUIRE(read(plain) == got);
             }
         }
 }
 
-TEST_CASE("gelu is the f16 table of the tanh formula; tanh, softcap, div and sum_rows", "[ggml][activations]") {
+TEST_CASE("gelu is the f16 table of the tanh formula; tanh, softcap, div and sum_rows",
+          "[ggml][activations]") {
     Runner r;
     Context ctx;
     const int64_t n0 = 37, n1 = 5;
@@ -124,8 +129,10 @@ TEST_CASE("gelu is the f16 table of the tanh formula; tanh, softcap, div and sum
             sum += v;
             // the formula in double on the f16-rounded input, rounded to f16: within one f16 step
             const double xh = fp16_to_fp32(fp32_to_fp16(x[k]));
-            const double ref = v <= -10 ? 0.0 : v >= 10 ? v
-                             : 0.5 * xh * (1 + std::tanh(std::sqrt(2 / M_PI) * xh * (1 + 0.044715 * xh * xh)));
+            const double ref =
+                v <= -10  ? 0.0
+                : v >= 10 ? v
+                          : 0.5 * xh * (1 + std::tanh(std::sqrt(2 / M_PI) * xh * (1 + 0.044715 * xh * xh)));
             REQUIRE(rg[k] == Approx(ref).margin(1e-3 * std::fabs(ref) + 1e-7));
             REQUIRE(rt[k] == Approx(std::tanh(v)).margin(1e-6));
             REQUIRE(rs[k] == Approx(3.0 * std::tanh(v / 3.0)).margin(1e-5));
@@ -147,7 +154,8 @@ TEST_CASE("top_k: each row's k largest indices, largest first, ties by index", "
         for (int row = 0; row < rows; ++row) {
             std::vector<int32_t> idx(n);
             std::iota(idx.begin(), idx.end(), 0);
-            std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) { return x[row * n + a] > x[row * n + b]; });
+            std::stable_sort(idx.begin(), idx.end(),
+                             [&](int a, int b) { return x[row * n + a] > x[row * n + b]; });
             for (int j = 0; j < k; ++j) REQUIRE(got[row * k + j] == idx[j]);
         }
     }
@@ -155,7 +163,8 @@ TEST_CASE("top_k: each row's k largest indices, largest first, ties by index", "
 
 TEST_CASE("mul_mat_id gives mul_mat's bits for each selected expert", "[ggml][moe]") {
     for (Type type : {Type::F32, Type::Q8_0, Type::Q4_K})
-        for (auto [K, M, n_exp, n_used, n_tok] : {std::tuple{256, 7, 4, 2, 3}, {256, 33, 8, 3, 1}, {512, 5, 3, 3, 5}})
+        for (auto [K, M, n_exp, n_used, n_tok] :
+             {std::tuple{256, 7, 4, 2, 3}, {256, 33, 8, 3, 1}, {512, 5, 3, 3, 5}})
             for (bool shared_b : {true, false}) {
                 Runner r;
                 Context ctx;
@@ -173,7 +182,8 @@ TEST_CASE("mul_mat_id gives mul_mat's bits for each selected expert", "[ggml][mo
                 auto b = randn((size_t)K * n_b * n_tok, 41);
                 std::vector<int32_t> ids((size_t)n_used * n_tok);
                 for (size_t i = 0; i < ids.size(); ++i) ids[i] = (int32_t)((i * 5 + 1) % n_exp);
-                Tensor* out = mul_mat_id(ctx, as, input(ctx, b, {K, n_b, n_tok}), i32_input(ctx, ids, {n_used, n_tok}));
+                Tensor* out =
+                    mul_mat_id(ctx, as, input(ctx, b, {K, n_b, n_tok}), i32_input(ctx, ids, {n_used, n_tok}));
                 r.run(out, 3);
                 auto got = read(out);
                 // the reference: mul_mat of the selected expert's matrix with that one column
@@ -190,7 +200,8 @@ TEST_CASE("mul_mat_id gives mul_mat's bits for each selected expert", "[ggml][mo
                         r2.run(ref, 1);
                         auto want = read(ref);
                         for (int64_t m = 0; m < M; ++m) {
-                            INFO(type_name(type) << " K " << K << " expert " << ex << " token " << t << " row " << m);
+                            INFO(type_name(type)
+                                 << " K " << K << " expert " << ex << " token " << t << " row " << m);
                             REQUIRE(got[(t * n_used + e) * M + m] == want[m]);
                         }
                     }
@@ -234,7 +245,8 @@ TEST_CASE("flash attention with soft-capping equals softcap + soft_max and a dou
                 if (mask[t * n_kv + j] == ninf) continue;
                 double d = 0;
                 for (int64_t i = 0; i < D; ++i)
-                    d += (double)fp16_to_fp32(fp32_to_fp16(q[(h * n_q + t) * D + i])) * fp16_to_fp32(fp32_to_fp16(k[(hk * n_kv + j) * D + i]));
+                    d += (double)fp16_to_fp32(fp32_to_fp16(q[(h * n_q + t) * D + i])) *
+                         fp16_to_fp32(fp32_to_fp16(k[(hk * n_kv + j) * D + i]));
                 s[j] = cap * std::tanh(d / cap);
                 mx = std::max(mx, s[j]);
             }
@@ -244,7 +256,8 @@ TEST_CASE("flash attention with soft-capping equals softcap + soft_max and a dou
                 double ref = 0;
                 for (int64_t j = 0; j < n_kv; ++j)
                     if (mask[t * n_kv + j] != ninf)
-                        ref += std::exp(s[j] - mx) / sum * fp16_to_fp32(fp32_to_fp16(v[(hk * n_kv + j) * D + i]));
+                        ref += std::exp(s[j] - mx) / sum *
+                               fp16_to_fp32(fp32_to_fp16(v[(hk * n_kv + j) * D + i]));
                 REQUIRE(outs[1][(t * H + h) * D + i] == Approx(ref).margin(5e-3));
             }
         }

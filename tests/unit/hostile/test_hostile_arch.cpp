@@ -43,9 +43,9 @@ std::string load_edited(const std::string& name, const Edit& e) {
         }
         w.add_tensor(t.name, t.type, t.n_dims, ne, t.data, size);
     }
-    const std::string path =
-        (std::filesystem::temp_directory_path() / ("ggserve-hostile-arch-" + std::to_string(getpid()) + ".gguf"))
-            .string();
+    const std::string path = (std::filesystem::temp_directory_path() /
+                              ("ggserve-hostile-arch-" + std::to_string(getpid()) + ".gguf"))
+                                 .string();
     w.write(path);
     std::string err;
     try {
@@ -78,11 +78,14 @@ TEST_CASE("an unknown architecture is named, with the supported ones", "[hostile
 TEST_CASE("a missing tensor is named", "[hostile][arch]") {
     Edit e;
     e.drop = "blk.1.attn_k_norm.weight";
-    REQUIRE_THAT(load_edited("synth-qwen3-q4_k", e), Catch::Contains("missing tensor 'blk.1.attn_k_norm.weight'"));
+    REQUIRE_THAT(load_edited("synth-qwen3-q4_k", e),
+                 Catch::Contains("missing tensor 'blk.1.attn_k_norm.weight'"));
     e.drop = "blk.3.post_ffw_norm.weight";
-    REQUIRE_THAT(load_edited("synth-gemma2-q8_0", e), Catch::Contains("missing tensor 'blk.3.post_ffw_norm.weight'"));
+    REQUIRE_THAT(load_edited("synth-gemma2-q8_0", e),
+                 Catch::Contains("missing tensor 'blk.3.post_ffw_norm.weight'"));
     e.drop = "blk.0.ffn_down_exps.weight";
-    REQUIRE_THAT(load_edited("synth-qwen3moe-q8_0", e), Catch::Contains("missing tensor 'blk.0.ffn_down_exps.weight'"));
+    REQUIRE_THAT(load_edited("synth-qwen3moe-q8_0", e),
+                 Catch::Contains("missing tensor 'blk.0.ffn_down_exps.weight'"));
 }
 
 TEST_CASE("a mis-shaped tensor is named with both shapes", "[hostile][arch]") {
@@ -101,11 +104,13 @@ TEST_CASE("expert counts that disagree with the tensors or each other are refuse
                  Catch::Contains("holds 4 experts but the model metadata says expert_count 8"));
     Edit used;
     used.set["qwen3moe.expert_used_count"] = Value::u32(9);
-    REQUIRE_THAT(load_edited("synth-qwen3moe-q8_0", used), Catch::Contains("expert_used_count 9 exceeds expert_count 8"));
+    REQUIRE_THAT(load_edited("synth-qwen3moe-q8_0", used),
+                 Catch::Contains("expert_used_count 9 exceeds expert_count 8"));
     Edit none;
     none.set["qwen3moe.expert_count"] = Value::u32(0);
     none.set["qwen3moe.expert_used_count"] = Value::u32(0);
-    REQUIRE_THAT(load_edited("synth-qwen3moe-q8_0", none), Catch::Contains("qwen3moe needs qwen3moe.expert_count"));
+    REQUIRE_THAT(load_edited("synth-qwen3moe-q8_0", none),
+                 Catch::Contains("qwen3moe needs qwen3moe.expert_count"));
 }
 
 TEST_CASE("a sliding window larger than the context is refused", "[hostile][arch]") {

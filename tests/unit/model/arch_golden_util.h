@@ -59,7 +59,8 @@ inline ArchGoldenResult check_arch_golden(const std::string& name, bool flash_at
         REQUIRE(c["top_logprobs"].size() == completion.size());
         ctx.kv().clear();
         engine::Batch b;
-        for (size_t i = 0; i < prompt.size(); ++i) b.add(prompt[i], (engine::Pos)i, {0}, i + 1 == prompt.size());
+        for (size_t i = 0; i < prompt.size(); ++i)
+            b.add(prompt[i], (engine::Pos)i, {0}, i + 1 == prompt.size());
         REQUIRE(ctx.decode(b) == engine::Context::Status::Ok);
         const float* logits = ctx.logits(prompt.size() - 1);
         for (size_t k = 0; k < completion.size(); ++k) {

@@ -30,7 +30,8 @@ std::map<int, StreamResult> run_streams(const Model& model, const std::vector<st
     std::map<int, int> row;  // the batch row holding each stream's logits
     Batch b;
     for (int s : streams) {
-        for (size_t i = 0; i < prompts[s].size(); ++i) b.add(prompts[s][i], (Pos)i, {s}, i + 1 == prompts[s].size());
+        for (size_t i = 0; i < prompts[s].size(); ++i)
+            b.add(prompts[s][i], (Pos)i, {s}, i + 1 == prompts[s].size());
         row[s] = (int)b.size() - 1;
         pos[s] = (Pos)prompts[s].size();
     }
@@ -45,7 +46,8 @@ std::map<int, StreamResult> run_streams(const Model& model, const std::vector<st
         }
         b.clear();
         if (step == 2)
-            for (size_t i = 0; i < prefill.size(); ++i) b.add(prefill[i], (Pos)i, {4}, i + 1 == prefill.size());
+            for (size_t i = 0; i < prefill.size(); ++i)
+                b.add(prefill[i], (Pos)i, {4}, i + 1 == prefill.size());
         for (int s : streams) {
             row[s] = (int)b.size();
             b.add(next[s], pos[s]++, {s}, true);

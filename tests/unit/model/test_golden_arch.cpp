@@ -23,7 +23,9 @@ void check_all_paths(const std::string& name) {
     check_arch_golden(name, true, 1, second_cpu);
     ModelParams device;
     device.n_gpu_layers = 99;
-    device.offload_backend = [] { return std::unique_ptr<ggml::Backend>(std::make_unique<cuda_test::FakeDevice>()); };
+    device.offload_backend = [] {
+        return std::unique_ptr<ggml::Backend>(std::make_unique<cuda_test::FakeDevice>());
+    };
     check_arch_golden(name, false, 2, device);
 }
 
@@ -60,7 +62,8 @@ TEST_CASE("synth-qwen3moe q8_0 matches the reference (experts, q/k head norms)",
     check_all_paths("synth-qwen3moe-q8_0");
 }
 
-TEST_CASE("experts stay on the host when the offload device cannot compute mul_mat_id", "[model][arch][offload]") {
+TEST_CASE("experts stay on the host when the offload device cannot compute mul_mat_id",
+          "[model][arch][offload]") {
     for (bool device_has_it : {false, true}) {
         ModelParams mp;
         mp.n_gpu_layers = 99;

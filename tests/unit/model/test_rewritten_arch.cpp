@@ -7,8 +7,8 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
-#include "golden_util.h"
 #include "ggml/gguf.h"
+#include "golden_util.h"
 
 using namespace engine;
 
@@ -27,14 +27,16 @@ std::string with_factors(float short_f, float long_f) {
     std::vector<float> s(n, short_f), l(n, long_f);
     w.add_tensor("rope_factors_short.weight", ggml::Type::F32, 1, &n, s.data(), s.size() * sizeof(float));
     w.add_tensor("rope_factors_long.weight", ggml::Type::F32, 1, &n, l.data(), l.size() * sizeof(float));
-    const std::string path = (std::filesystem::temp_directory_path() /
-                              ("ggserve-longrope-" + std::to_string(getpid()) + "-" + std::to_string(long_f) + ".gguf"))
-                                 .string();
+    const std::string path =
+        (std::filesystem::temp_directory_path() /
+         ("ggserve-longrope-" + std::to_string(getpid()) + "-" + std::to_string(long_f) + ".gguf"))
+            .string();
     w.write(path);
     return path;
 }
 
-std::vector<float> logits(const std::string& path, uint32_t n_ctx, const std::string& golden = "synth-phi3-q8_0") {
+std::vector<float> logits(const std::string& path, uint32_t n_ctx,
+                          const std::string& golden = "synth-phi3-q8_0") {
     auto model = Model::load(path);
     ContextParams cp;
     cp.n_ctx = n_ctx;
@@ -51,7 +53,8 @@ std::string with_window(uint32_t window) {
     w.set("llama.attention.sliding_window", ggml::gguf::Value::u32(window));
     for (const auto& t : f->tensors()) w.add_tensor(t.name, t.type, t.n_dims, t.ne, t.data, t.size);
     const std::string path =
-        (std::filesystem::temp_directory_path() / ("ggserve-swa-" + std::to_string(getpid()) + ".gguf")).string();
+        (std::filesystem::temp_directory_path() / ("ggserve-swa-" + std::to_string(getpid()) + ".gguf"))
+            .string();
     w.write(path);
     return path;
 }
