@@ -1,5 +1,7 @@
 #include "engine/model/graph_builder.h"
 
+#include <cmath>
+
 namespace engine {
 
 using ggml::Tensor;
@@ -50,11 +52,25 @@ GraphBuilder::Qkv GraphBuilder::qkv(const LayerWeights& w, Tensor* x) const {
 Tensor* rope_layer(ggml::Context& ctx, const Model& m, Tensor* x, Tensor* pos, uint32_t il, bool long_rope,
                    bool magnitude) {
     const HParams& hp = m.hparams();
+    const LayerWeights& w = m.layers[il];
     const bool swa = hp.is_swa(il);
-    (void)long_rope;
-    (void)magnitude;
-    return ggml::rope(ctx, x, pos, (int)hp.n_rot, hp.rope_mode, swa ? hp.rope_freq_base_swa : hp.rope_freq_base,
-                      swa ? hp.rope_freq_scale_swa : hp.rope_freq_scale);
+    ggml::RopeParams p;
+    p.n_dims = (int)hp.n_rot;
+    p.mode = hp.rope_mode;
+    p.n_ctx_orig = (int)hp.n_ctx_orig;
+    p.freq_base = swa ? hp.rope_freq_base_swa : hp.rope_freq_base;
+    p.freq_scale = swa ? hp.rope_freq_scale_swa : hp.rope_freq_scale;
+    p.ext_factor = hp.yarn_ext_factor;
+    p.attn_factor = hp.yarn_attn_factor;
+    p.beta_fast = hp.yarn_beta_fast;
+    p.beta_slow = hp.yarn_beta_slow;
+    // A K-shift turns keys that already carry the magnitude factor: a pure rotation (the kernel multiplies
+    // by 1 + 0.1 ln(1 / freq_scale) whenever YaRN mixes, which the attention factor then cancels).
+    if (!magnitude)
+        p.attn_factor = p.ext_factor != 0.0f ? 1.0f / (1.0f + 0.1f * std::log(1.0f / p.freq_scale)) : 1.0f;
+    Tensor* factors = w.rope_freqs;
+    if (w.rope_long || w.rope_short) factors = long_rope ? w.rope_long : w.rope_short;
+    return ggml::rope_ext(ctx, x, pos, factors, p);
 }
 
 Tensor* GraphBuilder::rope(Tensor* x, uint32_t il) const {
@@ -75,9 +91,11 @@ Tensor* GraphBuilder::attention(uint32_t il, Tensor* q, Tensor* k, Tensor* v, fl
 
     Tensor* attn;
     if (shape.flash_attn) {
-        attn = ggml::flash_attn(ctx, Q, K, V, mask, kq_scale);  // [hdv, n_head, n]
+        attn = ggml::flash_attn(ctx, Q, K, V, mask, kq_scale, hp.attn_softcap);  // [hdv, n_head, n]
     } else {
-        Tensor* kq = ggml::soft_max(ctx, ggml::mul_mat(ctx, K, Q), mask, kq_scale);  // [n_kv, n, n_head]
+        Tensor* kq = ggml::mul_mat(ctx, K, Q);  // [n_kv, n, n_head]
+        if (hp.attn_softcap > 0.0f) kq = ggml::softcap(ctx, kq, hp.attn_softcap);
+        kq = ggml::soft_max(ctx, kq, mask, kq_scale);
         Tensor* kqv = ggml::mul_mat_t(ctx, V, kq);                                    // [hdv, n, n_head]
         attn = ggml::cont(ctx, ggml::permute(ctx, kqv, 0, 2, 1, 3));                 // [hdv, n_head, n]
     }
@@ -94,6 +112,39 @@ Tensor* GraphBuilder::ffn_swiglu(const LayerWeights& w, Tensor* x) const {
     } else {
         h = ggml::swiglu(ctx, mm(w.w_gate, x, w.b_gate), mm(w.w_up, x, w.b_up));
     }
+    return mm(w.w_down, h, w.b_down);
+}
+
+Tensor* GraphBuilder::mm_experts(Tensor* as, Tensor* x, Tensor* ids) const {
+    return ggml::mul_mat_id(ctx, as, x, ids);
+}
+
+Tensor* GraphBuilder::ffn_moe(const LayerWeights& w, Tensor* x, bool norm_w) const {
+    const int64_t n = x->ne[1], n_expert = hp.n_expert, k = hp.n_expert_used;
+    Tensor* probs = ggml::soft_max(ctx, mm(w.router, x), nullptr, 1.0f);  // [n_expert, n]
+    Tensor* selected = ggml::top_k(ctx, probs, (int)k);                   // I32 [k, n]
+    Tensor* weights =
+        ggml::get_rows(ctx, ggml::reshape_3d(ctx, probs, 1, n_expert, n), selected);  // [1, k, n]
+    if (norm_w) {
+        // The selected probabilities sum to at least 1 / n_expert: no guard against zero needed.
+        Tensor* wk = ggml::reshape_2d(ctx, weights, k, n);
+        weights = ggml::reshape_3d(ctx, ggml::div(ctx, wk, ggml::sum_rows(ctx, wk)), 1, k, n);
+    }
+    Tensor* xe = ggml::reshape_3d(ctx, x, x->ne[0], 1, n);
+    Tensor* h =
+        ggml::swiglu(ctx, mm_experts(w.w_gate_exps, xe, selected), mm_experts(w.w_up_exps, xe, selected));
+    Tensor* experts = ggml::mul(ctx, mm_experts(w.w_down_exps, h, selected), weights);  // [n_embd, k, n]
+    Tensor* out = nullptr;
+    for (int64_t e = 0; e < k; ++e) {  // in selection order, as llama.cpp adds them
+        Tensor* v =
+            ggml::view_2d(ctx, experts, experts->ne[0], n, experts->nb[2], (size_t)e * experts->nb[1]);
+        out = out ? ggml::add(ctx, out, v) : v;
+    }
+    return k == 1 ? ggml::cont(ctx, out) : out;
+}
+
+Tensor* GraphBuilder::ffn_geglu(const LayerWeights& w, Tensor* x) const {
+    Tensor* h = ggml::mul(ctx, ggml::gelu(ctx, mm(w.w_gate, x, w.b_gate)), mm(w.w_up, x, w.b_up));
     return mm(w.w_down, h, w.b_down);
 }
 

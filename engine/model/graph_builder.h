@@ -68,10 +68,19 @@ public:
     ggml::Tensor* rope(ggml::Tensor* x, uint32_t il) const;
     // Writes k and v into layer il's cache cells and attends q to every cell its mask allows (causal;
     // the sliding window on SWA layers): softmax(kq_scale * softcap(K^T q) + mask) V, heads
-    // concatenated: [head_v * n_head, n].
+    // concatenated: [head_v * n_head, n]. softcap (hp.attn_softcap) is c tanh(s / c); flash attention caps
+    // kq_scale * s instead, the same when kq_scale is 1 (gemma2 scales q beforehand, as llama.cpp).
     ggml::Tensor* attention(uint32_t il, ggml::Tensor* q, ggml::Tensor* k, ggml::Tensor* v, float kq_scale) const;
     // SwiGLU feed-forward: down(silu(gate x) * up x), from ffn_gate/ffn_up or a fused gate-up matrix.
     ggml::Tensor* ffn_swiglu(const LayerWeights& w, ggml::Tensor* x) const;
+    // Mixture of experts (Mixtral, Qwen3-MoE): p = softmax(router x); the n_expert_used experts with the
+    // largest p, each a SwiGLU feed-forward, summed with weights p_e / sum of the selected p (norm_w) or
+    // p_e. [n_embd, n].
+    ggml::Tensor* ffn_moe(const LayerWeights& w, ggml::Tensor* x, bool norm_w) const;
+    // Expert products: as[ids[e, t]] x[:, e or 0, t] (ggml::mul_mat_id); the experts' mm().
+    ggml::Tensor* mm_experts(ggml::Tensor* as, ggml::Tensor* x, ggml::Tensor* ids) const;
+    // GeGLU feed-forward (gemma): down(gelu(gate x) * up x).
+    ggml::Tensor* ffn_geglu(const LayerWeights& w, ggml::Tensor* x) const;
     // At the last layer, the rows of the tokens that want logits (everything else is not needed).
     ggml::Tensor* outputs_only(ggml::Tensor* t, uint32_t il) const;
     // The logits: the output matrix (+ bias) times the final hidden states.

@@ -185,6 +185,15 @@ HParams HParams::from_gguf(const ggml::gguf::File& f, const RopeOverrides& o) {
     return h;
 }
 
+std::vector<std::string> describe_model(const HParams& h, const ggml::gguf::File& f) {
+    std::vector<std::string> out = h.describe();
+    for (const char* name : {"rope_freqs.weight", "rope_factors_long.weight", "rope_factors_short.weight"})
+        if (const ggml::gguf::TensorInfo* t = f.find_tensor(name))
+            out.push_back(std::string("rope frequency factors: ") + name + " (" + std::to_string(t->ne[0]) +
+                          ")");
+    return out;
+}
+
 std::vector<std::string> HParams::describe() const {
     std::vector<std::string> out;
     std::string a = "architecture " + arch + ": " + std::to_string(n_layer) + " layers, n_embd " +

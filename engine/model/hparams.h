@@ -87,6 +87,10 @@ struct HParams {
     std::vector<std::string> describe() const;
 };
 
+// describe()'s lines plus what the file's tensors add: RoPE frequency factors (rope_freqs.weight,
+// LongRoPE's rope_factors_long/short), for ggserve info and the startup log.
+std::vector<std::string> describe_model(const HParams& h, const ggml::gguf::File& f);
+
 // Metadata readers for the architecture rows ("<arch>." is prefixed to key).
 uint32_t read_u32(const ggml::gguf::File& f, const HParams& h, const std::string& key, uint32_t def,
                   bool required = false);

@@ -3,7 +3,10 @@
 // output head gets a twin of the same type and shape in one buffer of the offload backend, filled from
 // the mmap; the model uses the twin from then on. A tensor bound to several moved slots (rope_freqs,
 // read by every layer) gets one twin. The mmapped originals stay: token_embd is always read on the host
-// (get_rows, as llama.cpp does), also when a tied output matrix gets its own twin.
+// (get_rows, as llama.cpp does), also when a tied output matrix gets its own twin. Expert tensors (3-D
+// weights, read by mul_mat_id) stay on the host when the offload backend cannot compute mul_mat_id:
+// the scheduler runs those products on the CPU, which then reads them in place instead of copying
+// every expert back each step.
 #include <map>
 #include <stdexcept>
 #include <utility>
@@ -20,8 +23,17 @@ void Model::offload(const ModelParams& params) {
     first_offloaded_ = ngl >= n_layer ? 0 : n_layer - ngl;
     output_offloaded_ = ngl > n_layer;
 
+    auto device_reads = [&](const ggml::Tensor* w) {
+        if (w->ne[2] == 1) return true;
+        ggml::Context probe(0, true);
+        ggml::Tensor* x = probe.new_tensor_3d(ggml::Type::F32, w->ne[0], 1, 1);
+        ggml::Tensor* ids = probe.new_tensor_2d(ggml::Type::I32, 1, 1);
+        return offload_->supports_op(ggml::mul_mat_id(probe, const_cast<ggml::Tensor*>(w), x, ids));
+    };
     auto moves = [&](const WeightSlot& s) {
-        return s.layer >= 0 ? (uint32_t)s.layer >= first_offloaded_ : s.layer == kOutputSlot && output_offloaded_;
+        const bool placed = s.layer >= 0 ? (uint32_t)s.layer >= first_offloaded_
+                                         : s.layer == kOutputSlot && output_offloaded_;
+        return placed && device_reads(*s.slot);
     };
     std::map<const ggml::Tensor*, ggml::Tensor*> twin_of;
     std::vector<const ggml::Tensor*> order;  // the first slot's order, for a deterministic buffer layout

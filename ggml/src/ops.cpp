@@ -1,4 +1,6 @@
 // Op builders: validate operand shapes and record the op in a new result tensor.
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 
@@ -57,9 +59,11 @@ void require_f32(const char* op, const Tensor* t) {
 }  // namespace
 
 const char* op_name(Op op) {
-    static const char* names[] = {"none",     "dup",     "add",       "mul",     "scale",  "rms_norm", "mul_mat",
-                                  "mul_mat_t", "get_rows", "set_rows", "reshape", "view",   "permute",  "transpose",
-                                  "cont",     "rope",    "soft_max",  "silu",    "swiglu", "flash_attn"};
+    static const char* names[] = {"none",    "dup",        "add",      "mul",      "scale",    "rms_norm",
+                                  "mul_mat", "mul_mat_t",  "get_rows", "set_rows", "reshape",  "view",
+                                  "permute", "transpose",  "cont",     "rope",     "soft_max", "silu",
+                                  "swiglu",  "flash_attn", "gelu",     "tanh",     "div",      "sum_rows",
+                                  "top_k",   "mul_mat_id"};
     static_assert(sizeof(names) / sizeof(names[0]) == (size_t)Op::Count);
     const auto i = (size_t)op;
     return i < (size_t)Op::Count ? names[i] : "invalid";
@@ -234,17 +238,49 @@ Tensor* permute(Context& ctx, Tensor* a, int ax0, int ax1, int ax2, int ax3) {
 Tensor* transpose(Context& ctx, Tensor* a) { return permute(ctx, a, 1, 0, 2, 3); }
 
 Tensor* rope(Context& ctx, Tensor* a, Tensor* pos, int n_dims, int mode, float freq_base, float freq_scale) {
+    RopeParams p;
+    p.n_dims = n_dims;
+    p.mode = mode;
+    p.freq_base = freq_base;
+    p.freq_scale = freq_scale;
+    return rope_ext(ctx, a, pos, nullptr, p);
+}
+
+Tensor* rope_ext(Context& ctx, Tensor* a, Tensor* pos, Tensor* freq_factors, const RopeParams& p) {
     require_f32("rope", a);
     if (pos->type != Type::I32) fail("rope", "positions must be I32");
     if (pos->ne[0] != a->ne[2]) fail("rope", "one position per token (a->ne[2]) required");
-    if (n_dims <= 0 || n_dims > a->ne[0] || n_dims % 2) fail("rope", "invalid number of rotated dimensions");
-    if (mode != kRopeNormal && mode != kRopeNeox) fail("rope", "unknown mode");
+    if (p.n_dims <= 0 || p.n_dims > a->ne[0] || p.n_dims % 2)
+        fail("rope", "invalid number of rotated dimensions");
+    if (p.mode != kRopeNormal && p.mode != kRopeNeox) fail("rope", "unknown mode");
+    if (freq_factors) {
+        require_f32("rope", freq_factors);
+        if (freq_factors->ne[0] < p.n_dims / 2 || !freq_factors->is_contiguous())
+            fail("rope", "frequency factors must be contiguous F32 [n_dims / 2]");
+    }
     Tensor* t = result_like(ctx, Op::Rope, a, pos);
-    t->set_param<int32_t>(0, n_dims);
-    t->set_param<int32_t>(1, mode);
-    t->set_param<float>(2, freq_base);
-    t->set_param<float>(3, freq_scale);
+    t->src[2] = freq_factors;
+    t->set_param<int32_t>(0, p.n_dims);
+    t->set_param<int32_t>(1, p.mode);
+    t->set_param<float>(2, p.freq_base);
+    t->set_param<float>(3, p.freq_scale);
+    t->set_param<float>(4, p.ext_factor);
+    t->set_param<float>(5, p.attn_factor);
+    t->set_param<float>(6, p.beta_fast);
+    t->set_param<float>(7, p.beta_slow);
+    t->set_param<int32_t>(8, p.n_ctx_orig);
     return t;
+}
+
+void rope_yarn_corr_dims(int n_dims, int n_ctx_orig, float freq_base, float beta_fast, float beta_slow,
+                         float dims[2]) {
+    // The dimension whose wavelength makes n_rot turns over the original context.
+    auto corr_dim = [&](float n_rot) {
+        return (float)n_dims * std::log((float)n_ctx_orig / (n_rot * 2.0f * 3.14159265358979323846f)) /
+               (2.0f * std::log(freq_base));
+    };
+    dims[0] = std::max(0.0f, std::floor(corr_dim(beta_fast)));
+    dims[1] = std::min((float)(n_dims - 1), std::ceil(corr_dim(beta_slow)));
 }
 
 Tensor* soft_max(Context& ctx, Tensor* a, Tensor* mask, float scale) {
@@ -271,7 +307,62 @@ Tensor* swiglu(Context& ctx, Tensor* a, Tensor* b) {
     return result_like(ctx, Op::SwiGlu, a, b);
 }
 
-Tensor* flash_attn(Context& ctx, Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float scale) {
+Tensor* div(Context& ctx, Tensor* a, Tensor* b) {
+    require_f32("div", a);
+    require_f32("div", b);
+    if (!can_broadcast(a, b)) fail("div", "cannot broadcast " + shape_str(b) + " to " + shape_str(a));
+    return result_like(ctx, Op::Div, a, b);
+}
+
+Tensor* sum_rows(Context& ctx, Tensor* a) {
+    require_f32("sum_rows", a);
+    const int64_t ne[4] = {1, a->ne[1], a->ne[2], a->ne[3]};
+    return result(ctx, Op::SumRows, Type::F32, ne, a);
+}
+
+Tensor* top_k(Context& ctx, Tensor* a, int k) {
+    require_f32("top_k", a);
+    if (k <= 0 || k > a->ne[0]) fail("top_k", "k must be in [1, row length]");
+    const int64_t ne[4] = {k, a->ne[1], a->ne[2], a->ne[3]};
+    Tensor* t = result(ctx, Op::TopK, Type::I32, ne, a);
+    t->set_param<int32_t>(0, k);
+    return t;
+}
+
+Tensor* mul_mat_id(Context& ctx, Tensor* as, Tensor* b, Tensor* ids) {
+    require_f32("mul_mat_id", b);
+    if (ids->type != Type::I32) fail("mul_mat_id", "ids must be I32");
+    if (as->ne[0] != b->ne[0])
+        fail("mul_mat_id", "inner dimensions differ: " + shape_str(as) + " x " + shape_str(b));
+    if (as->ne[3] != 1 || b->ne[3] != 1 || ids->ne[2] != 1 || ids->ne[3] != 1)
+        fail("mul_mat_id", "3-D tensors only");
+    if (ids->ne[1] != b->ne[2]) fail("mul_mat_id", "one id row per token required");
+    if (b->ne[1] != 1 && b->ne[1] != ids->ne[0])
+        fail("mul_mat_id", "b must have 1 or n_used columns per token");
+    if (!b->rows_contiguous()) fail("mul_mat_id", "b rows must be contiguous");
+    if (!type_traits(as->type).vec_dot_ref && as->type != Type::F32)
+        fail("mul_mat_id", "unsupported weight type");
+    const int64_t ne[4] = {as->ne[1], ids->ne[0], ids->ne[1], 1};
+    return result(ctx, Op::MulMatId, Type::F32, ne, as, b, ids);
+}
+
+Tensor* gelu(Context& ctx, Tensor* a) {
+    require_f32("gelu", a);
+    return result_like(ctx, Op::Gelu, a);
+}
+
+Tensor* tanh(Context& ctx, Tensor* a) {
+    require_f32("tanh", a);
+    return result_like(ctx, Op::Tanh, a);
+}
+
+Tensor* softcap(Context& ctx, Tensor* a, float cap) {
+    if (!(cap > 0.0f)) fail("softcap", "the cap must be positive");
+    return scale(ctx, tanh(ctx, scale(ctx, a, 1.0f / cap)), cap);
+}
+
+Tensor* flash_attn(Context& ctx, Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float scale, float softcap) {
+    if (softcap < 0.0f) fail("flash_attn", "negative soft-cap");
     require_f32("flash_attn", q);
     if (q->ne[0] != k->ne[0]) fail("flash_attn", "q and k head sizes differ");
     if (k->ne[1] != v->ne[1] || k->ne[2] != v->ne[2]) fail("flash_attn", "k and v shapes differ");
@@ -285,6 +376,7 @@ Tensor* flash_attn(Context& ctx, Tensor* q, Tensor* k, Tensor* v, Tensor* mask, 
     const int64_t ne[4] = {v->ne[0], q->ne[2], q->ne[1], q->ne[3]};
     Tensor* t = result(ctx, Op::FlashAttn, Type::F32, ne, q, k, v, mask);
     t->set_param<float>(0, scale);
+    t->set_param<float>(1, softcap);
     return t;
 }
 

@@ -1,6 +1,8 @@
-// `ggserve info -m MODEL`: metadata and tensor table of a GGUF file.
+// `ggserve info -m MODEL`: the model as the engine reads it (architecture, RoPE type and scaling, sliding
+// window, experts), then the metadata and tensor table of the GGUF file.
 #include <cstdio>
 
+#include "engine/model/hparams.h"
 #include "ggml/gguf.h"
 #include "server/cli/args.h"
 #include "server/cli/commands.h"
@@ -22,7 +24,14 @@ int cmd_info(int argc, char** argv) {
         auto f = ggml::gguf::File::open(model);
         std::printf("file: %s\nGGUF version: %u, alignment: %zu, %zu metadata entries, %zu tensors\n\n", model.c_str(),
                     f->version(), f->alignment(), f->metadata().size(), f->tensors().size());
-        std::printf("metadata:\n");
+        try {
+            engine::HParams h = engine::HParams::from_gguf(*f);
+            if (h.n_vocab == 0) h.n_vocab = (uint32_t)f->get_string_array("tokenizer.ggml.tokens").size();
+            for (const std::string& line : engine::describe_model(h, *f)) std::printf("%s\n", line.c_str());
+        } catch (const std::exception& e) {
+            std::printf("model: not loadable by this build: %s\n", e.what());
+        }
+        std::printf("\nmetadata:\n");
         for (const auto& [k, v] : f->metadata())
             std::printf("  %-44s %-8s %s\n", k.c_str(), ggml::gguf::value_type_name(v.type), v.to_display().c_str());
         std::printf("\ntensors:\n  %-36s %-7s %-28s %12s %12s\n", "name", "type", "shape", "offset", "bytes");

@@ -217,6 +217,8 @@ int cmd_serve(int argc, char** argv) {
 
         auto model = engine::Model::load(mo.model, mo.model_params());
         spdlog::info("model: {} ({}, {} parameters)", mo.model, model->description(), model->n_params());
+        for (const std::string& line : engine::describe_model(model->hparams(), model->gguf()))
+            spdlog::info("{}", line);
         if (const ggml::Backend* dev = model->offload_backend())
             spdlog::info("offload: {} of {} layers{} on {}", model->n_offloaded_layers(),
                          model->hparams().n_layer, model->output_offloaded() ? " and the output" : "",

@@ -3,7 +3,6 @@
 // sliding window on every layer (Mistral: llama.attention.sliding_window), Llama-3.1 frequency factors
 // (rope_freqs.weight), YaRN and linear RoPE scaling.
 #include <cmath>
-#include <stdexcept>
 
 #include "engine/model/arch/arch.h"
 #include "engine/model/graph_builder.h"
@@ -33,7 +32,7 @@ void load_weights(WeightLoader& l) {
         l.attention(il, w);
         l.req(il, w.ffn_norm, "ffn_norm.weight", {E});
         if (h.n_expert > 0) {
-            throw std::runtime_error("mixture-of-experts llama models are not supported by this build");
+            l.experts(il, w, h.n_ff_exp ? h.n_ff_exp : F);
         } else {
             l.req(il, w.w_gate, "ffn_gate.weight", {E, F});
             l.req(il, w.w_up, "ffn_up.weight", {E, F});
@@ -57,7 +56,7 @@ Tensor* build(GraphBuilder& g) {
 
         // feed-forward: x + swiglu(rmsnorm(x)), or the experts' weighted sum
         Tensor* h = g.rms_norm(x, w.ffn_norm);
-        x = ggml::add(g.ctx, g.ffn_swiglu(w, h), x);
+        x = ggml::add(g.ctx, w.router ? g.ffn_moe(w, h, true) : g.ffn_swiglu(w, h), x);
     }
     return g.logits(g.rms_norm(x, g.model.output_norm));
 }

@@ -5,12 +5,24 @@
 
 namespace engine {
 
+extern const ArchRow kArchGemma2;
+extern const ArchRow kArchGemma3;
 extern const ArchRow kArchLlama;
+extern const ArchRow kArchPhi3;
+extern const ArchRow kArchQwen2;
+extern const ArchRow kArchQwen3;
+extern const ArchRow kArchQwen3Moe;
 
 namespace {
 
 const ArchRow* const kRows[] = {
     &kArchLlama,
+    &kArchQwen2,
+    &kArchQwen3,
+    &kArchQwen3Moe,
+    &kArchPhi3,
+    &kArchGemma2,
+    &kArchGemma3,
 };
 
 }  // namespace

@@ -43,12 +43,18 @@ enum class Op : int32_t {
     View,
     Permute,
     Transpose,
-    Cont,      // contiguous copy of a (strided) tensor
-    Rope,      // rotary embedding by I32 positions; mode normal or neox
-    SoftMax,   // softmax(a * scale + mask) per row
+    Cont,     // contiguous copy of a (strided) tensor
+    Rope,     // rotary embedding by I32 positions; mode normal or neox
+    SoftMax,  // softmax(a * scale + mask) per row
     Silu,
-    SwiGlu,    // silu(a) * b
-    FlashAttn, // fused attention with online softmax
+    SwiGlu,     // silu(a) * b
+    FlashAttn,  // fused attention with online softmax
+    Gelu,       // GELU, tanh approximation (f16 table, as ggml's CPU backend)
+    Tanh,
+    Div,       // a / b, b broadcast over a
+    SumRows,   // sum of each row: [1, ne1, ne2, ne3]
+    TopK,      // I32 indices of each row's k largest values, largest first
+    MulMatId,  // per token, the product with the weight matrices its ids select (experts)
     Count,
 };
 const char* op_name(Op op);
@@ -161,13 +167,53 @@ Tensor* transpose(Context& ctx, Tensor* a);
 Tensor* cont(Context& ctx, Tensor* a);
 // a: [head_dim, n_head, n_tokens], pos: I32 [n_tokens]. Rotates the first n_dims of each head.
 Tensor* rope(Context& ctx, Tensor* a, Tensor* pos, int n_dims, int mode, float freq_base, float freq_scale);
+// RoPE with the extensions llama.cpp's rope_ext has: dimension pair i turns by
+// theta_i = p * base^(-2i/n_dims) / freq_factors[i] (freq_factors: F32 [n_dims / 2] or nullptr), scaled by
+// freq_scale and, for YaRN (ext_factor != 0), mixed with the unscaled angle over the pairs between the
+// correction dimensions of beta_fast and beta_slow; cos and sin are multiplied by attn_factor (and, with
+// YaRN, by 1 + 0.1 ln(1 / freq_scale)).
+struct RopeParams {
+    int n_dims = 0;
+    int mode = 0;  // kRopeNormal or kRopeNeox
+    int n_ctx_orig = 0;
+    float freq_base = 10000.0f;
+    float freq_scale = 1.0f;
+    float ext_factor = 0.0f;
+    float attn_factor = 1.0f;
+    float beta_fast = 32.0f;
+    float beta_slow = 1.0f;
+};
+Tensor* rope_ext(Context& ctx, Tensor* a, Tensor* pos, Tensor* freq_factors, const RopeParams& p);
+// YaRN's correction dimensions [low, high] (pairs below low extrapolate, above high interpolate).
+void rope_yarn_corr_dims(int n_dims, int n_ctx_orig, float freq_base, float beta_fast, float beta_slow,
+                         float dims[2]);
 // softmax(a * scale + mask) over rows; mask [ne0, >= ne1] F32 or F16 broadcast over dims 2,3 (nullable).
 Tensor* soft_max(Context& ctx, Tensor* a, Tensor* mask, float scale);
 Tensor* silu(Context& ctx, Tensor* a);
 Tensor* swiglu(Context& ctx, Tensor* a, Tensor* b);
+// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), evaluated as ggml's CPU backend does: x rounded to f16,
+// the result looked up (f16) in a table of every f16 input; 0 below -10, x above 10.
+Tensor* gelu(Context& ctx, Tensor* a);
+Tensor* tanh(Context& ctx, Tensor* a);
+Tensor* div(Context& ctx, Tensor* a, Tensor* b);
+// [1, ne1, ne2, ne3]: each row's sum (accumulated in double, in order).
+Tensor* sum_rows(Context& ctx, Tensor* a);
+// I32 [k, ne1, ne2, ne3]: the indices of each row's k largest values, largest first (ties: lower index
+// first).
+Tensor* top_k(Context& ctx, Tensor* a, int k);
+// Expert products. as: [K, M, n_as] (one matrix per expert), b: [K, n_b, n_tokens] with n_b 1 (every
+// selected expert reads the same row) or ids->ne[0], ids: I32 [n_used, n_tokens]. Result F32
+// [M, n_used, n_tokens]: column (e, t) = as[ids[e, t]] times b[:, e % n_b, t], each element one dot
+// product of the activations quantized to the weight type's paired type, as mul_mat computes it.
+Tensor* mul_mat_id(Context& ctx, Tensor* as, Tensor* b, Tensor* ids);
+// cap * tanh(a / cap): soft-capping of attention scores and logits (gemma2).
+Tensor* softcap(Context& ctx, Tensor* a, float cap);
 // q [D, n_q, n_head], k [D, n_kv, n_head_kv], v [Dv, n_kv, n_head_kv], mask [n_kv, >= n_q] F32.
 // Result [Dv, n_head, n_q] (heads then tokens, ready to reshape to [Dv*n_head, n_q]).
-Tensor* flash_attn(Context& ctx, Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float scale);
+// softcap > 0: scores are cap * tanh(scale * s / cap) before the mask (as the unfused softcap + soft_max
+// with scale 1).
+Tensor* flash_attn(Context& ctx, Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float scale,
+                   float softcap = 0.0f);
 
 // ---- graphs ------------------------------------------------------------------------------------
 struct Graph {

@@ -43,6 +43,12 @@ const OpRow kOps[] = {
     /* Silu      */ {op_silu, no_work},
     /* SwiGlu    */ {op_swiglu, no_work},
     /* FlashAttn */ {op_flash_attn, flash_attn_work_size},
+    /* Gelu      */ {op_gelu, no_work},
+    /* Tanh      */ {op_tanh, no_work},
+    /* Div       */ {op_div, no_work},
+    /* SumRows   */ {op_sum_rows, no_work},
+    /* TopK      */ {op_top_k, no_work},
+    /* MulMatId  */ {op_mul_mat_id, mul_mat_id_work_size},
 };
 static_assert(sizeof(kOps) / sizeof(kOps[0]) == (size_t)Op::Count, "one row per op");
 

@@ -46,6 +46,15 @@ void op_rope(const ComputeParams& p, Tensor* t);
 void op_soft_max(const ComputeParams& p, Tensor* t);
 void op_silu(const ComputeParams& p, Tensor* t);
 void op_swiglu(const ComputeParams& p, Tensor* t);
+void op_gelu(const ComputeParams& p, Tensor* t);
+// The GELU formula (tanh approximation) in f32, the reference of op_gelu's table.
+float gelu_tanh_ref(float x);
+void op_tanh(const ComputeParams& p, Tensor* t);
+void op_div(const ComputeParams& p, Tensor* t);
+void op_sum_rows(const ComputeParams& p, Tensor* t);
+void op_top_k(const ComputeParams& p, Tensor* t);
+void op_mul_mat_id(const ComputeParams& p, Tensor* t);
+size_t mul_mat_id_work_size(const Tensor* t, int nth);
 void op_flash_attn(const ComputeParams& p, Tensor* t);
 
 // Kernels run on pool threads and cannot throw: inputs are validated when the graph is built, so a

@@ -42,7 +42,10 @@ void op_flash_attn(const ComputeParams& p, Tensor* t) {
     const Tensor* k = t->src[1];  // [D, n_kv, Hkv]
     const Tensor* v = t->src[2];  // [Dv, n_kv, Hkv]
     const Tensor* mask = t->src[3];
-    const float scale = t->param<float>(0);
+    const float softcap = t->param<float>(1);
+    // With soft-capping the score is softcap * tanh(s * (scale / softcap)): the unfused path's
+    // scale(1 / softcap), tanh, scale(softcap), soft_max(scale 1) when scale is 1.
+    const float scale = softcap != 0.0f ? t->param<float>(0) / softcap : t->param<float>(0);
     const int64_t D = q->ne[0], n_q = q->ne[1], H = q->ne[2], n_kv = k->ne[1], Dv = v->ne[0];
     const int64_t ratio = H / k->ne[2];
     const Type vdt = type_traits(k->type).vec_dot_type;
@@ -95,7 +98,9 @@ void op_flash_attn(const ComputeParams& p, Tensor* t) {
                 }
                 float s;
                 k_dot(D, &s, k->row_ptr(i, hk, i3), qc);
-                score[i] = s * scale + mv;
+                s *= scale;
+                if (softcap != 0.0f) s = softcap * std::tanh(s);
+                score[i] = s + mv;
                 mx = score[i] > mx ? score[i] : mx;
             }
             const double sum = exp_row(score, mx, score, n_kv);

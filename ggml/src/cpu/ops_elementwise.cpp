@@ -1,4 +1,4 @@
-// Element-wise ops: copies/conversions, add, mul, scale, silu, swiglu.
+// Element-wise ops: copies/conversions, add, mul, scale, silu, swiglu, gelu, tanh.
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -96,6 +96,10 @@ void op_add(const ComputeParams& p, Tensor* t) {
     binary_op(p, t, [](float x, float y) { return x + y; });
 }
 
+void op_div(const ComputeParams& p, Tensor* t) {
+    binary_op(p, t, [](float x, float y) { return x / y; });
+}
+
 void op_mul(const ComputeParams& p, Tensor* t) {
     binary_op(p, t, [](float x, float y) { return x * y; });
 }
@@ -143,6 +147,36 @@ void op_swiglu(const ComputeParams& p, Tensor* t) {
         return;
     }
     binary_op(p, t, [](float x, float y) { return silu_f(x) * y; });
+}
+
+float gelu_tanh_ref(float x) {
+    const float kSqrt2OverPi = 0.79788456080286535587989211986876f, kCoefA = 0.044715f;
+    return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + kCoefA * x * x)));
+}
+
+namespace {
+// gelu_tanh_ref of every f16 value, rounded to f16: what ggml's CPU backend looks up.
+const uint16_t* gelu_table() {
+    static const std::vector<uint16_t> table = [] {
+        std::vector<uint16_t> t(65536);
+        for (uint32_t i = 0; i < 65536; ++i) t[i] = fp32_to_fp16(gelu_tanh_ref(fp16_to_fp32((uint16_t)i)));
+        return t;
+    }();
+    return table.data();
+}
+}  // namespace
+
+void op_gelu(const ComputeParams& p, Tensor* t) {
+    const uint16_t* table = gelu_table();
+    unary_op(p, t, [table](float x) {
+        if (x <= -10.0f) return 0.0f;
+        if (x >= 10.0f) return x;
+        return fp16_to_fp32(table[fp32_to_fp16(x)]);
+    });
+}
+
+void op_tanh(const ComputeParams& p, Tensor* t) {
+    unary_op(p, t, [](float x) { return std::tanh(x); });
 }
 
 }  // namespace ggml::cpu

@@ -115,10 +115,20 @@ inline void rotate(float x0, float x1, float c, float s, float* y0, float* y1) {
 void op_rope(const ComputeParams& p, Tensor* t) {
     const Tensor* a = t->src[0];
     const Tensor* pos = t->src[1];
+    const float* ff = t->src[2] ? (const float*)t->src[2]->data : nullptr;  // frequency divisors
     const int n_dims = t->param<int32_t>(0);
     const int mode = t->param<int32_t>(1);
     const float freq_base = t->param<float>(2);
     const float freq_scale = t->param<float>(3);
+    const float ext_factor = t->param<float>(4);
+    const float attn_factor = t->param<float>(5);
+    float corr[2] = {0.0f, 0.0f};
+    if (ext_factor != 0.0f)
+        rope_yarn_corr_dims(n_dims, t->param<int32_t>(8), freq_base, t->param<float>(6), t->param<float>(7),
+                            corr);
+    // cos and sin scaled by the attention factor (times YaRN's magnitude correction when it mixes).
+    const float mscale =
+        ext_factor != 0.0f ? attn_factor * (1.0f + 0.1f * std::log(1.0f / freq_scale)) : attn_factor;
     const float theta_scale = std::pow(freq_base, -2.0f / (float)n_dims);
     const int64_t ne0 = t->ne[0];
     const size_t sa = a->nb[0] / sizeof(float);
@@ -130,9 +140,17 @@ void op_rope(const ComputeParams& p, Tensor* t) {
         if (ps != cached_pos) {
             float theta = (float)ps;
             for (int i = 0; i < n_dims; i += 2) {
-                const float th = freq_scale * theta;
-                cs[i] = std::cos(th);
-                cs[i + 1] = std::sin(th);
+                const float extrap = ff ? theta / ff[i / 2] : theta;  // the unscaled angle
+                float th = freq_scale * extrap;                       // interpolated
+                if (ext_factor != 0.0f) {
+                    // YaRN: pairs below corr[0] keep extrap, above corr[1] interpolate, a linear ramp
+                    // between.
+                    const float y = (float)(i / 2 - corr[0]) / std::max(0.001f, corr[1] - corr[0]);
+                    const float mix = (1.0f - std::min(1.0f, std::max(0.0f, y))) * ext_factor;
+                    th = th * (1.0f - mix) + extrap * mix;
+                }
+                cs[i] = std::cos(th) * mscale;
+                cs[i + 1] = std::sin(th) * mscale;
                 theta *= theta_scale;
             }
             cached_pos = ps;

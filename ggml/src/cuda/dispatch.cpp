@@ -68,7 +68,13 @@ bool set_rows_ok(const Tensor* t) {
            (ids->type == Type::I32 || ids->type == Type::I64) && ids->is_contiguous();
 }
 
+// The CUDA kernel rotates by position, base and linear scale only: frequency factors and YaRN fall back.
+bool rope_ok(const Tensor* t) {
+    return t->src[2] == nullptr && t->param<float>(4) == 0.0f && t->param<float>(5) == 1.0f;
+}
+
 bool flash_attn_ok(const Tensor* t) {
+    if (t->param<float>(1) != 0.0f) return false;  // soft-capping: the CPU kernel
     const Tensor* q = t->src[0];
     const Tensor* k = t->src[1];
     const Tensor* v = t->src[2];
@@ -110,11 +116,17 @@ const OpRow kOps[] = {
     /* Permute   */ {all, no_scratch, noop},
     /* Transpose */ {all, no_scratch, noop},
     /* Cont      */ {dup_ok, no_scratch, run_dup},
-    /* Rope      */ {all, no_scratch, run_rope},
+    /* Rope      */ {rope_ok, no_scratch, run_rope},
     /* SoftMax   */ {all, no_scratch, run_soft_max},
     /* Silu      */ {all, no_scratch, run_silu},
     /* SwiGlu    */ {all, no_scratch, run_swiglu},
     /* FlashAttn */ {flash_attn_ok, flash_attn_scratch_row, run_flash_attn},
+    /* Gelu      */ {none, no_scratch, noop},  // no CUDA kernel: the scheduler runs it on the CPU
+    /* Tanh      */ {none, no_scratch, noop},
+    /* Div       */ {none, no_scratch, noop},
+    /* SumRows   */ {none, no_scratch, noop},
+    /* TopK      */ {none, no_scratch, noop},
+    /* MulMatId  */ {none, no_scratch, noop},
 };
 static_assert(sizeof(kOps) / sizeof(kOps[0]) == (size_t)Op::Count, "one row per op");
 

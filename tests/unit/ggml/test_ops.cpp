@@ -8,57 +8,10 @@
 
 #include "ggml/backend.h"
 #include "ggml/ggml.h"
+#include "ops_test_util.h"
 
 using namespace ggml;
-
-namespace {
-
-struct Runner {
-    std::unique_ptr<CpuBackend> backend = make_cpu_backend(4);
-    GraphAllocator alloc{*backend};
-    void run(Tensor* out, int nth) {
-        Graph g;
-        g.build_forward(out);
-        alloc.allocate(g);
-        backend->set_n_threads(nth);
-        backend->graph_compute(g);
-    }
-};
-
-std::vector<float> randn(size_t n, uint32_t seed, float scale = 1.0f) {
-    std::mt19937 rng(seed);
-    std::normal_distribution<float> d(0.0f, scale);
-    std::vector<float> v(n);
-    for (auto& x : v) x = d(rng);
-    return v;
-}
-
-// An F32 input tensor holding data (owned by the test context).
-Tensor* input(Context& ctx, std::vector<float>& data, std::initializer_list<int64_t> shape) {
-    Tensor* t = ctx.new_tensor(Type::F32, (int)shape.size(), shape.begin());
-    REQUIRE((size_t)t->nelements() == data.size());
-    t->data = data.data();
-    return t;
-}
-
-Tensor* quantized(Context& ctx, Type type, const std::vector<float>& data, int64_t ne0, int64_t ne1,
-                  std::vector<uint8_t>& storage) {
-    Tensor* t = ctx.new_tensor_2d(type, ne0, ne1);
-    storage.resize(t->nbytes());
-    for (int64_t r = 0; r < ne1; ++r)
-        type_traits(type).from_float_ref(data.data() + r * ne0, storage.data() + r * t->nb[1], ne0);
-    t->data = storage.data();
-    return t;
-}
-
-std::vector<float> read(const Tensor* t) {
-    std::vector<float> out((size_t)t->nelements());
-    REQUIRE(t->is_contiguous());
-    std::memcpy(out.data(), t->data, out.size() * sizeof(float));
-    return out;
-}
-
-}  // namespace
+using namespace ops_test;
 
 TEST_CASE("mul_mat F32 matches a double reference at ragged shapes", "[ggml][mul_mat]") {
     for (auto [K, M, N] : {std::tuple{64, 7, 5}, {32, 1, 1}, {96, 13, 3}, {256, 33, 17}}) {

@@ -81,7 +81,14 @@ TEST_CASE("K-shift: keys moved by seq_add equal the keys computed at the new pos
                  {"synth/synth-tiny-f16.gguf", "q5_1", 0.1, 0.03, true},
                  {"synth/synth-tiny-f16.gguf", "q4_0", 0.2, 0.06, true},
                  {"synth/synth-tiny-f16.gguf", "q4_1", 0.2, 0.06, true},
-                 {"synth/synth-tiny-f16.gguf", "iq4_nl", 0.25, 0.06, true}};
+                 {"synth/synth-tiny-f16.gguf", "iq4_nl", 0.25, 0.06, true},
+                 // the architecture rows' RoPE: YaRN (the magnitude factor is not applied twice),
+                 // frequency factors, NEOX, fused QKV, per-layer bases and scales (gemma3)
+                 {"synth/synth-llama-yarn-q8_0.gguf", "f32", 2e-5, 0.05, false},
+                 {"synth/synth-llama-rope-freqs-q8_0.gguf", "f32", 2e-5, 0.05, true},
+                 {"synth/synth-qwen2-q8_0.gguf", "f32", 2e-5, 0.05, false},
+                 {"synth/synth-phi3-q8_0.gguf", "f32", 2e-5, 0.05, true},
+                 {"synth/synth-gemma3-q8_0.gguf", "f32", 2e-5, 0.05, false}};
     const auto golden = load_golden("stories260K.greedy.json");
     const auto tokens = golden["cases"][4]["prompt_tokens"].get<std::vector<Token>>();
     for (const auto& c : cases) {

@@ -1,0 +1,80 @@
+// gemma3: Gemma 3 (text). Gemma 2's layer (embedding scaling, pre- and post-norms, NEOX RoPE, queries
+// scaled by 1/sqrt(head), GeGLU) without soft-capping, with an RMSNorm of every query and key head, and
+// a sliding-window pattern (attention.sliding_window_pattern, default 6: five local layers, then a global
+// one); the local layers rotate with their own base (rope.freq_base_swa, default 10000) and no scaling,
+// the global ones with the model's base and scaling.
+#include <cmath>
+
+#include "engine/model/arch/arch.h"
+#include "engine/model/graph_builder.h"
+#include "engine/model/weight_loader.h"
+#include "ggml/gguf.h"
+
+namespace engine {
+
+namespace {
+
+using ggml::Tensor;
+
+void read_hparams(const ggml::gguf::File& f, HParams& h) {
+    h.n_swa = read_u32(f, h, "attention.sliding_window", 4096);
+    read_swa_pattern(f, h, 6);
+    h.rope_freq_base_swa = read_f32(f, h, "rope.freq_base_swa", 10000.0f);
+    h.rope_freq_scale_swa = 1.0f;
+    h.final_softcap = read_f32(f, h, "final_logit_softcapping", 0.0f);
+}
+
+void load_weights(WeightLoader& l) {
+    Model& m = l.model;
+    const HParams& h = l.hp;
+    const int64_t E = h.n_embd, V = h.n_vocab, F = h.n_ff, D = h.n_embd_head_k;
+    const int64_t Q = D * h.n_head, K = h.n_embd_k_gqa(), Vg = h.n_embd_v_gqa();
+    l.input(m.tok_embd, "token_embd.weight", {E, V});
+    l.output(m.output_norm, "output_norm.weight", {E});
+    l.output_or_tied(m.output, {E, V});
+    for (uint32_t il = 0; il < h.n_layer; ++il) {
+        LayerWeights& w = m.layers[il];
+        l.req(il, w.attn_norm, "attn_norm.weight", {E});
+        l.req(il, w.wq, "attn_q.weight", {E, Q});
+        l.req(il, w.wk, "attn_k.weight", {E, K});
+        l.req(il, w.wv, "attn_v.weight", {E, Vg});
+        l.req(il, w.q_norm, "attn_q_norm.weight", {D});
+        l.req(il, w.k_norm, "attn_k_norm.weight", {D});
+        l.req(il, w.wo, "attn_output.weight", {(int64_t)h.n_embd_head_v * h.n_head, E});
+        l.req(il, w.attn_post_norm, "post_attention_norm.weight", {E});
+        l.req(il, w.ffn_norm, "ffn_norm.weight", {E});
+        l.req(il, w.w_gate, "ffn_gate.weight", {E, F});
+        l.req(il, w.w_up, "ffn_up.weight", {E, F});
+        l.req(il, w.w_down, "ffn_down.weight", {F, E});
+        l.req(il, w.ffn_post_norm, "post_ffw_norm.weight", {E});
+    }
+}
+
+Tensor* build(GraphBuilder& g) {
+    const HParams& hp = g.hp;
+    const float q_scale =
+        1.0f / std::sqrt(hp.n_layer == 62 ? (float)(hp.n_embd / hp.n_head) : (float)hp.n_embd_head_k);
+    Tensor* x = ggml::scale(g.ctx, g.embed(), std::sqrt((float)hp.n_embd));
+    for (uint32_t il = 0; il < hp.n_layer; ++il) {
+        const LayerWeights& w = g.model.layers[il];
+
+        // attention: x + rmsnorm(Wo attn(rope(rmsnorm_head(q)) * q_scale, rope(rmsnorm_head(k)), v)),
+        // [q k v] from rmsnorm(x); local layers: the sliding window and the local RoPE base
+        auto [q, k, v] = g.qkv(w, g.rms_norm(x, w.attn_norm));
+        q = ggml::scale(g.ctx, g.rope(g.rms_norm(q, w.q_norm), il), q_scale);
+        k = g.rope(g.rms_norm(k, w.k_norm), il);
+        Tensor* cur = g.rms_norm(g.mm(w.wo, g.attention(il, q, k, v, 1.0f)), w.attn_post_norm);
+        x = ggml::add(g.ctx, g.outputs_only(cur, il), g.outputs_only(x, il));
+
+        // feed-forward: x + rmsnorm(geglu(rmsnorm(x)))
+        x = ggml::add(g.ctx, g.rms_norm(g.ffn_geglu(w, g.rms_norm(x, w.ffn_norm)), w.ffn_post_norm), x);
+    }
+    Tensor* logits = g.logits(g.rms_norm(x, g.model.output_norm));
+    return hp.final_softcap > 0.0f ? ggml::softcap(g.ctx, logits, hp.final_softcap) : logits;
+}
+
+}  // namespace
+
+extern const ArchRow kArchGemma3{"gemma3", ggml::kRopeNeox, read_hparams, load_weights, build};
+
+}  // namespace engine

@@ -1,0 +1,64 @@
+// qwen2: Qwen 1.5 / Qwen 2 / Qwen 2.5. The llama layer with biases on the q, k and v projections and RoPE
+// on the two halves of each head (NEOX).
+#include <cmath>
+
+#include "engine/model/arch/arch.h"
+#include "engine/model/graph_builder.h"
+#include "engine/model/weight_loader.h"
+
+namespace engine {
+
+namespace {
+
+using ggml::Tensor;
+
+void read_hparams(const ggml::gguf::File&, HParams&) {}
+
+void load_weights(WeightLoader& l) {
+    Model& m = l.model;
+    const HParams& h = l.hp;
+    const int64_t E = h.n_embd, V = h.n_vocab, F = h.n_ff;
+    const int64_t Q = (int64_t)h.n_embd_head_k * h.n_head, K = h.n_embd_k_gqa(), Vg = h.n_embd_v_gqa();
+    l.input(m.tok_embd, "token_embd.weight", {E, V});
+    l.output(m.output_norm, "output_norm.weight", {E});
+    l.output_or_tied(m.output, {E, V});
+    for (uint32_t il = 0; il < h.n_layer; ++il) {
+        LayerWeights& w = m.layers[il];
+        l.req(il, w.attn_norm, "attn_norm.weight", {E});
+        l.req(il, w.wq, "attn_q.weight", {E, Q});
+        l.req(il, w.wk, "attn_k.weight", {E, K});
+        l.req(il, w.wv, "attn_v.weight", {E, Vg});
+        l.req(il, w.bq, "attn_q.bias", {Q});
+        l.req(il, w.bk, "attn_k.bias", {K});
+        l.req(il, w.bv, "attn_v.bias", {Vg});
+        l.req(il, w.wo, "attn_output.weight", {(int64_t)h.n_embd_head_v * h.n_head, E});
+        l.req(il, w.ffn_norm, "ffn_norm.weight", {E});
+        l.req(il, w.w_gate, "ffn_gate.weight", {E, F});
+        l.req(il, w.w_up, "ffn_up.weight", {E, F});
+        l.req(il, w.w_down, "ffn_down.weight", {F, E});
+    }
+}
+
+Tensor* build(GraphBuilder& g) {
+    const HParams& hp = g.hp;
+    const float kq_scale = 1.0f / std::sqrt((float)hp.n_embd_head_k);
+    Tensor* x = g.embed();
+    for (uint32_t il = 0; il < hp.n_layer; ++il) {
+        const LayerWeights& w = g.model.layers[il];
+
+        // attention: x + Wo attn(rope(Wq h + bq), rope(Wk h + bk), Wv h + bv), h = rmsnorm(x)
+        auto [q, k, v] = g.qkv(w, g.rms_norm(x, w.attn_norm));
+        Tensor* cur = g.mm(w.wo, g.attention(il, g.rope(q, il), g.rope(k, il), v, kq_scale));
+        x = ggml::add(g.ctx, g.outputs_only(cur, il), g.outputs_only(x, il));
+
+        // feed-forward: x + swiglu(rmsnorm(x))
+        x = ggml::add(g.ctx, g.ffn_swiglu(w, g.rms_norm(x, w.ffn_norm)), x);
+    }
+    return g.logits(g.rms_norm(x, g.model.output_norm));
+}
+
+}  // namespace
+
+extern const ArchRow kArchQwen2{"qwen2", ggml::kRopeNeox, read_hparams, load_weights, build};
+
+}  // namespace engine

@@ -1,0 +1,65 @@
+// qwen3: Qwen 3 (dense). The llama layer with RoPE on the two halves of each head (NEOX) and an RMSNorm
+// of every query and key head (attn_q_norm, attn_k_norm) before the rotation; no projection biases.
+#include <cmath>
+
+#include "engine/model/arch/arch.h"
+#include "engine/model/graph_builder.h"
+#include "engine/model/weight_loader.h"
+
+namespace engine {
+
+namespace {
+
+using ggml::Tensor;
+
+void read_hparams(const ggml::gguf::File&, HParams&) {}
+
+void load_weights(WeightLoader& l) {
+    Model& m = l.model;
+    const HParams& h = l.hp;
+    const int64_t E = h.n_embd, V = h.n_vocab, F = h.n_ff, D = h.n_embd_head_k;
+    const int64_t Q = D * h.n_head, K = h.n_embd_k_gqa(), Vg = h.n_embd_v_gqa();
+    l.input(m.tok_embd, "token_embd.weight", {E, V});
+    l.output(m.output_norm, "output_norm.weight", {E});
+    l.output_or_tied(m.output, {E, V});
+    for (uint32_t il = 0; il < h.n_layer; ++il) {
+        LayerWeights& w = m.layers[il];
+        l.req(il, w.attn_norm, "attn_norm.weight", {E});
+        l.req(il, w.wq, "attn_q.weight", {E, Q});
+        l.req(il, w.wk, "attn_k.weight", {E, K});
+        l.req(il, w.wv, "attn_v.weight", {E, Vg});
+        l.req(il, w.q_norm, "attn_q_norm.weight", {D});
+        l.req(il, w.k_norm, "attn_k_norm.weight", {D});
+        l.req(il, w.wo, "attn_output.weight", {(int64_t)h.n_embd_head_v * h.n_head, E});
+        l.req(il, w.ffn_norm, "ffn_norm.weight", {E});
+        l.req(il, w.w_gate, "ffn_gate.weight", {E, F});
+        l.req(il, w.w_up, "ffn_up.weight", {E, F});
+        l.req(il, w.w_down, "ffn_down.weight", {F, E});
+    }
+}
+
+Tensor* build(GraphBuilder& g) {
+    const HParams& hp = g.hp;
+    const float kq_scale = 1.0f / std::sqrt((float)hp.n_embd_head_k);
+    Tensor* x = g.embed();
+    for (uint32_t il = 0; il < hp.n_layer; ++il) {
+        const LayerWeights& w = g.model.layers[il];
+
+        // attention: x + Wo attn(rope(rmsnorm_head(Wq h)), rope(rmsnorm_head(Wk h)), Wv h), h = rmsnorm(x)
+        auto [q, k, v] = g.qkv(w, g.rms_norm(x, w.attn_norm));
+        q = g.rope(g.rms_norm(q, w.q_norm), il);
+        k = g.rope(g.rms_norm(k, w.k_norm), il);
+        Tensor* cur = g.mm(w.wo, g.attention(il, q, k, v, kq_scale));
+        x = ggml::add(g.ctx, g.outputs_only(cur, il), g.outputs_only(x, il));
+
+        // feed-forward: x + swiglu(rmsnorm(x))
+        x = ggml::add(g.ctx, g.ffn_swiglu(w, g.rms_norm(x, w.ffn_norm)), x);
+    }
+    return g.logits(g.rms_norm(x, g.model.output_norm));
+}
+
+}  // namespace
+
+extern const ArchRow kArchQwen3{"qwen3", ggml::kRopeNeox, read_hparams, load_weights, build};
+
+}  // namespace engine

@@ -1,0 +1,264 @@
+// The ops the architecture rows added (rope_ext's YaRN and frequency factors, gelu, tanh/softcap, div,
+// sum_rows, top_k, mul_mat_id, flash attention with soft-capping) against plain scalar references on
+// random data at ragged shapes and thread counts.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <vector>
+
+#include "ops_test_util.h"
+
+using namespace ggml;
+using namespace ops_test;
+
+namespace {
+
+Tensor* i32_input(Context& ctx, std::vector<int32_t>& data, std::initializer_list<int64_t> shape) {
+    Tensor* t = ctx.new_tensor(Type::I32, (int)shape.size(), shape.begin());
+    REQUIRE((size_t)t->nelements() == data.size());
+    t->data = data.data();
+    return t;
+}
+
+// llama.cpp's rope_ext for one pair, in double: the angle, YaRN's ramp between the correction
+// dimensions, the magnitude factor.
+void rope_pair_ref(const RopeParams& p, int pos, int i, const float* ff, double* c, double* s) {
+    const double extrap = pos * std::pow((double)p.freq_base, -2.0 * i / p.n_dims) / (ff ? ff[i] : 1.0);
+    double th = p.freq_scale * extrap, mscale = p.attn_factor;
+    if (p.ext_factor != 0.0f) {
+        auto corr = [&](double beta) {
+            return p.n_dims * std::log(p.n_ctx_orig / (beta * 2 * M_PI)) /
+                   (2 * std::log((double)p.freq_base));
+        };
+        const double lo = std::max(0.0, std::floor(corr(p.beta_fast)));
+        const double hi = std::min((double)p.n_dims - 1, std::ceil(corr(p.beta_slow)));
+        const double y = (i - lo) / std::max(0.001, hi - lo);
+        const double mix = (1 - std::min(1.0, std::max(0.0, y))) * p.ext_factor;
+        th = th * (1 - mix) + extrap * mix;
+        mscale *= 1 + 0.1 * std::log(1.0 / p.freq_scale);
+    }
+    *c = std::cos(th) * mscale;
+    *s = std::sin(th) * mscale;
+}
+
+}  // namespace
+
+TEST_CASE("rope_ext: YaRN and frequency factors match the double reference; defaults equal rope",
+          "[ggml][rope]") {
+    for (int mode : {kRopeNormal, kRopeNeox})
+        for (int variant = 0; variant < 3; ++variant) {
+            Runner r;
+            Context ctx;
+            const int64_t hd = 20, nh = 3, nt = 5;
+            const int n_rot = 16;
+            auto x = randn(hd * nh * nt, 31);
+            std::vector<int32_t> pos = {0, 3, 40, 511, 1999};
+            std::vector<float> ff = {1.0f, 1.0f, 1.5f, 2.9f, 8.0f, 8.0f, 8.0f, 8.0f};
+            RopeParams p;
+            p.n_dims = n_rot;
+            p.mode = mode;
+            p.freq_base = 10000.0f;
+            if (variant >= 1) {  // YaRN x4 over an original context of 512
+                p.freq_scale = 0.25f;
+                p.ext_factor = 1.0f;
+                p.attn_factor = 0.9f;
+                p.n_ctx_orig = 512;
+            }
+            const bool with_ff = variant == 2;
+            Tensor* out = rope_ext(ctx, input(ctx, x, {hd, nh, nt}), i32_input(ctx, pos, {nt}),
+                                   with_ff ? input(ctx, ff, {n_rot / 2}) : nullptr, p);
+            r.run(out, variant + 1);
+            auto got = read(out);
+            for (int64_t t = 0; t < nt; ++t)
+                for (int64_t h = 0; h < nh; ++h) {
+                    const float* xr = &x[(t * nh + h) * hd];
+                    const float* yr = &got[(t * nh + h) * hd];
+                    for (int i = 0; i < n_rot / 2; ++i) {
+                        double c, s;
+                        rope_pair_ref(p, pos[t], i, with_ff ? ff.data() : nullptr, &c, &s);
+                        const int a = mode == kRopeNeox ? i : 2 * i,
+                                  b = mode == kRopeNeox ? i + n_rot / 2 : 2 * i + 1;
+                        INFO("mode " << mode << " variant " << variant << " pos " << pos[t] << " pair " << i);
+                        REQUIRE(yr[a] == Approx(xr[a] * c - xr[b] * s).margin(2e-3));
+                        REQUIRE(yr[b] == Approx(xr[a] * s + xr[b] * c).margin(2e-3));
+                    }
+                    for (int64_t i = n_rot; i < hd; ++i) REQUIRE(yr[i] == xr[i]);
+                }
+            if (variant == 0) {  // rope_ext with default extensions is rope, bit for bit
+                Runner r2;
+                Context c2;
+                Tensor* plain = rope(c2, input(c2, x, {hd, nh, nt}), i32_input(c2, pos, {nt}), n_rot, mode,
+                                     10000.0f, 1.0f);
+                r2.run(plain, 2);
+                REQUIRE(read(plain) == got);
+            }
+        }
+}
+
+TEST_CASE("gelu is the f16 table of the tanh formula; tanh, softcap, div and sum_rows",
+          "[ggml][activations]") {
+    Runner r;
+    Context ctx;
+    const int64_t n0 = 37, n1 = 5;
+    auto x = randn(n0 * n1, 32, 4.0f);
+    x[0] = -10.5f, x[1] = 12.0f, x[2] = 0.0f, x[3] = -3.2e-5f;
+    auto y = randn(n1, 33);
+    for (auto& v : y) v = std::fabs(v) + 0.5f;
+    Tensor* tx = input(ctx, x, {n0, n1});
+    Tensor* g = gelu(ctx, tx);
+    Tensor* th = tanh(ctx, tx);
+    Tensor* sc = softcap(ctx, tx, 3.0f);
+    Tensor* dv = div(ctx, tx, input(ctx, y, {1, n1}));
+    Tensor* sr = sum_rows(ctx, tx);
+    for (Tensor* t : {g, th, sc, dv, sr}) t->flags |= kFlagOutput;
+    Tensor* all = add(ctx, add(ctx, g, th), add(ctx, sc, dv));
+    Graph graph;
+    graph.build_forward(all);
+    graph.build_forward(sr);
+    r.alloc.allocate(graph);
+    r.backend->set_n_threads(3);
+    r.backend->graph_compute(graph);
+    auto rg = read(g), rt = read(th), rs = read(sc), rd = read(dv), rr = read(sr);
+    for (int64_t i1 = 0; i1 < n1; ++i1) {
+        double sum = 0;
+        for (int64_t i = 0; i < n0; ++i) {
+            const size_t k = (size_t)(i1 * n0 + i);
+            const double v = x[k];
+            sum += v;
+            // the formula in double on the f16-rounded input, rounded to f16: within one f16 step
+            const double xh = fp16_to_fp32(fp32_to_fp16(x[k]));
+            const double ref =
+                v <= -10  ? 0.0
+                : v >= 10 ? v
+                          : 0.5 * xh * (1 + std::tanh(std::sqrt(2 / M_PI) * xh * (1 + 0.044715 * xh * xh)));
+            REQUIRE(rg[k] == Approx(ref).margin(1e-3 * std::fabs(ref) + 1e-7));
+            REQUIRE(rt[k] == Approx(std::tanh(v)).margin(1e-6));
+            REQUIRE(rs[k] == Approx(3.0 * std::tanh(v / 3.0)).margin(1e-5));
+            REQUIRE(rd[k] == Approx(v / y[i1]).epsilon(1e-6));
+        }
+        REQUIRE(rr[i1] == Approx(sum).margin(1e-5));
+    }
+}
+
+TEST_CASE("top_k: each row's k largest indices, largest first, ties by index", "[ggml][moe]") {
+    for (auto [n, rows, k] : {std::tuple{8, 5, 2}, {3, 1, 3}, {61, 7, 5}, {128, 3, 1}}) {
+        Runner r;
+        Context ctx;
+        auto x = randn((size_t)n * rows, 34 + n);
+        if (n >= 8) x[3] = x[5] = 100.0f;  // a tie at the top of row 0
+        Tensor* out = top_k(ctx, input(ctx, x, {n, rows}), k);
+        r.run(out, 2);
+        const int32_t* got = (const int32_t*)out->data;
+        for (int row = 0; row < rows; ++row) {
+            std::vector<int32_t> idx(n);
+            std::iota(idx.begin(), idx.end(), 0);
+            std::stable_sort(idx.begin(), idx.end(),
+                             [&](int a, int b) { return x[row * n + a] > x[row * n + b]; });
+            for (int j = 0; j < k; ++j) REQUIRE(got[row * k + j] == idx[j]);
+        }
+    }
+}
+
+TEST_CASE("mul_mat_id gives mul_mat's bits for each selected expert", "[ggml][moe]") {
+    for (Type type : {Type::F32, Type::Q8_0, Type::Q4_K})
+        for (auto [K, M, n_exp, n_used, n_tok] :
+             {std::tuple{256, 7, 4, 2, 3}, {256, 33, 8, 3, 1}, {512, 5, 3, 3, 5}})
+            for (bool shared_b : {true, false}) {
+                Runner r;
+                Context ctx;
+                auto w = randn((size_t)K * M * n_exp, 40);
+                std::vector<uint8_t> storage;
+                Tensor* as;
+                if (type == Type::F32) {
+                    as = input(ctx, w, {K, M, n_exp});
+                } else {
+                    Tensor* q2 = quantized(ctx, type, w, K, M * n_exp, storage);
+                    as = ctx.new_tensor_3d(type, K, M, n_exp);
+                    as->data = q2->data;
+                }
+                const int64_t n_b = shared_b ? 1 : n_used;
+                auto b = randn((size_t)K * n_b * n_tok, 41);
+                std::vector<int32_t> ids((size_t)n_used * n_tok);
+                for (size_t i = 0; i < ids.size(); ++i) ids[i] = (int32_t)((i * 5 + 1) % n_exp);
+                Tensor* out =
+                    mul_mat_id(ctx, as, input(ctx, b, {K, n_b, n_tok}), i32_input(ctx, ids, {n_used, n_tok}));
+                r.run(out, 3);
+                auto got = read(out);
+                // the reference: mul_mat of the selected expert's matrix with that one column
+                for (int64_t t = 0; t < n_tok; ++t)
+                    for (int64_t e = 0; e < n_used; ++e) {
+                        Runner r2;
+                        Context c2;
+                        const int32_t ex = ids[t * n_used + e];
+                        Tensor* wa = c2.new_tensor_2d(type, K, M);
+                        wa->data = (char*)as->data + (size_t)ex * as->nb[2];
+                        std::vector<float> col(b.begin() + (t * n_b + (shared_b ? 0 : e)) * K,
+                                               b.begin() + (t * n_b + (shared_b ? 0 : e) + 1) * K);
+                        Tensor* ref = mul_mat(c2, wa, input(c2, col, {K, 1}));
+                        r2.run(ref, 1);
+                        auto want = read(ref);
+                        for (int64_t m = 0; m < M; ++m) {
+                            INFO(type_name(type)
+                                 << " K " << K << " expert " << ex << " token " << t << " row " << m);
+                            REQUIRE(got[(t * n_used + e) * M + m] == want[m]);
+                        }
+                    }
+            }
+}
+
+TEST_CASE("flash attention with soft-capping equals softcap + soft_max and a double reference",
+          "[ggml][attention]") {
+    const int64_t D = 32, n_q = 5, H = 4, Hkv = 2, n_kv = 9;
+    const float cap = 2.0f;
+    auto q = randn(D * n_q * H, 50, 0.7f), k = randn(D * n_kv * Hkv, 51, 0.7f), v = randn(D * n_kv * Hkv, 52);
+    const float ninf = -std::numeric_limits<float>::infinity();
+    std::vector<float> mask(n_kv * n_q);
+    for (int t = 0; t < n_q; ++t)
+        for (int j = 0; j < n_kv; ++j) mask[t * n_kv + j] = j <= 4 + t && j + 6 > 4 + t ? 0.0f : ninf;
+    std::vector<float> outs[2];
+    for (bool flash : {false, true}) {
+        Runner r;
+        Context ctx;
+        Tensor* tq = input(ctx, q, {D, n_q, H});
+        Tensor* tk = dup(ctx, input(ctx, k, {D, n_kv, Hkv}), Type::F16);
+        Tensor* tv = dup(ctx, input(ctx, v, {D, n_kv, Hkv}), Type::F16);
+        Tensor* tm = input(ctx, mask, {n_kv, n_q});
+        Tensor* out;
+        if (flash) {
+            out = flash_attn(ctx, tq, tk, tv, tm, 1.0f, cap);
+        } else {
+            Tensor* kq = soft_max(ctx, softcap(ctx, mul_mat(ctx, tk, tq), cap), tm, 1.0f);
+            out = cont(ctx, permute(ctx, mul_mat_t(ctx, tv, kq), 0, 2, 1, 3));
+        }
+        r.run(out, 2);
+        outs[flash] = read(out);
+    }
+    REQUIRE(outs[0] == outs[1]);
+    for (int64_t t = 0; t < n_q; ++t)
+        for (int64_t h = 0; h < H; ++h) {
+            const int64_t hk = h / (H / Hkv);
+            std::vector<double> s(n_kv);
+            double mx = -1e300, sum = 0;
+            for (int64_t j = 0; j < n_kv; ++j) {
+                if (mask[t * n_kv + j] == ninf) continue;
+                double d = 0;
+                for (int64_t i = 0; i < D; ++i)
+                    d += (double)fp16_to_fp32(fp32_to_fp16(q[(h * n_q + t) * D + i])) *
+                         fp16_to_fp32(fp32_to_fp16(k[(hk * n_kv + j) * D + i]));
+                s[j] = cap * std::tanh(d / cap);
+                mx = std::max(mx, s[j]);
+            }
+            for (int64_t j = 0; j < n_kv; ++j)
+                if (mask[t * n_kv + j] != ninf) sum += std::exp(s[j] - mx);
+            for (int64_t i = 0; i < D; ++i) {
+                double ref = 0;
+                for (int64_t j = 0; j < n_kv; ++j)
+                    if (mask[t * n_kv + j] != ninf)
+                        ref += std::exp(s[j] - mx) / sum *
+                               fp16_to_fp32(fp32_to_fp16(v[(hk * n_kv + j) * D + i]));
+                REQUIRE(outs[1][(t * H + h) * D + i] == Approx(ref).margin(5e-3));
+            }
+        }
+}
