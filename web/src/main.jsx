@@ -7,6 +7,7 @@ import { Store } from './store.js';
 import { renderMarkdown } from './markdown.js';
 import { buildRequest, loadSettings, saveSettings } from './settings.js';
 import { SettingsPanel } from './settings_panel.jsx';
+import { focusOnMount } from './focus.js';
 import './style.css';
 
 const store = new Store(() => rerender());
@@ -49,7 +50,6 @@ function App() {
 
   // Server information; polls /health while the model loads.
   const loadInfo = async () => {
-    let timer = 0;
     try {
       const health = await fetch('/health').catch(() => null);
       if (!health) throw new ApiError('unreachable', 'The server cannot be reached.');
@@ -68,9 +68,8 @@ function App() {
     } catch (e) {
       setStatus({ kind: e.kind ?? 'error', text: e.message });
       if (e.kind === 'auth') setAskKey(true);
-      if (e.kind === 'loading' || e.kind === 'unreachable') timer = setTimeout(loadInfo, 2000);
+      if (e.kind === 'loading' || e.kind === 'unreachable') setTimeout(loadInfo, 2000);
     }
-    return () => clearTimeout(timer);
   };
   useEffect(() => {
     loadInfo();
@@ -353,7 +352,7 @@ function Sidebar({ list, activeId, query, setQuery, onNew, onOpen, onDelete, onR
                 class="rename"
                 aria-label="New name"
                 value={c.name}
-                ref={(el) => el?.focus()}
+                ref={focusOnMount}
                 onKeyDown={(e) => {
                   if (e.key === 'Enter') {
                     onRename(c.id, e.currentTarget.value);
@@ -424,7 +423,7 @@ function Message({ node, conv, streaming, busy, onRegenerate, onEdit, onSelect }
       )}
       {editing ? (
         <div class="edit">
-          <textarea aria-label="Edit message" value={text} rows={3} ref={(el) => el?.focus()}
+          <textarea aria-label="Edit message" value={text} rows={3} ref={focusOnMount}
             onInput={(e) => setText(e.currentTarget.value)}
             onKeyDown={(e) => {
               if (e.key === 'Escape') {
@@ -510,7 +509,7 @@ function ApiKeyDialog({ onSave, onClose }) {
         <h2 id="api-key-title">API key needed</h2>
         <p>This server was started with <code>--api-key</code>. The key is kept in this browser only.</p>
         <input type="password" id="api-key-input" aria-label="API key" autocomplete="off" value={key}
-          ref={(el) => el?.focus()} onInput={(e) => setKey(e.currentTarget.value)} />
+          ref={focusOnMount} onInput={(e) => setKey(e.currentTarget.value)} />
         <div class="row">
           <button type="submit" class="primary" disabled={!key.trim()}>Save</button>
           <button type="button" onClick={onClose}>Cancel</button>

@@ -26,6 +26,7 @@ export const DEFAULT_SETTINGS = {
   system: '',
   grammar: '',
   json_schema: '',
+  extra: '',
   api_key: '',
   theme: 'auto',
   ...Object.fromEntries(SETTINGS_FIELDS.map(([k]) => [k, ''])),
@@ -65,6 +66,14 @@ export function validateSettings(s) {
       errors.json_schema = `not JSON: ${e.message}`;
     }
   }
+  if (s.extra.trim()) {
+    try {
+      const j = JSON.parse(s.extra);
+      if (typeof j !== 'object' || j === null || Array.isArray(j)) errors.extra = 'a JSON object';
+    } catch (e) {
+      errors.extra = `not JSON: ${e.message}`;
+    }
+  }
   if (s.grammar.trim() && s.json_schema.trim()) errors.grammar = 'give a grammar or a JSON schema, not both';
   return errors;
 }
@@ -84,5 +93,10 @@ export function buildRequest(s, path) {
   }
   if (s.grammar.trim()) body.grammar = s.grammar;
   if (s.json_schema.trim()) body.json_schema = JSON.parse(s.json_schema);
+  // Any other field the server takes (llama-server's names: ignore_eos, logit_bias, samplers, ...).
+  if (s.extra.trim()) {
+    const { messages: _m, stream: _s, ...extra } = JSON.parse(s.extra);
+    Object.assign(body, extra);
+  }
   return body;
 }

@@ -1,6 +1,7 @@
 // The settings dialog: sampling fields (placeholders show the server's defaults from /props), system
 // prompt, grammar or JSON schema, API key and theme. Saved per browser on "Save".
 import { useState } from 'preact/hooks';
+import { focusOnMount } from './focus.js';
 import { SETTINGS_FIELDS, DEFAULT_SETTINGS, validateSettings } from './settings.js';
 
 export function SettingsPanel({ settings, defaults, onSave, onClose }) {
@@ -21,7 +22,7 @@ export function SettingsPanel({ settings, defaults, onSave, onClose }) {
         }}>
         <h2 id="settings-title">Settings</h2>
         <label class="full">System prompt
-          <textarea name="system" rows={3} value={s.system} onInput={set('system')} ref={(el) => el?.focus()} />
+          <textarea name="system" rows={3} value={s.system} onInput={set('system')} ref={focusOnMount} />
         </label>
         <fieldset>
           <legend>Sampling <small>(empty: the server's default)</small></legend>
@@ -44,6 +45,11 @@ export function SettingsPanel({ settings, defaults, onSave, onClose }) {
           <textarea name="json_schema" rows={3} value={s.json_schema} onInput={set('json_schema')} spellcheck={false}
             aria-invalid={!!errors.json_schema} />
           {errors.json_schema && <span class="field-error">{errors.json_schema}</span>}
+        </label>
+        <label class="full">Extra request fields (a JSON object merged into each request)
+          <textarea name="extra" rows={2} value={s.extra} onInput={set('extra')} spellcheck={false}
+            placeholder='{"ignore_eos": false}' aria-invalid={!!errors.extra} />
+          {errors.extra && <span class="field-error">{errors.extra}</span>}
         </label>
         <div class="grid">
           <label>API key
