@@ -112,13 +112,14 @@ TEST_CASE("the embedded UI at / needs no API key, has a CSP, gzip, ETag and cach
     REQUIRE(std::regex_search(page.body, m, std::regex("/assets/app-[0-9a-f]+\\.css")));
     REQUIRE(c.get(m.str()).headers.value_or("Content-Type").starts_with("text/css"));
 
-    // HEAD: the headers without the body; unknown files: 404 (not 401), and POST is still the API's.
+    // HEAD: the headers without the body; unknown files: 404 (not 401); POST goes to the API, keyed.
     auto head = c.request("HEAD", "/");
     REQUIRE(head.status == 200);
     REQUIRE(head.body.empty());
     REQUIRE(c.get("/nope.js").status == 404);
     REQUIRE(c.get("/assets/app-0000.js").status == 404);
-    REQUIRE(c.post("/", "{}").status == 401);
+    REQUIRE(c.post("/", "{}").status == 404);
+    REQUIRE(c.post("/v1/chat/completions", "{}").status == 401);
 }
 
 TEST_CASE("--no-webui: / is 404 and the API is unchanged", "[integration][webui]") {

@@ -5,7 +5,7 @@
 // each bounded; nothing sleeps.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import puppeteer from 'puppeteer-core';
 
@@ -23,7 +23,7 @@ const WAIT = { timeout: 30000 };
 // Starts `ggserve serve` on a free port and resolves once it logs "ready:".
 function startServer(extra = []) {
   // Replies of at most 200 tokens unless a request asks for more (the Stop test does).
-  const args = ['serve', '--port', '0', '-m', model, '-np', '1', '-c', '8192', '-t', '1', '-n', '200', ...extra];
+  const args = ['serve', '--port', '0', '-m', model, '-np', '1', '-c', '32768', '-t', '1', '-n', '200', ...extra];
   const proc = spawn(bin, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
   return new Promise((resolve, reject) => {
@@ -140,7 +140,7 @@ try {
     await page.waitForFunction(() => document.querySelector('#model-info')?.textContent.includes('stories260K'), WAIT);
     await page.waitForFunction(() => document.querySelector('#status')?.textContent === 'Ready', WAIT);
     const info = await page.$eval('#model-info', (e) => e.textContent);
-    assert.match(info, /context 8192/);
+    assert.match(info, /context 32768/);
     assert.deepEqual(consoleErrors, []);
     await shot(page, 'desktop-light-empty');
   });
@@ -181,27 +181,29 @@ try {
       await page.click('#settings-save');
       await page.waitForSelector('#settings', { hidden: true, ...WAIT });
     };
-    await setExtra('{"max_tokens": 4000, "ignore_eos": true}');
-    await page.click('#new-chat');
-    await watchReply(page);
-    await send(page, 'Tell me a long story');
-    await page.waitForSelector('#stop', WAIT);
-    await page.waitForFunction(() => window.__lengths.size >= 3, WAIT);
-    const slotsBusy = await (await fetch(server.url + '/slots')).json();
-    assert.equal(slotsBusy[0].is_processing, true, `the slot should be generating before Stop: ${JSON.stringify(slotsBusy)}`);
-    await page.click('#stop');
-    await page.waitForSelector('#send', WAIT);
-    await page.waitForFunction(() => [...document.querySelectorAll('.msg-assistant .note')].pop()?.textContent === 'stopped', WAIT);
-    await until('the slot to be idle', async () => !(await (await fetch(server.url + '/slots')).json())[0].is_processing);
-    const slot = (await (await fetch(server.url + '/slots')).json())[0];
-    assert.ok(slot.n_past < 3900, `the reply was cut short (${slot.n_past} tokens in the slot)`);
-    const stoppedAt = await lastReply(page);
-    assert.ok(stoppedAt.length > 0);
-    // The stream is over: the stopped reply does not grow any more.
-    assert.equal((await fetch(server.url + '/health')).status, 200);
-    assert.equal(await lastReply(page), stoppedAt);
-    await shot(page, 'desktop-light-stopped');
-    await setExtra('');
+    // 30000 tokens take the server far longer than the test needs to press Stop, on any machine.
+    await setExtra('{"max_tokens": 30000, "ignore_eos": true}');
+    try {
+      await page.click('#new-chat');
+      await watchReply(page);
+      await send(page, 'Tell me a long story');
+      await page.waitForSelector('#stop', WAIT);
+      await page.waitForFunction(() => window.__lengths.size >= 3, WAIT);  // streaming has begun
+      await page.click('#stop');
+      await page.waitForSelector('#send', WAIT);
+      await page.waitForFunction(() => [...document.querySelectorAll('.msg-assistant .note')].pop()?.textContent === 'stopped', WAIT);
+      await until('the slot to be idle', async () => !(await (await fetch(server.url + '/slots')).json())[0].is_processing);
+      const slot = (await (await fetch(server.url + '/slots')).json())[0];
+      assert.ok(slot.n_past > 0 && slot.n_past < 29000, `the reply was cut short (${slot.n_past} tokens in the slot)`);
+      const stoppedAt = await lastReply(page);
+      assert.ok(stoppedAt.length > 0);
+      // The stream is over: the server answers at once and the stopped reply does not grow any more.
+      assert.equal((await fetch(server.url + '/health')).status, 200);
+      assert.equal(await lastReply(page), stoppedAt);
+      await shot(page, 'desktop-light-stopped');
+    } finally {
+      await setExtra('');
+    }
   });
 
   await step('settings reach the request body and are kept per browser', async () => {
@@ -340,7 +342,7 @@ try {
     await shot(page, 'desktop-dark-markdown');
   });
 
-  await step('conversations: search, rename, delete, export', async () => {
+  await step('conversations: search, rename, delete, export, import', async () => {
     const clearSearch = async () => {
       await page.click('#search', { clickCount: 3 });
       await page.keyboard.press('Backspace');
@@ -368,6 +370,44 @@ try {
     const after = await page.evaluate(() => JSON.parse(localStorage.getItem('ggserve.conversations.v1')));
     assert.ok(!after.some((c) => c.name === 'Tell me a long story'));
     await clearSearch();
+
+    // Export downloads every conversation as JSON; importing a file adds its conversations.
+    const cdp = await page.createCDPSession();
+    await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: outDir, eventsEnabled: true });
+    const downloaded = new Promise((resolve) => cdp.on('Browser.downloadProgress', (e) => e.state === 'completed' && resolve()));
+    const [download] = await Promise.all([
+      new Promise((resolve) => cdp.once('Browser.downloadWillBegin', resolve)),
+      page.click('.sidebar-foot button:first-child'),
+    ]);
+    await downloaded;
+    const exported = JSON.parse(readFileSync(join(outDir, download.suggestedFilename), 'utf8'));
+    assert.equal(exported.format, 'ggserve-conversations');
+    assert.deepEqual(exported.conversations.map((c) => c.name).sort(), ['Hello', 'Markdown demo', 'Once upon a time']);
+    const copy = exported.conversations.find((c) => c.name === 'Hello');
+    const importFile = join(outDir, 'import.json');
+    writeFileSync(importFile, JSON.stringify({ ...exported, conversations: [{ ...copy, id: 'imported-1', name: 'Imported chat' }] }));
+    const [chooser] = await Promise.all([page.waitForFileChooser(WAIT), page.click('.sidebar-foot button:nth-child(2)')]);
+    await chooser.accept([importFile]);
+    await page.waitForFunction(() => [...document.querySelectorAll('#conv-list .conv-name')].some((b) => b.textContent === 'Imported chat'), WAIT);
+    assert.match(await page.$eval('#status', (e) => e.textContent), /Imported 1 conversation/);
+    await page.evaluate(() => [...document.querySelectorAll('#conv-list .conv-name')].find((b) => b.textContent === 'Imported chat').click());
+    await page.waitForFunction(() => document.querySelector('.msg-user .content')?.textContent === 'Hello', WAIT);
+  });
+
+  await step('a loading server (503) is reported until it is ready', async () => {
+    const p = await browser.newPage();
+    let healthCalls = 0;
+    await p.setRequestInterception(true);
+    p.on('request', (req) => {
+      if (req.url().endsWith('/health') && healthCalls++ === 0) {
+        req.respond({ status: 503, contentType: 'application/json', body: '{"error":{"message":"Loading model","type":"unavailable_error","code":503}}' });
+      } else req.continue();
+    });
+    await p.goto(server.url + '/', { waitUntil: 'load' });
+    await p.waitForFunction(() => /still loading the model/.test(document.querySelector('#status')?.textContent), WAIT);
+    await shot(p, 'desktop-light-loading');
+    await p.waitForFunction(() => document.querySelector('#status')?.textContent === 'Ready', WAIT);
+    await p.close();
   });
 
   await step('phone-sized layout in both themes', async () => {
@@ -383,7 +423,7 @@ try {
     await page.click('.menu-btn');
     await page.waitForFunction(() => document.querySelector('.sidebar').getBoundingClientRect().left >= 0, WAIT);
     await shot(page, 'phone-light-sidebar');
-    await page.keyboard.press('Escape');
+    await page.click('.backdrop', { offset: { x: 370, y: 400 } });  // a tap beside the sidebar closes it
     await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }]);
     await page.waitForFunction(() => document.querySelector('.sidebar').getBoundingClientRect().right <= 0, WAIT);
     await shot(page, 'phone-dark-chat');

@@ -1,7 +1,7 @@
 // The ggserve chat UI: conversations in a sidebar, a chat that streams from /v1/chat/completions,
 // settings saved per browser (defaults from /props), and a status line from /props and /v1/models.
 import { render } from 'preact';
-import { useEffect, useReducer, useRef, useState } from 'preact/hooks';
+import { useEffect, useMemo, useReducer, useRef, useState } from 'preact/hooks';
 import { ApiError, getJson, streamChat } from './api.js';
 import { Store } from './store.js';
 import { renderMarkdown } from './markdown.js';
@@ -216,6 +216,7 @@ function App() {
         onRename={(id, name) => store.rename(id, name)}
         onStatus={setStatus}
       />
+      {sidebar && <div class="backdrop" onClick={() => setSidebar(false)} />}
       <main class="main">
         <header class="topbar">
           <button type="button" class="icon menu-btn" aria-label="Conversations" onClick={() => setSidebar(!sidebar)}>☰</button>
@@ -381,7 +382,7 @@ function Sidebar({ list, activeId, query, setQuery, onNew, onOpen, onDelete, onR
                   setArmed(null);
                   onDelete(c.id);
                 } else setArmed(c.id);
-              }}>{armed === c.id ? '✓' : '🗑'}</button>
+              }}>{armed === c.id ? '✓' : '×'}</button>
           </li>
         ))}
         {list.length === 0 && <li class="none">{query ? 'No match' : 'No conversations yet'}</li>}
@@ -399,6 +400,8 @@ function Message({ node, conv, streaming, busy, onRegenerate, onEdit, onSelect }
   const [editing, setEditing] = useState(false);
   const [text, setText] = useState(node.content);
   const [copied, setCopied] = useState(false);
+  // Only the message whose text changed is rendered again while a reply streams.
+  const html = useMemo(() => (node.role === 'user' ? '' : renderMarkdown(node.content)), [node.role, node.content]);
   const sibs = store.siblings(conv, node);
   const idx = sibs.findIndex((s) => s.id === node.id);
   const t = node.timings;
@@ -442,8 +445,7 @@ function Message({ node, conv, streaming, busy, onRegenerate, onEdit, onSelect }
       ) : node.role === 'user' ? (
         <div class="content plain">{node.content}</div>
       ) : (
-        <div class="content markdown" onClick={onContentClick}
-          dangerouslySetInnerHTML={{ __html: renderMarkdown(node.content) }} />
+        <div class="content markdown" onClick={onContentClick} dangerouslySetInnerHTML={{ __html: html }} />
       )}
       {node.toolCalls?.length > 0 && (
         <div class="tool-calls">
