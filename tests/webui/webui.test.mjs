@@ -430,6 +430,26 @@ try {
     await page.setViewport({ width: 1280, height: 820 });
   });
 
+  await step('a busy server (every slot in use) is reported, and the reply comes once a slot frees', async () => {
+    // Another client holds the only slot with a long generation.
+    const hold = new AbortController();
+    const other = await fetch(server.url + '/v1/chat/completions', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ messages: [{ role: 'user', content: 'Hold on' }], max_tokens: 30000, ignore_eos: true, stream: true }),
+      signal: hold.signal,
+    });
+    const reader = other.body.getReader();
+    await reader.read();  // its stream has started: the slot is taken
+    await page.click('#new-chat');
+    await send(page, 'Anyone there?');
+    await page.waitForFunction(() => /Server busy/.test(document.querySelector('#status').textContent), WAIT);
+    await shot(page, 'desktop-dark-busy');
+    hold.abort();
+    await page.waitForSelector('.msg-assistant .timings', WAIT);
+    await page.waitForFunction(() => document.querySelector('#status').textContent === 'Ready', WAIT);
+  });
+
   await step('the page ran with no console errors', async () => {
     assert.deepEqual(consoleErrors, []);
   });

@@ -107,7 +107,7 @@ function App() {
       try {
         const slots = await getJson('/slots', settingsRef.current.api_key);
         if (!started && Array.isArray(slots) && slots.length && slots.every((s) => s.is_processing)) {
-          setStatus({ kind: 'busy', text: `All ${slots.length} slots are busy: the request waits for a free one.` });
+          setStatus({ kind: 'busy', text: `Server busy (${slots.length} of ${slots.length} slots in use): waiting for a free slot…` });
         }
       } catch {
         // /slots may be disabled: nothing to say then
