@@ -14,4 +14,4 @@ for need in "$BUILD/bin/ggserve" "$MODEL" /usr/bin/chromium tests/webui/node_mod
     fi
 done
 # Bounded: a hung browser or server cannot hold the test run.
-exec timeout -k 10 240 node tests/webui/webui.test.mjs "$BUILD/bin/ggserve" "$MODEL" "$BUILD/webui-test"
+exec timeout -k 10 300 node tests/webui/webui.test.mjs "$BUILD/bin/ggserve" "$MODEL" "$BUILD/webui-test"

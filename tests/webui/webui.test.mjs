@@ -16,7 +16,8 @@ if (!bin || !model || !outDir) {
 }
 mkdirSync(outDir, { recursive: true });
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
-const WAIT = { timeout: 30000 };
+// Generous: on a loaded machine the browser, the server and the compilers share few cores.
+const WAIT = { timeout: 60000 };
 
 // ---- the server -------------------------------------------------------------------------------
 
@@ -57,7 +58,7 @@ async function until(what, fn, ms = 20000) {
     const v = await fn();
     if (v) return v;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setTimeout(r, 25));  // a poll interval, not a synchronization
   }
 }
 
