@@ -1,6 +1,6 @@
-// The request pipeline above the wire: CORS preflight -> routing -> (static fallback) -> API key ->
-// handler, with every
-// failure turned into an OpenAI-style error response. Independent of sockets, so it is unit-testable.
+// The request pipeline above the wire: CORS preflight -> routing (GET/HEAD that no route matches go to
+// the static fallback) -> API key -> handler, with every failure turned into an OpenAI-style error
+// response. Independent of sockets, so it is unit-testable.
 #pragma once
 
 #include "server/http/auth.h"
