@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs every build and test dependency from Debian packages (and the pinned npm packages of the
-# client tests). Idempotent: packages already present are not touched. Run as root on a fresh machine.
+# web UI and of the client and browser tests). Idempotent: packages already present are not touched. Run as root on a fresh machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PKGS=(build-essential cmake ninja-build pkg-config git curl ca-certificates
       libboost1.81-dev nlohmann-json3-dev libspdlog-dev catch2
       python3 python3-numpy python3-jsonschema)
+# The web UI's browser tests (scripts/test_webui.sh) drive Debian's chromium.
+PKGS+=(chromium)
 # Docker tests (scripts/test_docker.sh): Debian's engine and compose v1; debootstrap makes the base image.
 PKGS+=(docker.io docker-compose debootstrap)
 
@@ -26,8 +28,11 @@ if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-# Pinned npm packages (package-lock.json) for the client tests, installed once.
-if [ -f tests/node/package-lock.json ] && [ ! -d tests/node/node_modules ]; then
-    (cd tests/node && npm ci --no-audit --no-fund --loglevel=error)
-fi
+# Pinned npm packages (package-lock.json), installed once: the web UI's build tools (web/, needed by
+# the build), the OpenAI client tests and the browser tests (puppeteer-core; it downloads no browser).
+for dir in web tests/node tests/webui; do
+    if [ -f "$dir/package-lock.json" ] && [ ! -d "$dir/node_modules" ]; then
+        (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+    fi
+done
 echo "setup: ok"

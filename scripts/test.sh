@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs dependencies, builds, and runs every test: unit tests, integration tests against the real
-# binary, and the parser tests again under AddressSanitizer + UndefinedBehaviorSanitizer.
+# binary, the web UI in a headless browser, and the parser tests again under AddressSanitizer +
+# UndefinedBehaviorSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=$(nproc)
@@ -33,6 +34,10 @@ echo "== docker: images, compose, scale-out behind HAProxy =="
 docker_start=$SECONDS
 timeout -k 60 900 scripts/test_docker.sh
 echo "docker step: $((SECONDS - docker_start)) s"
+
+# The chat UI in headless chromium against the real server (screenshots in build/webui-test/).
+echo "== web UI: browser tests =="
+scripts/test_webui.sh build
 
 # The main suite runs last, so that its summary ends the log.
 echo "== unit and integration tests (Release) =="

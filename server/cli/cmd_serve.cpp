@@ -22,6 +22,7 @@
 #include "server/cli/gpu_options.h"
 #include "server/http/server.h"
 #include "server/scheduler/scheduler.h"
+#include "server/webui/webui.h"
 
 namespace cli {
 
@@ -46,7 +47,8 @@ int cmd_serve(int argc, char** argv) {
     sched::SchedulerConfig sc;
     std::string config_file, api_key_file;
     int port = 8080, timeout_s = 600, threads_http = 0;
-    bool cont_batching = true, verbose = false, no_slots = false;
+    bool cont_batching = true, verbose = false, no_slots = false, webui = true;
+    webui::WebUiOptions wo;
     // Speculative decoding (llama-server's names).
     std::string spec_type, model_draft, device_draft, lookup_static, lookup_dynamic;
     int ngl_draft = 0;
@@ -84,6 +86,9 @@ int cmd_serve(int argc, char** argv) {
             &sc.context_shift);
     ap.flag("--no-context-shift", "when a slot's context is full, stop with finish_reason length",
             &sc.context_shift, false);
+    ap.flag("--webui", "serve the chat UI at / (default)", &webui);
+    ap.flag("--no-webui", "do not serve the chat UI: / answers 404", &webui, false);
+    ap.option("--path", "DIR", "serve the static files of DIR at / instead of the embedded chat UI", &wo.path);
     ap.option("-to,--timeout", "SECONDS", "read/write timeout of HTTP connections (default 600)", &timeout_s);
     ap.option("--threads-http", "N", "HTTP I/O threads (default: cores, at least 2)", &threads_http);
     ap.option("--max-prefill-tokens", "N",
@@ -136,6 +141,8 @@ int cmd_serve(int argc, char** argv) {
                 throw ArgError("--slot-save-path '" + ac.slot_save_path +
                                "' is not a directory and cannot be created");
         }
+        if (!wo.path.empty() && !std::filesystem::is_directory(wo.path))
+            throw ArgError("--path '" + wo.path + "' is not a directory");
         if (mo.n_ctx != 0 && mo.n_ctx < (uint32_t)sc.n_parallel)
             throw ArgError("--ctx-size must be at least --parallel (each slot needs context)");
         if (auto err = engine::validate(ac.defaults.sampling); !err.empty()) throw ArgError(err);
@@ -193,6 +200,16 @@ int cmd_serve(int argc, char** argv) {
         server::http::Server http(hc);
         api::Api api(ac, http);
         api.register_routes();
+        if (webui || !wo.path.empty()) {
+            auto ui = std::make_shared<const webui::WebUi>(wo);
+            http.fallback([ui](server::http::Request& req) { return ui->handle(req); });
+            if (!ui->embedded())
+                spdlog::info("web UI: serving the files of {} at /", wo.path);
+            else if (ui->embedded_gzip_bytes() > 0)
+                spdlog::info("web UI: embedded chat UI at / ({} KiB gzip)", (ui->embedded_gzip_bytes() + 1023) / 1024);
+            else
+                spdlog::info("web UI: this build has none (-DGGSERVE_WEBUI=OFF)");
+        }
         http.start();  // /health answers 503 while the model loads
         spdlog::info("listening on http://{}:{}", hc.host, http.port());
 

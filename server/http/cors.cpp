@@ -1,5 +1,7 @@
 #include "server/http/cors.h"
 
+#include <string>
+
 namespace server::http {
 
 void add_cors_headers(const Headers& request_headers, Headers& response_headers) {
@@ -8,7 +10,9 @@ void add_cors_headers(const Headers& request_headers, Headers& response_headers)
         // "*" is not allowed together with credentials, so reflect the origin instead.
         response_headers.set("Access-Control-Allow-Origin", *origin);
         response_headers.set("Access-Control-Allow-Credentials", "true");
-        response_headers.set("Vary", "Origin");
+        // Keep what the handler varies on (Accept-Encoding for static files).
+        auto vary = response_headers.get("Vary");
+        response_headers.set("Vary", vary && !vary->empty() ? std::string(*vary) + ", Origin" : "Origin");
     } else {
         response_headers.set("Access-Control-Allow-Origin", "*");
     }

@@ -42,9 +42,13 @@ static Reply run_handler(const Handler& handler, Request& req) {
 Reply dispatch_request(const Router& router, const DispatchPolicy& policy, Request& req,
                        std::string_view raw_path) {
     if (policy.cors && req.method == "OPTIONS") return preflight_response(req.headers);
+    Router::Match m = router.match(req.method, raw_path);
+    if (m.kind == Router::Match::Kind::not_found && policy.fallback &&
+        (req.method == "GET" || req.method == "HEAD")) {
+        return run_handler(policy.fallback, req);
+    }
     if (!policy.auth.allows(req.path, req.headers)) return error_response(401, "Invalid API Key");
 
-    Router::Match m = router.match(req.method, raw_path);
     switch (m.kind) {
         case Router::Match::Kind::not_found:
             return error_response(404, "File Not Found");

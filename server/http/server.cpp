@@ -48,6 +48,12 @@ void Server::route(std::string_view method, std::string_view pattern, Handler ha
     core_->router.add(method, pattern, std::move(handler));
 }
 
+void Server::fallback(Handler handler) {
+    std::lock_guard lock(rt_->mu);
+    if (rt_->state != Runtime::State::created) throw std::logic_error("the fallback must be set before start()");
+    core_->policy.fallback = std::move(handler);
+}
+
 static int io_thread_count(int requested) {
     if (requested > 0) return requested;
     int hw = static_cast<int>(std::thread::hardware_concurrency());

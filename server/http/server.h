@@ -31,6 +31,9 @@ class Server {
     void get(std::string_view pattern, Handler handler) { route("GET", pattern, std::move(handler)); }
     void post(std::string_view pattern, Handler handler) { route("POST", pattern, std::move(handler)); }
     void del(std::string_view pattern, Handler handler) { route("DELETE", pattern, std::move(handler)); }
+    // The handler of GET/HEAD requests that no route matches (static files); it needs no API key.
+    // Set before start(), like routes.
+    void fallback(Handler handler);
 
     // Binds host:port, listens and starts the I/O threads. Throws std::runtime_error if it cannot bind.
     // A server is started at most once.

@@ -69,7 +69,7 @@ TEST_CASE("dispatch answers preflight before auth, then 401, 404 and 405", "[htt
     Router router;
     router.add("GET", "/v1/models", [](Request&) { return Response::text("models"); });
     router.add("GET", "/health", [](Request&) { return Response::text("ok"); });
-    DispatchPolicy policy{ApiKeyAuth({"secret"}, {"/health"}), true};
+    DispatchPolicy policy{ApiKeyAuth({"secret"}, {"/health"}), true, {}};
 
     CHECK(dispatch(router, policy, make_request("OPTIONS", "/v1/models")).status == 204);
     CHECK(dispatch(router, policy, make_request("GET", "/health")).body == "ok");
@@ -120,4 +120,31 @@ TEST_CASE("a request not attached to a connection cannot go async", "[http][disp
     Request r;
     CHECK_THROWS_AS(r.stream(), std::logic_error);
     CHECK_THROWS_AS(r.defer(), std::logic_error);
+}
+
+TEST_CASE("the static fallback answers unrouted GET/HEAD without a key; the API keeps its key",
+          "[http][auth][fallback]") {
+    Router router;
+    router.add("GET", "/v1/models", [](Request&) { return Response::text("models"); });
+    DispatchPolicy policy;
+    policy.auth = ApiKeyAuth({"key"}, {});
+    policy.fallback = [](Request& r) { return Response::text("static " + r.method + " " + r.path); };
+
+    CHECK(dispatch(router, policy, make_request("GET", "/")).body == "static GET /");
+    CHECK(dispatch(router, policy, make_request("HEAD", "/app.js")).body == "static HEAD /app.js");
+    CHECK(dispatch(router, policy, make_request("GET", "/v1/models")).status == 401);
+    CHECK(dispatch(router, policy, make_request("GET", "/v1/models", {{"X-Api-Key", "key"}})).body == "models");
+    // Other methods never reach it: they are the API's, and need the key.
+    CHECK(dispatch(router, policy, make_request("POST", "/")).status == 401);
+    CHECK(dispatch(router, policy, make_request("DELETE", "/x", {{"X-Api-Key", "key"}})).status == 404);
+
+    policy.fallback = nullptr;  // --no-webui
+    CHECK(dispatch(router, policy, make_request("GET", "/", {{"X-Api-Key", "key"}})).status == 404);
+    CHECK(dispatch(router, policy, make_request("GET", "/")).status == 401);
+}
+
+TEST_CASE("CORS keeps the Vary of the response and adds Origin", "[http][cors]") {
+    Headers out{{"Vary", "Accept-Encoding"}};
+    add_cors_headers({{"Origin", "http://ui.local"}}, out);
+    CHECK(out.value_or("Vary") == "Accept-Encoding, Origin");
 }

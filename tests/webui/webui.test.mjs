@@ -1,0 +1,506 @@
+// Browser tests of the chat UI: Debian's chromium, driven by puppeteer-core, against the real ggserve
+// binary with stories260K on 127.0.0.1. Usage (scripts/test_webui.sh runs it):
+//   node webui.test.mjs GGSERVE_BINARY MODEL OUTPUT_DIR
+// Screenshots of the main states go to OUTPUT_DIR. Every wait is for an event, a selector or a condition,
+// each bounded; nothing sleeps.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import puppeteer from 'puppeteer-core';
+
+const [bin, model, outDir] = process.argv.slice(2);
+if (!bin || !model || !outDir) {
+  console.error('usage: node webui.test.mjs GGSERVE_BINARY MODEL OUTPUT_DIR');
+  process.exit(2);
+}
+mkdirSync(outDir, { recursive: true });
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+// Generous: on a loaded machine the browser, the server and the compilers share few cores.
+const WAIT = { timeout: 60000 };
+
+// ---- the server -------------------------------------------------------------------------------
+
+// Starts `ggserve serve` on a free port and resolves once it logs "ready:".
+function startServer(extra = []) {
+  // Replies of at most 200 tokens unless a request asks for more (the Stop test does).
+  const args = ['serve', '--port', '0', '-m', model, '-np', '1', '-c', '32768', '-t', '1', '-n', '200', ...extra];
+  const proc = spawn(bin, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server not ready in 60 s:\n${log}`)), 60000);
+    proc.stderr.on('data', (d) => {
+      log += d;
+      const port = /listening on http:\/\/[^:]+:(\d+)/.exec(log)?.[1];
+      if (port && log.includes('ready:')) {
+        clearTimeout(timer);
+        resolve({
+          url: `http://127.0.0.1:${port}`,
+          stop: () => new Promise((done) => {
+            if (proc.exitCode !== null) return done();
+            proc.once('exit', done);
+            proc.kill('SIGTERM');
+          }),
+        });
+      }
+    });
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited (${code}):\n${log}`));
+    });
+  });
+}
+
+// Polls `fn` until it returns a truthy value; fails after `ms`.
+async function until(what, fn, ms = 20000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));  // a poll interval, not a synchronization
+  }
+}
+
+// ---- the runner -------------------------------------------------------------------------------
+
+const results = [];
+async function step(name, fn) {
+  const t0 = Date.now();
+  try {
+    await fn();
+    results.push([name, true]);
+    console.log(`ok   ${name} (${Date.now() - t0} ms)`);
+  } catch (e) {
+    results.push([name, false]);
+    console.log(`FAIL ${name}\n     ${String(e?.stack ?? e).split('\n').join('\n     ')}`);
+  }
+}
+
+async function shot(page, name) {
+  await page.screenshot({ path: join(outDir, `${name}.png`) });
+}
+
+// The text of the last assistant message, and how often its content changed (a MutationObserver
+// installed by watchReply counts the distinct lengths it saw).
+const lastReply = (page) =>
+  page.$eval('#messages', (m) => [...m.querySelectorAll('.msg-assistant .content')].pop()?.textContent ?? '');
+
+async function watchReply(page) {
+  await page.evaluate(() => {
+    window.__lengths = new Set();
+    window.__observer?.disconnect();
+    window.__observer = new MutationObserver(() => {
+      const c = [...document.querySelectorAll('.msg-assistant .content')].pop();
+      if (c) window.__lengths.add(c.textContent.length);
+    });
+    window.__observer.observe(document.getElementById('messages'), { childList: true, subtree: true, characterData: true });
+  });
+}
+const updates = (page) => page.evaluate(() => window.__lengths.size);
+
+async function send(page, text) {
+  await page.click('#input');
+  await page.keyboard.type(text);
+  await page.keyboard.press('Enter');
+}
+
+// An SSE body as the server would stream it, from chunks of `delta`s.
+function sse(deltas, timings) {
+  const base = { id: 'chatcmpl-test', object: 'chat.completion.chunk', created: 0, model: 'stories260K.gguf' };
+  const events = deltas.map((delta) => ({ ...base, choices: [{ index: 0, delta, finish_reason: null }] }));
+  events.push({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], timings });
+  return events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('') + 'data: [DONE]\n\n';
+}
+
+// ---- the tests --------------------------------------------------------------------------------
+
+const server = await startServer();
+const browser = await puppeteer.launch({
+  executablePath: CHROMIUM,
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
+});
+
+try {
+  const page = await browser.newPage();
+  await page.setViewport({ width: 1280, height: 820 });
+  const consoleErrors = [];
+  page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
+  page.on('pageerror', (e) => consoleErrors.push(String(e)));
+
+  await step('the page loads with CSP, gzip and caching headers and no console errors', async () => {
+    const res = await page.goto(server.url + '/', { waitUntil: 'load' });
+    assert.equal(res.status(), 200);
+    const h = res.headers();
+    assert.match(h['content-security-policy'], /script-src 'self'/);
+    assert.doesNotMatch(h['content-security-policy'], /unsafe-inline/);
+    assert.equal(h['content-encoding'], 'gzip');
+    assert.equal(h['cache-control'], 'no-cache');
+    assert.ok(h['etag']);
+    await page.waitForFunction(() => document.querySelector('#model-info')?.textContent.includes('stories260K'), WAIT);
+    await page.waitForFunction(() => document.querySelector('#status')?.textContent === 'Ready', WAIT);
+    const info = await page.$eval('#model-info', (e) => e.textContent);
+    assert.match(info, /context 32768/);
+    assert.deepEqual(consoleErrors, []);
+    await shot(page, 'desktop-light-empty');
+  });
+
+  let firstReply = '';
+  await step('a message streams its reply token by token', async () => {
+    await watchReply(page);
+    await send(page, 'Once upon a time');
+    await page.waitForSelector('.msg-assistant .timings', WAIT);  // the last chunk carries the timings
+    await page.waitForSelector('#send', WAIT);
+    firstReply = await lastReply(page);
+    assert.ok(firstReply.length > 20, `reply: ${firstReply}`);
+    const n = await updates(page);
+    assert.ok(n >= 5, `only ${n} distinct DOM updates of the reply`);
+    const user = await page.$eval('.msg-user .content', (e) => e.textContent);
+    assert.equal(user, 'Once upon a time');
+    const timings = await page.$eval('.msg-assistant .timings', (e) => e.textContent);
+    assert.match(timings, /\d+ tokens · [\d.]+ t\/s/);
+    assert.equal(await page.$eval('#conv-list li.active .conv-name', (e) => e.textContent), 'Once upon a time');
+    await shot(page, 'desktop-light-reply');
+  });
+
+  await step('the conversation survives a reload', async () => {
+    await page.reload({ waitUntil: 'load' });
+    await page.waitForSelector('.msg-assistant .content', WAIT);
+    assert.equal(await lastReply(page), firstReply);
+    assert.equal(await page.$eval('.msg-user .content', (e) => e.textContent), 'Once upon a time');
+  });
+
+  await step('Stop ends the stream mid-reply and the server frees the slot', async () => {
+    // A long reply: 4000 tokens and no stop at end-of-text, asked for through the settings' extra fields.
+    const setExtra = async (text) => {
+      await page.click('#settings-btn');
+      await page.waitForSelector('#settings', WAIT);
+      await page.$eval('textarea[name=extra]', (e) => { e.focus(); e.select(); });
+      await page.keyboard.press('Backspace');
+      if (text) await page.type('textarea[name=extra]', text);
+      await page.click('#settings-save');
+      await page.waitForSelector('#settings', { hidden: true, ...WAIT });
+    };
+    // 30000 tokens take the server far longer than the test needs to press Stop, on any machine.
+    await setExtra('{"max_tokens": 30000, "ignore_eos": true}');
+    try {
+      await page.click('#new-chat');
+      await watchReply(page);
+      await send(page, 'Tell me a long story');
+      await page.waitForSelector('#stop', WAIT);
+      await page.waitForFunction(() => window.__lengths.size >= 3, WAIT);  // streaming has begun
+      await page.click('#stop');
+      await page.waitForSelector('#send', WAIT);
+      await page.waitForFunction(() => [...document.querySelectorAll('.msg-assistant .note')].pop()?.textContent === 'stopped', WAIT);
+      await until('the slot to be idle', async () => !(await (await fetch(server.url + '/slots')).json())[0].is_processing);
+      const slot = (await (await fetch(server.url + '/slots')).json())[0];
+      assert.ok(slot.n_past > 0 && slot.n_past < 29000, `the reply was cut short (${slot.n_past} tokens in the slot)`);
+      const stoppedAt = await lastReply(page);
+      assert.ok(stoppedAt.length > 0);
+      // The stream is over: the server answers at once and the stopped reply does not grow any more.
+      assert.equal((await fetch(server.url + '/health')).status, 200);
+      assert.equal(await lastReply(page), stoppedAt);
+      await shot(page, 'desktop-light-stopped');
+    } finally {
+      await setExtra('');
+    }
+  });
+
+  await step('settings reach the request body and are kept per browser', async () => {
+    await page.click('#settings-btn');
+    await page.waitForSelector('#settings', WAIT);
+    // Placeholders show the server's defaults from /props.
+    assert.match(await page.$eval('input[name=temperature]', (e) => e.placeholder), /^\d/);
+    await page.type('textarea[name=system]', 'You are a storyteller.');
+    await page.type('input[name=temperature]', '0.25');
+    await page.type('input[name=top_k]', '7');
+    await page.type('input[name=min_p]', '0.1');
+    await page.type('input[name=dry_multiplier]', '0.5');
+    await page.type('input[name=xtc_probability]', '0.2');
+    await page.type('input[name=max_tokens]', '12');
+    await page.type('input[name=seed]', '42');
+    await shot(page, 'desktop-light-settings');
+    await page.click('#settings-save');
+    await page.waitForSelector('#settings', { hidden: true, ...WAIT });
+
+    await page.reload({ waitUntil: 'load' });  // settings come back from localStorage
+    await page.waitForFunction(() => document.querySelector('#status')?.textContent === 'Ready', WAIT);
+    const sent = new Promise((resolve) => {
+      const h = (req) => {
+        if (req.url().endsWith('/v1/chat/completions') && req.method() === 'POST') {
+          page.off('request', h);
+          resolve(JSON.parse(req.postData()));
+        }
+      };
+      page.on('request', h);
+    });
+    await page.click('#new-chat');
+    await send(page, 'Hello');
+    const body = await sent;
+    await page.waitForSelector('#send', WAIT);
+    assert.equal(body.stream, true);
+    assert.deepEqual(body.messages, [{ role: 'system', content: 'You are a storyteller.' }, { role: 'user', content: 'Hello' }]);
+    assert.equal(body.temperature, 0.25);
+    assert.equal(body.top_k, 7);
+    assert.equal(body.min_p, 0.1);
+    assert.equal(body.dry_multiplier, 0.5);
+    assert.equal(body.xtc_probability, 0.2);
+    assert.equal(body.max_tokens, 12);
+    assert.equal(body.seed, 42);
+    assert.equal(body.top_p, undefined, 'an empty field is the server default and is not sent');
+    const t = await page.$eval('.msg-assistant .timings', (e) => e.textContent);
+    const n = Number(/^(\d+) tokens/.exec(t)?.[1]);
+    assert.ok(n >= 1 && n <= 12, t);
+  });
+
+  await step('regenerate adds a branch; editing a user message branches too', async () => {
+    await page.click('.regen-btn');
+    await page.waitForSelector('.branches', WAIT);
+    await page.waitForSelector('#send', WAIT);
+    assert.equal(await page.$eval('.msg-assistant .branches span', (e) => e.textContent), '2/2');
+    await page.click('.edit-btn');
+    await page.waitForSelector('.edit textarea', WAIT);
+    await page.$eval('.edit textarea', (e) => (e.value = ''));
+    await page.type('.edit textarea', 'Hello again');
+    await page.click('.edit .primary');
+    await page.waitForSelector('#send', WAIT);
+    assert.equal(await page.$eval('.msg-user .content', (e) => e.textContent), 'Hello again');
+    assert.equal(await page.$eval('.msg-user .branches span', (e) => e.textContent), '2/2');
+    await page.click('.msg-user .branches button[aria-label="Previous version"]');
+    await page.waitForFunction(() => document.querySelector('.msg-user .content')?.textContent === 'Hello', WAIT);
+    assert.equal(await page.$eval('.msg-assistant .branches span', (e) => e.textContent), '2/2');
+  });
+
+  await step('markdown, code highlighting, reasoning, tool calls; HTML in a reply is text', async () => {
+    const reply = [
+      '# A title\n\nSome **bold** text and `inline code`.\n\n',
+      '```python\ndef add(a, b):\n    return a + b  # sum\n```\n\n',
+      '- one\n- two\n\n',
+      '<script>window.__xss = 1</script> and <img src=x onerror="window.__xss = 2"> stay text.',
+    ];
+    const body = sse([
+      { role: 'assistant', content: '' },
+      { reasoning_content: 'The user wants a demo. ' },
+      { reasoning_content: 'I will show markdown.' },
+      ...reply.map((content) => ({ content })),
+      { tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":' } }] },
+      { tool_calls: [{ index: 0, function: { arguments: ' "Paris"}' } }] },
+    ], { prompt_n: 5, predicted_n: 42, predicted_per_second: 123.4, prompt_per_second: 50 });
+    await page.setRequestInterception(true);
+    const onRequest = (req) => {
+      if (req.url().endsWith('/v1/chat/completions')) {
+        req.respond({ status: 200, contentType: 'text/event-stream', body });
+      } else req.continue();
+    };
+    page.on('request', onRequest);
+    try {
+      await page.click('#new-chat');
+      await send(page, 'Show me markdown');
+      await page.waitForSelector('.tool-call', WAIT);
+      await page.waitForSelector('#send', WAIT);
+    } finally {
+      page.off('request', onRequest);
+      await page.setRequestInterception(false);
+    }
+    const md = await page.$eval('.msg-assistant .markdown', (m) => ({
+      h1: m.querySelector('h1')?.textContent,
+      strong: m.querySelector('strong')?.textContent,
+      inline: m.querySelector(':not(pre) > code')?.textContent,
+      lang: m.querySelector('.code-block .code-head span')?.textContent,
+      code: m.querySelector('.code-block pre code')?.textContent,
+      keywords: [...m.querySelectorAll('.code-block .hljs-keyword')].map((k) => k.textContent),
+      copy: !!m.querySelector('.code-block .copy-code'),
+      items: m.querySelectorAll('li').length,
+      scripts: m.querySelectorAll('script').length,
+      imgs: m.querySelectorAll('img').length,
+      onerror: m.querySelectorAll('[onerror]').length,
+      text: m.textContent,
+    }));
+    assert.equal(md.h1, 'A title');
+    assert.equal(md.strong, 'bold');
+    assert.equal(md.inline, 'inline code');
+    assert.equal(md.lang, 'python');
+    assert.equal(md.code, 'def add(a, b):\n    return a + b  # sum');
+    assert.ok(md.keywords.includes('def') && md.keywords.includes('return'), JSON.stringify(md.keywords));
+    assert.ok(md.copy);
+    assert.equal(md.items, 2);
+    assert.equal(md.scripts, 0);
+    assert.equal(md.imgs, 0);
+    assert.equal(md.onerror, 0);
+    assert.ok(md.text.includes('<script>window.__xss = 1</script>'), md.text);
+    assert.ok(md.text.includes('<img src=x onerror="window.__xss = 2">'), md.text);
+    assert.equal(await page.evaluate(() => window.__xss), undefined);
+    const reasoning = await page.$eval('.msg-assistant details.reasoning', (d) => ({ open: d.open, text: d.textContent }));
+    assert.equal(reasoning.open, false);
+    assert.match(reasoning.text, /Reasoning.*The user wants a demo\. I will show markdown\./s);
+    const tool = await page.$eval('.tool-call', (e) => e.textContent);
+    assert.match(tool, /get_weather/);
+    assert.match(tool, /\{"city": "Paris"\}/);
+    assert.match(await page.$eval('.msg-assistant .timings', (e) => e.textContent), /42 tokens · 123\.4 t\/s/);
+    await shot(page, 'desktop-light-markdown');
+    await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }]);
+    await shot(page, 'desktop-dark-markdown');
+  });
+
+  await step('conversations: search, rename, delete, export, import', async () => {
+    const clearSearch = async () => {
+      await page.click('#search', { clickCount: 3 });
+      await page.keyboard.press('Backspace');
+      await page.waitForFunction(() => document.querySelector('#search').value === '', WAIT);
+    };
+    const names = () => page.$$eval('#conv-list .conv-name', (b) => b.map((x) => x.textContent));
+    assert.ok((await names()).length >= 4);
+    await page.type('#search', 'markdown');
+    await page.waitForFunction(() => document.querySelectorAll('#conv-list .conv-name').length === 1, WAIT);
+    assert.deepEqual(await names(), ['Show me markdown']);
+    await page.click('#conv-list li button[title="Rename"]');
+    await page.waitForSelector('#conv-list input.rename', WAIT);
+    await page.$eval('#conv-list input.rename', (e) => e.select());
+    await page.keyboard.type('Markdown demo');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => document.querySelector('#conv-list .conv-name')?.textContent === 'Markdown demo', WAIT);
+    const stored = await page.evaluate(() => JSON.parse(localStorage.getItem('ggserve.conversations.v1')));
+    assert.ok(stored.some((c) => c.name === 'Markdown demo'));
+    await clearSearch();
+    await page.type('#search', 'Tell me');
+    await page.waitForFunction(() => document.querySelectorAll('#conv-list .conv-name').length === 1, WAIT);
+    await page.click('#conv-list li button[title="Delete"]');
+    await page.click('#conv-list li button[title="Click again to delete"]');
+    await page.waitForFunction(() => document.querySelector('#conv-list li.none'), WAIT);
+    const after = await page.evaluate(() => JSON.parse(localStorage.getItem('ggserve.conversations.v1')));
+    assert.ok(!after.some((c) => c.name === 'Tell me a long story'));
+    await clearSearch();
+
+    // Export downloads every conversation as JSON; importing a file adds its conversations.
+    const cdp = await page.createCDPSession();
+    await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: outDir, eventsEnabled: true });
+    const downloaded = new Promise((resolve) => cdp.on('Browser.downloadProgress', (e) => e.state === 'completed' && resolve()));
+    const [download] = await Promise.all([
+      new Promise((resolve) => cdp.once('Browser.downloadWillBegin', resolve)),
+      page.click('.sidebar-foot button:first-child'),
+    ]);
+    await downloaded;
+    const exported = JSON.parse(readFileSync(join(outDir, download.suggestedFilename), 'utf8'));
+    assert.equal(exported.format, 'ggserve-conversations');
+    assert.deepEqual(exported.conversations.map((c) => c.name).sort(), ['Hello', 'Markdown demo', 'Once upon a time']);
+    const copy = exported.conversations.find((c) => c.name === 'Hello');
+    const importFile = join(outDir, 'import.json');
+    writeFileSync(importFile, JSON.stringify({ ...exported, conversations: [{ ...copy, id: 'imported-1', name: 'Imported chat' }] }));
+    const [chooser] = await Promise.all([page.waitForFileChooser(WAIT), page.click('.sidebar-foot button:nth-child(2)')]);
+    await chooser.accept([importFile]);
+    await page.waitForFunction(() => [...document.querySelectorAll('#conv-list .conv-name')].some((b) => b.textContent === 'Imported chat'), WAIT);
+    assert.match(await page.$eval('#status', (e) => e.textContent), /Imported 1 conversation/);
+    await page.evaluate(() => [...document.querySelectorAll('#conv-list .conv-name')].find((b) => b.textContent === 'Imported chat').click());
+    await page.waitForFunction(() => document.querySelector('.msg-user .content')?.textContent === 'Hello', WAIT);
+  });
+
+  await step('a loading server (503) is reported until it is ready', async () => {
+    const p = await browser.newPage();
+    let healthCalls = 0;
+    await p.setRequestInterception(true);
+    p.on('request', (req) => {
+      if (req.url().endsWith('/health') && healthCalls++ === 0) {
+        req.respond({ status: 503, contentType: 'application/json', body: '{"error":{"message":"Loading model","type":"unavailable_error","code":503}}' });
+      } else req.continue();
+    });
+    await p.goto(server.url + '/', { waitUntil: 'load' });
+    await p.waitForFunction(() => /still loading the model/.test(document.querySelector('#status')?.textContent), WAIT);
+    await shot(p, 'desktop-light-loading');
+    await p.waitForFunction(() => document.querySelector('#status')?.textContent === 'Ready', WAIT);
+    await p.close();
+  });
+
+  await step('phone-sized layout in both themes', async () => {
+    await page.setViewport({ width: 390, height: 844, isMobile: true, hasTouch: true });
+    await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'light' }]);
+    await page.reload({ waitUntil: 'load' });
+    await page.waitForSelector('.msg-assistant', WAIT);
+    const sidebarX = await page.$eval('.sidebar', (s) => s.getBoundingClientRect().right);
+    assert.ok(sidebarX <= 0, 'the sidebar is off screen on a phone');
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    assert.ok(width <= 390, `no horizontal scrolling (${width}px)`);
+    await shot(page, 'phone-light-chat');
+    await page.click('.menu-btn');
+    await page.waitForFunction(() => document.querySelector('.sidebar').getBoundingClientRect().left >= 0, WAIT);
+    await shot(page, 'phone-light-sidebar');
+    await page.click('.backdrop', { offset: { x: 370, y: 400 } });  // a tap beside the sidebar closes it
+    await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }]);
+    await page.waitForFunction(() => document.querySelector('.sidebar').getBoundingClientRect().right <= 0, WAIT);
+    await shot(page, 'phone-dark-chat');
+    await page.setViewport({ width: 1280, height: 820 });
+  });
+
+  await step('a busy server (every slot in use) is reported, and the reply comes once a slot frees', async () => {
+    // Another client holds the only slot with a long generation.
+    const hold = new AbortController();
+    const other = await fetch(server.url + '/v1/chat/completions', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ messages: [{ role: 'user', content: 'Hold on' }], max_tokens: 30000, ignore_eos: true, stream: true }),
+      signal: hold.signal,
+    });
+    const reader = other.body.getReader();
+    await reader.read();  // its stream has started: the slot is taken
+    await page.click('#new-chat');
+    await send(page, 'Anyone there?');
+    await page.waitForFunction(() => /Server busy/.test(document.querySelector('#status').textContent), WAIT);
+    await shot(page, 'desktop-dark-busy');
+    hold.abort();
+    await page.waitForSelector('.msg-assistant .timings', WAIT);
+    await page.waitForFunction(() => document.querySelector('#status').textContent === 'Ready', WAIT);
+  });
+
+  await step('the page ran with no console errors', async () => {
+    assert.deepEqual(consoleErrors, []);
+  });
+
+  await step('the CSP blocks inline scripts', async () => {
+    const p = await browser.newPage();
+    const violations = [];
+    p.on('console', (m) => m.type() === 'error' && violations.push(m.text()));
+    await p.goto(server.url + '/', { waitUntil: 'load' });
+    await p.evaluate(() => {
+      const s = document.createElement('script');
+      s.textContent = 'window.__inline = 1';
+      document.head.appendChild(s);
+    });
+    await until('a CSP report', () => violations.some((v) => /Content Security Policy/i.test(v)));
+    assert.equal(await p.evaluate(() => window.__inline), undefined);
+    await p.close();
+  });
+
+  await step('a server with --api-key: the page asks for the key, then works; unreachable is reported', async () => {
+    const keyed = await startServer(['--api-key', 'test-key-123']);
+    const ctx = await browser.createBrowserContext();
+    try {
+      const p = await ctx.newPage();
+      await p.setViewport({ width: 1280, height: 820 });
+      await p.goto(keyed.url + '/', { waitUntil: 'load' });
+      await p.waitForSelector('#api-key-dialog', WAIT);
+      await p.waitForFunction(() => /API key/.test(document.querySelector('#status').textContent), WAIT);
+      await shot(p, 'desktop-light-api-key');
+      await p.type('#api-key-input', 'test-key-123');
+      await p.keyboard.press('Enter');
+      await p.waitForSelector('#api-key-dialog', { hidden: true, ...WAIT });
+      await p.waitForFunction(() => document.querySelector('#model-info')?.textContent.includes('stories260K'), WAIT);
+      await send(p, 'Hi');
+      await p.waitForSelector('.msg-assistant .timings', WAIT);
+      await keyed.stop();
+      await send(p, 'Are you there?');
+      await p.waitForFunction(() => /cannot be reached/.test(document.querySelector('#status').textContent), WAIT);
+      await p.waitForSelector('.msg-error', WAIT);
+      await shot(p, 'desktop-light-unreachable');
+    } finally {
+      await ctx.close();
+      await keyed.stop();
+    }
+  });
+} finally {
+  await browser.close();
+  await server.stop();
+}
+
+const failed = results.filter(([, ok]) => !ok);
+console.log(`\n${results.length - failed.length}/${results.length} passed; screenshots in ${outDir}`);
+process.exit(failed.length ? 1 : 0);

@@ -1,0 +1,525 @@
+// The ggserve chat UI: conversations in a sidebar, a chat that streams from /v1/chat/completions,
+// settings saved per browser (defaults from /props), and a status line from /props and /v1/models.
+import { render } from 'preact';
+import { useEffect, useMemo, useReducer, useRef, useState } from 'preact/hooks';
+import { ApiError, getJson, streamChat } from './api.js';
+import { Store } from './store.js';
+import { renderMarkdown } from './markdown.js';
+import { buildRequest, loadSettings, saveSettings } from './settings.js';
+import { SettingsPanel } from './settings_panel.jsx';
+import { focusOnMount } from './focus.js';
+import './style.css';
+
+const store = new Store(() => rerender());
+let rerender = () => {};
+
+function applyTheme(theme) {
+  const root = document.documentElement;
+  if (theme === 'light' || theme === 'dark') root.dataset.theme = theme;
+  else delete root.dataset.theme;
+}
+
+async function copyText(text) {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function App() {
+  const [, bump] = useReducer((x) => x + 1, 0);
+  rerender = bump;
+  const [settings, setSettings] = useState(loadSettings);
+  const [activeId, setActiveId] = useState(() => store.sorted()[0]?.id ?? null);
+  const [server, setServer] = useState({ model: '', nCtx: 0, slots: 0, defaults: {} });
+  const [status, setStatus] = useState({ kind: 'connecting', text: 'Connecting to the server…' });
+  const [gen, setGen] = useState(null);  // { convId, nodeId, controller }
+  const [showSettings, setShowSettings] = useState(false);
+  const [askKey, setAskKey] = useState(false);
+  const [sidebar, setSidebar] = useState(false);
+  const [query, setQuery] = useState('');
+  const [draft, setDraft] = useState('');
+  const inputRef = useRef(null);
+  const listRef = useRef(null);
+  const settingsRef = useRef(settings);
+  settingsRef.current = settings;
+
+  useEffect(() => applyTheme(settings.theme), [settings.theme]);
+
+  // Server information; polls /health while the model loads.
+  const loadInfo = async () => {
+    try {
+      const health = await fetch('/health').catch(() => null);
+      if (!health) throw new ApiError('unreachable', 'The server cannot be reached.');
+      if (health.status === 503) throw new ApiError('loading', 'The server is still loading the model.');
+      const key = settingsRef.current.api_key;
+      const [props, models] = await Promise.all([getJson('/props', key), getJson('/v1/models', key)]);
+      const dgs = props.default_generation_settings ?? {};
+      setServer({
+        model: models?.data?.[0]?.id ?? props.model_alias ?? '',
+        nCtx: dgs.n_ctx ?? 0,
+        slots: props.total_slots ?? 0,
+        defaults: dgs,
+      });
+      setStatus({ kind: 'ok', text: 'Ready' });
+      setAskKey(false);
+    } catch (e) {
+      setStatus({ kind: e.kind ?? 'error', text: e.message });
+      if (e.kind === 'auth') setAskKey(true);
+      if (e.kind === 'loading' || e.kind === 'unreachable') setTimeout(loadInfo, 2000);
+    }
+  };
+  useEffect(() => {
+    loadInfo();
+  }, []);
+
+  const conv = activeId ? store.get(activeId) : null;
+  const path = conv ? store.path(conv) : [];
+
+  // Keeps the newest text in view while streaming, unless the user scrolled up.
+  useEffect(() => {
+    const el = listRef.current;
+    if (el && el.scrollHeight - el.scrollTop - el.clientHeight < 160) el.scrollTop = el.scrollHeight;
+  });
+
+  const updateSettings = (next) => {
+    setSettings(next);
+    saveSettings(next);
+  };
+
+  async function generate(c, parentId) {
+    let request;
+    try {
+      request = buildRequest(settingsRef.current, store.path(c, parentId));
+    } catch (e) {
+      setStatus({ kind: 'error', text: e.message });
+      return;
+    }
+    const node = store.addNode(c, parentId, 'assistant', '');
+    const controller = new AbortController();
+    setGen({ convId: c.id, nodeId: node.id, controller });
+    let started = false;
+    // A reply that does not start soon may be queued behind other requests: say so.
+    const busyCheck = setTimeout(async () => {
+      if (started) return;
+      try {
+        const slots = await getJson('/slots', settingsRef.current.api_key);
+        if (!started && Array.isArray(slots) && slots.length && slots.every((s) => s.is_processing)) {
+          setStatus({ kind: 'busy', text: `Server busy (${slots.length} of ${slots.length} slots in use): waiting for a free slot…` });
+        }
+      } catch {
+        // /slots may be disabled: nothing to say then
+      }
+    }, 1500);
+    try {
+      for await (const chunk of streamChat(request, settingsRef.current.api_key, controller.signal)) {
+        if (!started) {
+          started = true;
+          setStatus({ kind: 'ok', text: 'Generating…' });
+        }
+        const delta = chunk.choices?.[0]?.delta ?? {};
+        if (delta.content) node.content += delta.content;
+        if (delta.reasoning_content) node.reasoning = (node.reasoning ?? '') + delta.reasoning_content;
+        for (const tc of delta.tool_calls ?? []) {
+          node.toolCalls ??= [];
+          const t = (node.toolCalls[tc.index ?? 0] ??= { id: '', name: '', arguments: '' });
+          if (tc.id) t.id = tc.id;
+          if (tc.function?.name) t.name += tc.function.name;
+          if (tc.function?.arguments) t.arguments += tc.function.arguments;
+        }
+        if (chunk.choices?.[0]?.finish_reason) node.finish = chunk.choices[0].finish_reason;
+        if (chunk.timings) node.timings = chunk.timings;
+        if (chunk.model) node.model = chunk.model;
+        c.updated = Date.now();
+        store.saveSoon();
+        bump();
+      }
+      setStatus({ kind: 'ok', text: 'Ready' });
+    } catch (e) {
+      if (e?.name === 'AbortError') {
+        node.finish = 'stopped';
+        setStatus({ kind: 'ok', text: 'Stopped' });
+      } else {
+        node.error = e.message;
+        setStatus({ kind: e.kind ?? 'error', text: e.message });
+        if (e.kind === 'auth') setAskKey(true);
+      }
+    } finally {
+      clearTimeout(busyCheck);
+      store.save();
+      setGen(null);
+      bump();
+    }
+  }
+
+  function send() {
+    const text = draft.trim();
+    if (!text || gen) return;
+    let c = conv;
+    if (!c) {
+      c = store.create();
+      setActiveId(c.id);
+    }
+    if (c.name === 'New chat') c.name = text.replace(/\s+/g, ' ').slice(0, 40);
+    const user = store.addNode(c, c.leaf, 'user', text);
+    setDraft('');
+    generate(c, user.id);
+  }
+
+  function stop() {
+    gen?.controller.abort();
+  }
+
+  function newChat() {
+    const c = store.create();
+    setActiveId(c.id);
+    setSidebar(false);
+    inputRef.current?.focus();
+  }
+
+  useEffect(() => {
+    const onKey = (e) => {
+      if (e.key === 'Escape') {
+        if (gen) stop();
+        else if (showSettings) setShowSettings(false);
+        else if (sidebar) setSidebar(false);
+      }
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  });
+
+  const q = query.trim().toLowerCase();
+  const list = store.sorted().filter(
+    (c) => !q || c.name.toLowerCase().includes(q) ||
+      Object.values(c.nodes).some((n) => n.content.toLowerCase().includes(q)));
+
+  return (
+    <div class={`app${sidebar ? ' sidebar-open' : ''}`}>
+      <Sidebar
+        list={list}
+        activeId={activeId}
+        query={query}
+        setQuery={setQuery}
+        onNew={newChat}
+        onOpen={(id) => {
+          setActiveId(id);
+          setSidebar(false);
+        }}
+        onDelete={(id) => {
+          if (gen?.convId === id) stop();
+          store.remove(id);
+          if (id === activeId) setActiveId(store.sorted()[0]?.id ?? null);
+        }}
+        onRename={(id, name) => store.rename(id, name)}
+        onStatus={setStatus}
+      />
+      {sidebar && <div class="backdrop" onClick={() => setSidebar(false)} />}
+      <main class="main">
+        <header class="topbar">
+          <button type="button" class="icon menu-btn" aria-label="Conversations" onClick={() => setSidebar(!sidebar)}>☰</button>
+          <div class="model-info" id="model-info">
+            <strong>{server.model || 'ggserve'}</strong>
+            {server.nCtx ? <span> · context {server.nCtx}</span> : null}
+            {server.slots ? <span> · {server.slots} slot{server.slots > 1 ? 's' : ''}</span> : null}
+          </div>
+          <div class={`status status-${status.kind}`} id="status" role="status" aria-live="polite">{status.text}</div>
+          <button type="button" class="icon" aria-label="Toggle theme" title="Theme"
+            onClick={() => updateSettings({ ...settings, theme: nextTheme(settings.theme) })}>
+            {settings.theme === 'dark' ? '☾' : settings.theme === 'light' ? '☀' : '◐'}
+          </button>
+          <button type="button" class="icon" id="settings-btn" aria-label="Settings" title="Settings"
+            onClick={() => setShowSettings(true)}>⚙</button>
+        </header>
+        <div class="messages" id="messages" ref={listRef}>
+          {path.length === 0 ? (
+            <div class="empty">
+              <h1>What shall we write?</h1>
+              <p>Enter sends, Shift+Enter adds a line, Escape stops a reply.</p>
+            </div>
+          ) : (
+            path.map((n) => (
+              <Message
+                key={n.id}
+                node={n}
+                conv={conv}
+                streaming={gen?.nodeId === n.id}
+                busy={!!gen}
+                onRegenerate={() => generate(conv, n.parent)}
+                onEdit={(text) => {
+                  const user = store.addNode(conv, n.parent, 'user', text);
+                  generate(conv, user.id);
+                }}
+                onSelect={(sib) => store.select(conv, sib)}
+              />
+            ))
+          )}
+        </div>
+        <form class="composer" onSubmit={(e) => {
+          e.preventDefault();
+          send();
+        }}>
+          <textarea
+            id="input"
+            ref={inputRef}
+            rows={2}
+            placeholder="Message (Enter to send, Shift+Enter for a new line)"
+            aria-label="Message"
+            value={draft}
+            onInput={(e) => setDraft(e.currentTarget.value)}
+            onKeyDown={(e) => {
+              if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+                e.preventDefault();
+                send();
+              }
+            }}
+          />
+          {gen ? (
+            <button type="button" id="stop" class="primary danger" onClick={stop}>Stop</button>
+          ) : (
+            <button type="submit" id="send" class="primary" disabled={!draft.trim()}>Send</button>
+          )}
+        </form>
+      </main>
+      {showSettings && (
+        <SettingsPanel
+          settings={settings}
+          defaults={server.defaults}
+          onSave={(s) => {
+            updateSettings(s);
+            setShowSettings(false);
+            if (s.api_key !== settings.api_key) loadInfo();
+          }}
+          onClose={() => setShowSettings(false)}
+        />
+      )}
+      {askKey && (
+        <ApiKeyDialog
+          onSave={(key) => {
+            const next = { ...settingsRef.current, api_key: key };
+            settingsRef.current = next;
+            updateSettings(next);
+            setAskKey(false);
+            loadInfo();
+          }}
+          onClose={() => setAskKey(false)}
+        />
+      )}
+    </div>
+  );
+}
+
+const nextTheme = (t) => (t === 'light' ? 'dark' : t === 'dark' ? 'auto' : 'light');
+
+function Sidebar({ list, activeId, query, setQuery, onNew, onOpen, onDelete, onRename, onStatus }) {
+  const [renaming, setRenaming] = useState(null);
+  const [armed, setArmed] = useState(null);  // the conversation whose delete awaits confirmation
+  const fileRef = useRef(null);
+
+  const exportAll = () => {
+    const blob = new Blob([store.exportJson()], { type: 'application/json' });
+    const a = document.createElement('a');
+    a.href = URL.createObjectURL(blob);
+    a.download = `ggserve-conversations-${new Date().toISOString().slice(0, 10)}.json`;
+    a.click();
+    setTimeout(() => URL.revokeObjectURL(a.href), 0);
+  };
+  const importFile = async (e) => {
+    const file = e.currentTarget.files?.[0];
+    e.currentTarget.value = '';
+    if (!file) return;
+    try {
+      const n = store.importJson(await file.text());
+      onStatus({ kind: 'ok', text: `Imported ${n} conversation${n > 1 ? 's' : ''}` });
+    } catch (err) {
+      onStatus({ kind: 'error', text: `Import failed: ${err.message}` });
+    }
+  };
+
+  return (
+    <aside class="sidebar" aria-label="Conversations">
+      <div class="sidebar-head">
+        <button type="button" class="primary wide" id="new-chat" onClick={onNew}>+ New chat</button>
+        <input type="search" id="search" placeholder="Search conversations" aria-label="Search conversations"
+          value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
+      </div>
+      <ul class="conv-list" id="conv-list">
+        {list.map((c) => (
+          <li key={c.id} class={c.id === activeId ? 'active' : ''}>
+            {renaming === c.id ? (
+              <input
+                class="rename"
+                aria-label="New name"
+                value={c.name}
+                ref={focusOnMount}
+                onKeyDown={(e) => {
+                  if (e.key === 'Enter') {
+                    onRename(c.id, e.currentTarget.value);
+                    setRenaming(null);
+                  } else if (e.key === 'Escape') {
+                    e.stopPropagation();
+                    setRenaming(null);
+                  }
+                }}
+                onBlur={(e) => {
+                  onRename(c.id, e.currentTarget.value);
+                  setRenaming(null);
+                }}
+              />
+            ) : (
+              <button type="button" class="conv-name" onClick={() => onOpen(c.id)} title={c.name}>{c.name}</button>
+            )}
+            <button type="button" class="icon small" aria-label={`Rename ${c.name}`} title="Rename"
+              onClick={() => setRenaming(c.id)}>✎</button>
+            <button type="button" class={`icon small${armed === c.id ? ' danger' : ''}`}
+              aria-label={armed === c.id ? `Confirm deleting ${c.name}` : `Delete ${c.name}`}
+              title={armed === c.id ? 'Click again to delete' : 'Delete'}
+              onBlur={() => setArmed(null)}
+              onClick={() => {
+                if (armed === c.id) {
+                  setArmed(null);
+                  onDelete(c.id);
+                } else setArmed(c.id);
+              }}>{armed === c.id ? '✓' : '×'}</button>
+          </li>
+        ))}
+        {list.length === 0 && <li class="none">{query ? 'No match' : 'No conversations yet'}</li>}
+      </ul>
+      <div class="sidebar-foot">
+        <button type="button" onClick={exportAll}>Export</button>
+        <button type="button" onClick={() => fileRef.current?.click()}>Import</button>
+        <input type="file" accept="application/json,.json" ref={fileRef} hidden onChange={importFile} />
+      </div>
+    </aside>
+  );
+}
+
+function Message({ node, conv, streaming, busy, onRegenerate, onEdit, onSelect }) {
+  const [editing, setEditing] = useState(false);
+  const [text, setText] = useState(node.content);
+  const [copied, setCopied] = useState(false);
+  // Only the message whose text changed is rendered again while a reply streams.
+  const html = useMemo(() => (node.role === 'user' ? '' : renderMarkdown(node.content)), [node.role, node.content]);
+  const sibs = store.siblings(conv, node);
+  const idx = sibs.findIndex((s) => s.id === node.id);
+  const t = node.timings;
+
+  const onContentClick = async (e) => {
+    const btn = e.target.closest?.('.copy-code');
+    if (!btn) return;
+    const code = btn.closest('.code-block')?.querySelector('code');
+    if (code && (await copyText(code.textContent))) {
+      btn.textContent = 'Copied';
+      setTimeout(() => (btn.textContent = 'Copy'), 1200);
+    }
+  };
+
+  return (
+    <article class={`msg msg-${node.role}${streaming ? ' streaming' : ''}`} data-role={node.role} aria-busy={streaming}>
+      {node.reasoning && (
+        <details class="reasoning" open={streaming && !node.content}>
+          <summary>Reasoning</summary>
+          <div class="reasoning-body">{node.reasoning}</div>
+        </details>
+      )}
+      {editing ? (
+        <div class="edit">
+          <textarea aria-label="Edit message" value={text} rows={3} ref={focusOnMount}
+            onInput={(e) => setText(e.currentTarget.value)}
+            onKeyDown={(e) => {
+              if (e.key === 'Escape') {
+                e.stopPropagation();
+                setEditing(false);
+              }
+            }} />
+          <div class="row">
+            <button type="button" class="primary" disabled={busy || !text.trim()} onClick={() => {
+              setEditing(false);
+              onEdit(text.trim());
+            }}>Send as new branch</button>
+            <button type="button" onClick={() => setEditing(false)}>Cancel</button>
+          </div>
+        </div>
+      ) : node.role === 'user' ? (
+        <div class="content plain">{node.content}</div>
+      ) : (
+        <div class="content markdown" onClick={onContentClick} dangerouslySetInnerHTML={{ __html: html }} />
+      )}
+      {node.toolCalls?.length > 0 && (
+        <div class="tool-calls">
+          {node.toolCalls.map((tc, i) => (
+            <div class="tool-call" key={i}>
+              <span class="tool-label">Tool call</span> <code>{tc.name}</code>
+              <pre>{tc.arguments}</pre>
+            </div>
+          ))}
+        </div>
+      )}
+      {node.error && <div class="msg-error" role="alert">{node.error}</div>}
+      <footer class="msg-foot">
+        {sibs.length > 1 && (
+          <span class="branches">
+            <button type="button" class="icon small" aria-label="Previous version" disabled={busy || idx <= 0}
+              onClick={() => onSelect(sibs[idx - 1])}>‹</button>
+            <span>{idx + 1}/{sibs.length}</span>
+            <button type="button" class="icon small" aria-label="Next version" disabled={busy || idx >= sibs.length - 1}
+              onClick={() => onSelect(sibs[idx + 1])}>›</button>
+          </span>
+        )}
+        {node.role === 'assistant' && t && (
+          <span class="timings" title={`prompt: ${t.prompt_n} tokens, ${fmt(t.prompt_per_second)} t/s`}>
+            {t.predicted_n} tokens · {fmt(t.predicted_per_second)} t/s · prompt {t.prompt_n}
+          </span>
+        )}
+        {node.finish === 'stopped' && <span class="note">stopped</span>}
+        {node.finish === 'length' && <span class="note">token limit reached</span>}
+        <span class="actions">
+          <button type="button" class="small" onClick={async () => {
+            if (await copyText(node.content)) {
+              setCopied(true);
+              setTimeout(() => setCopied(false), 1200);
+            }
+          }}>{copied ? 'Copied' : 'Copy'}</button>
+          {node.role === 'user' && !editing && (
+            <button type="button" class="small edit-btn" disabled={busy} onClick={() => {
+              setText(node.content);
+              setEditing(true);
+            }}>Edit</button>
+          )}
+          {node.role === 'assistant' && (
+            <button type="button" class="small regen-btn" disabled={busy} onClick={onRegenerate}>Regenerate</button>
+          )}
+        </span>
+      </footer>
+    </article>
+  );
+}
+
+const fmt = (x) => (typeof x === 'number' && isFinite(x) ? x.toFixed(1) : '–');
+
+function ApiKeyDialog({ onSave, onClose }) {
+  const [key, setKey] = useState('');
+  return (
+    <div class="overlay">
+      <form class="dialog" id="api-key-dialog" role="dialog" aria-modal="true" aria-labelledby="api-key-title"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (key.trim()) onSave(key.trim());
+        }}>
+        <h2 id="api-key-title">API key needed</h2>
+        <p>This server was started with <code>--api-key</code>. The key is kept in this browser only.</p>
+        <input type="password" id="api-key-input" aria-label="API key" autocomplete="off" value={key}
+          ref={focusOnMount} onInput={(e) => setKey(e.currentTarget.value)} />
+        <div class="row">
+          <button type="submit" class="primary" disabled={!key.trim()}>Save</button>
+          <button type="button" onClick={onClose}>Cancel</button>
+        </div>
+      </form>
+    </div>
+  );
+}
+
+
+render(<App />, document.getElementById('app'));
