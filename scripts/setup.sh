@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 PKGS=(build-essential cmake ninja-build pkg-config git curl ca-certificates
       libboost1.81-dev nlohmann-json3-dev libspdlog-dev catch2
       python3 python3-numpy python3-jsonschema)
+# libFuzzer, ASan and UBSan for the fuzz targets (scripts/fuzz.sh).
+PKGS+=(clang)
 # Docker tests (scripts/test_docker.sh): Debian's engine and compose v1; debootstrap makes the base image.
 PKGS+=(docker.io docker-compose debootstrap)
 
