@@ -9,6 +9,8 @@ PKGS=(build-essential cmake ninja-build pkg-config git curl ca-certificates
       python3 python3-numpy python3-jsonschema)
 # The web UI's browser tests (scripts/test_webui.sh) drive Debian's chromium.
 PKGS+=(chromium)
+# libFuzzer, ASan and UBSan for the fuzz targets (scripts/fuzz.sh).
+PKGS+=(clang)
 # Docker tests (scripts/test_docker.sh): Debian's engine and compose v1; debootstrap makes the base image.
 PKGS+=(docker.io docker-compose debootstrap)
 

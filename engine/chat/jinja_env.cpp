@@ -54,7 +54,8 @@ RenderState::~RenderState() {
 CallDepthGuard::CallDepthGuard(RenderState& state) : state_(state) {
     if (++state_.call_depth > state_.options->max_call_depth) {
         --state_.call_depth;
-        fail("maximum recursion depth exceeded");
+        fail("maximum recursion depth exceeded (the limit is " + std::to_string(state_.options->max_call_depth) +
+             " nested macro calls or recursive loops)");
     }
 }
 

@@ -730,7 +730,7 @@ class Parser {
     class NestingGuard {
       public:
         explicit NestingGuard(Parser& p) : p_(p) {
-            if (++p_.depth_ > kMaxNesting) p_.error(p_.cur(), "template nested too deeply");
+            if (++p_.depth_ > kMaxNesting) p_.error(p_.cur(), "template nested too deeply (the limit is " + std::to_string(kMaxNesting) + " levels)");
         }
         ~NestingGuard() { --p_.depth_; }
         NestingGuard(const NestingGuard&) = delete;

@@ -198,6 +198,9 @@ class Parser {
                 seq.push_back({Op::Chars, intern_set(CharSet::any())});
                 ++pos_;
             } else if (c == '(') {
+                if (++depth_ > kMaxNesting) {
+                    fail(at, "parentheses nest deeper than the limit of " + std::to_string(kMaxNesting));
+                }
                 ++pos_;
                 skip_space(true);
                 const uint32_t sub = generated_rule(Rule::Origin::Group, owner, at);
@@ -208,6 +211,7 @@ class Parser {
                     fail(pos_, "expected ')' or '|', found " + describe_here());
                 }
                 ++pos_;
+                --depth_;
                 item_start = seq.size();
                 seq.push_back({Op::Rule, sub});
             } else if (c == '<' || c == '!') {
@@ -462,6 +466,7 @@ class Parser {
     std::vector<size_t> first_ref_;  // offset of the first reference (or definition) of each rule
     std::unordered_map<std::string, uint32_t> set_ids_;
     size_t n_elems_ = 0;
+    size_t depth_ = 0;  // parentheses open at pos_
 };
 
 }  // namespace

@@ -30,6 +30,16 @@ constexpr uint64_t kMaxRepetition = 10000;
 // Largest grammar (in elements, after expanding repetitions) accepted.
 constexpr size_t kMaxElements = size_t(1) << 21;
 
+// Deepest parenthesis nesting accepted (deeper text is a GrammarError naming the limit).
+constexpr size_t kMaxNesting = 500;
+// Most matcher stacks a grammar may expand to (see check_expansion).
+constexpr uint64_t kMaxExpansion = 250000;
+
+// Throws GrammarError when the grammar reachable from `root` has more than `limit` paths of rule
+// references from the root to a terminal element (each a distinct stack the matcher may have to
+// track at once; nested bounded repetitions multiply them). Run by the Grammar constructor.
+void check_expansion(const Rules& rules, uint32_t root, std::string_view text, uint64_t limit = kMaxExpansion);
+
 // Line and 1-based column (in code points) of a byte offset.
 void line_column(std::string_view text, size_t offset, int& line, int& column);
 

@@ -39,6 +39,7 @@ std::shared_ptr<const gbnf::Rules> compile(std::string_view gbnf, std::string_vi
     auto lookup = [&vocab](std::string_view text) { return vocab.find_piece(text); };
     auto rules = std::make_shared<const gbnf::Rules>(gbnf::parse_gbnf(gbnf, lookup));
     root_id = gbnf::find_root(*rules, root);
+    gbnf::check_expansion(*rules, root_id, gbnf);
     for (const gbnf::Elem& e : rules->elems) {
         if ((e.op == gbnf::Op::Token || e.op == gbnf::Op::TokenNot) && e.arg >= vocab.size()) {
             throw GrammarError(1, 1, "token id " + std::to_string(e.arg) + " is outside the vocabulary");
@@ -124,6 +125,7 @@ size_t Grammar::cache_bytes() const {
 void Grammar::apply(TokenDataArray& cur) {
     if (!active()) return;
     std::lock_guard lock(core_->mu);
+    core_->automaton.set_budget(gbnf::kDefaultStepBudget);
     const size_t n_vocab = core_->vocab->size();
     auto masks_it = core_->masks.find(state_.key());
     // Few candidates and no cached mask: checking them one by one beats a walk over the vocabulary.
@@ -158,11 +160,13 @@ bool Grammar::allowed_locked(Token token) {
 bool Grammar::allows(Token token) {
     if (!active()) return true;
     std::lock_guard lock(core_->mu);
+    core_->automaton.set_budget(gbnf::kDefaultStepBudget);
     return allowed_locked(token);
 }
 
 void Grammar::accept(Token token) {
     std::lock_guard lock(core_->mu);
+    core_->automaton.set_budget(gbnf::kDefaultStepBudget);
     const GrammarVocab& vocab = *core_->vocab;
     if (token < 0 || size_t(token) >= vocab.size()) {
         throw std::invalid_argument("grammar: token " + std::to_string(token) + " is outside the vocabulary");

@@ -41,6 +41,8 @@ class Grammar final : public TokenConstraint {
 
     void apply(TokenDataArray& cur) override;
     bool allows(Token token) override;
+    // apply, allows and accept each get gbnf::kDefaultStepBudget of matcher work; beyond it they throw
+    // GrammarBudgetError (a std::runtime_error).
     // Throws std::invalid_argument if the grammar does not allow token, and std::runtime_error if
     // the text from a lazy grammar's trigger on does not match the grammar.
     void accept(Token token) override;

@@ -22,4 +22,10 @@ struct GrammarError : std::runtime_error {
           message(std::move(message_)) {}
 };
 
+// A grammar that is legal but too costly to match: one step of the matcher needed more work (stacks
+// built) than its budget, or the matcher's caches outgrew their bound. The request's fault (a 400).
+struct GrammarBudgetError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
 }  // namespace engine

@@ -192,6 +192,9 @@ class RegexParser {
 
     RegexNode parse_group() {
         const size_t open = pos_++;
+        if (++depth_ > kRegexMaxNesting) {
+            fail(open, "groups nest deeper than the limit of " + std::to_string(kRegexMaxNesting));
+        }
         int capture = -1;
         if (peek() == '?') {
             if (peek(1) == ':') {
@@ -211,6 +214,7 @@ class RegexParser {
         RegexNode inner = parse_alt();
         if (peek() != ')') fail(open, "unterminated group");
         ++pos_;
+        --depth_;
         RegexNode g{RegexNode::Kind::Group};
         g.capture = capture;
         g.kids.push_back(std::move(inner));
@@ -338,6 +342,7 @@ class RegexParser {
     RegexOptions opts_;
     size_t pos_ = 0;
     int captures_ = 0;
+    uint32_t depth_ = 0;  // groups open at pos_
 };
 
 }  // namespace

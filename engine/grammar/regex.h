@@ -24,6 +24,9 @@ struct RegexError : std::invalid_argument {
 
 constexpr uint32_t kRegexUnbounded = UINT32_MAX;
 constexpr uint32_t kRegexMaxRepeat = 10000;
+// Deepest group nesting accepted: the tree and everything that walks it (matching, translation to
+// GBNF) recurse once per level, so deeper patterns are rejected with a RegexError naming the limit.
+constexpr uint32_t kRegexMaxNesting = 100;
 
 struct RegexNode {
     enum class Kind : uint8_t { Empty, Chars, Concat, Alt, Repeat, Group, Begin, End };

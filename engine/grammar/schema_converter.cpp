@@ -231,7 +231,9 @@ std::string SchemaConverter::visit(const ojson& s, const std::string& name, cons
         explicit Depth(int& x) : d(x) { ++d; }
         ~Depth() { --d; }
     } depth(depth_);
-    if (depth_ > kMaxDepth) throw SchemaError(ptr, "the schema is nested too deeply");
+    if (depth_ > kMaxDepth) {
+        throw SchemaError(ptr, "the schema nests deeper than the limit of " + std::to_string(kMaxDepth) + " levels");
+    }
     if (s.is_boolean()) {
         if (s.get<bool>()) return builtin("value");
         throw SchemaError(ptr, "the schema false matches nothing");

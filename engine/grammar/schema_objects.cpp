@@ -162,7 +162,7 @@ std::string SchemaConverter::visit_array(const ojson& s, const std::string& name
     std::string item;
     if (rest && hi > n) {
         const char* key =
-            s.contains("prefixItems") ? "/items" : (s["items"].is_array() ? "/additionalItems" : "/items");
+            s.contains("prefixItems") || !s.contains("items") || !s["items"].is_array() ? "/items" : "/additionalItems";
         item = visit(*rest, child(name, "item"), ptr + key);
     }
     builtin("space");

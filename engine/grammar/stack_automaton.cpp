@@ -1,10 +1,14 @@
 #include "engine/grammar/stack_automaton.h"
 
 #include <algorithm>
+#include <string>
+
+#include "engine/grammar/grammar_error.h"
 
 namespace engine::gbnf {
 
-StackAutomaton::StackAutomaton(std::shared_ptr<const Rules> rules, uint32_t root) : rules_(std::move(rules)) {
+StackAutomaton::StackAutomaton(std::shared_ptr<const Rules> rules, uint32_t root, uint64_t budget)
+    : rules_(std::move(rules)), budget_left_(budget) {
     nodes_.push_back({UINT32_MAX, UINT32_MAX});  // node 0: the empty stack
     closures_.emplace_back();
     sets_.push_back({0, 0});  // set 0: dead
@@ -15,8 +19,23 @@ StackAutomaton::StackAutomaton(std::shared_ptr<const Rules> rules, uint32_t root
     start_set_ = intern_set(start);
 }
 
+void StackAutomaton::charge(size_t units) {
+    if (units > budget_left_) {
+        throw GrammarBudgetError("the grammar is too costly to match: one token needed more than " +
+                                 std::to_string(kDefaultStepBudget) +
+                                 " units of matcher work (nested repetitions make too many stacks)");
+    }
+    budget_left_ -= units;
+    if (closure_pool_.size() + set_pool_.size() + nodes_.size() > kMaxCachedEntries) {
+        throw GrammarBudgetError("the grammar is too costly to match: its matcher outgrew " +
+                                 std::to_string(kMaxCachedEntries) + " cached stack entries");
+    }
+}
+
 uint32_t StackAutomaton::node(uint32_t pos, uint32_t parent) {
     const uint64_t key = (uint64_t(pos) << 32) | parent;
+    if (auto found = node_index_.find(key); found != node_index_.end()) return found->second;
+    charge(kNodeCost);  // before anything changes: a throw leaves the automaton consistent for clones
     auto [it, inserted] = node_index_.emplace(key, uint32_t(nodes_.size()));
     if (inserted) {
         nodes_.push_back({pos, parent});
@@ -48,6 +67,7 @@ StackAutomaton::Span StackAutomaton::closure(uint32_t n) {
     };
     std::vector<Frame> frames;
     auto store = [&](uint32_t nd, std::vector<uint32_t>& v) {
+        charge(v.size() + 1);
         std::sort(v.begin(), v.end());
         v.erase(std::unique(v.begin(), v.end()), v.end());
         closures_[nd] = {uint32_t(closure_pool_.size()), uint32_t(v.size())};
@@ -95,6 +115,7 @@ StackAutomaton::Span StackAutomaton::closure(uint32_t n) {
 }
 
 uint32_t StackAutomaton::intern_set(std::vector<uint32_t>& v) {
+    charge(v.size() + 1);
     std::sort(v.begin(), v.end());
     v.erase(std::unique(v.begin(), v.end()), v.end());
     if (v.empty()) return 0;
@@ -117,6 +138,7 @@ uint32_t StackAutomaton::intern_set(std::vector<uint32_t>& v) {
 uint32_t StackAutomaton::advance(uint32_t set, uint32_t cp) {
     std::vector<uint32_t> next;
     const SetInfo info = sets_[set];
+    charge(info.len);
     for (uint32_t i = 0; i < info.len; ++i) {
         const uint32_t nd = set_pool_[info.off + i];
         if (nd == 0) continue;

@@ -31,9 +31,23 @@ struct MatchState {
     bool operator==(const MatchState&) const = default;
 };
 
+// Work (stack entries copied, sorted and interned) one call of the matcher may do, and the most
+// stack entries the caches may hold; beyond either, GrammarBudgetError. Cached transitions cost
+// nothing, so only grammars whose stack sets explode (deeply nested ambiguous repetitions) reach them.
+// A new stack node (hashed, its closure computed) costs kNodeCost units, an entry copied into a set or a
+// closure one. Calibrated so that a call that spends the whole budget takes ~0.1 s on one core.
+constexpr uint64_t kDefaultStepBudget = uint64_t(1) << 22;
+constexpr uint64_t kNodeCost = 16;
+constexpr size_t kMaxCachedEntries = size_t(32) << 20;
+
 class StackAutomaton {
   public:
-    StackAutomaton(std::shared_ptr<const Rules> rules, uint32_t root);
+    // Computing the start set counts against `budget` too.
+    StackAutomaton(std::shared_ptr<const Rules> rules, uint32_t root, uint64_t budget = kDefaultStepBudget);
+
+    // Gives the next steps (until the next call) `units` of work; Grammar calls it once per
+    // apply/allows/accept, so the budget bounds the matcher's time per sampled token.
+    void set_budget(uint64_t units) { budget_left_ = units; }
 
     const Rules& rules() const { return *rules_; }
     MatchState start() const { return {start_set_, 0}; }
@@ -111,6 +125,7 @@ class StackAutomaton {
     void append_closure(uint32_t node, std::vector<uint32_t>& out);
     uint32_t successor(const Node& n);                  // the stack after n's top element matched
     uint32_t intern_set(std::vector<uint32_t>& nodes);  // sorts and dedupes nodes
+    void charge(size_t units);                          // throws GrammarBudgetError when spent
 
     std::shared_ptr<const Rules> rules_;
     std::vector<Node> nodes_;
@@ -125,6 +140,7 @@ class StackAutomaton {
     std::unordered_map<uint64_t, uint32_t> token_next_;  // (set, token) -> set
     std::unordered_map<uint64_t, uint32_t> merged_;      // (set, set) -> set
     uint32_t start_set_ = 0;
+    uint64_t budget_left_ = kDefaultStepBudget;
 };
 
 }  // namespace engine::gbnf

@@ -164,8 +164,13 @@ size_t save_seq_state(Context& ctx, SeqId seq, const std::vector<Token>& tokens,
     const std::string tmp = path + ".tmp";
     {
         Fd out;
-        out.fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+        // O_NONBLOCK: a FIFO planted at the temporary name must fail here, not block the engine thread.
+        out.fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
         if (out.fd < 0) throw StateFileError("cannot create state file '" + path + "': " + errno_text());
+        struct stat st {};
+        if (::fstat(out.fd, &st) != 0 || !S_ISREG(st.st_mode))
+            throw StateFileError("cannot create state file '" + path + "': '" + tmp + "' is not a regular file");
+        ::fcntl(out.fd, F_SETFL, ::fcntl(out.fd, F_GETFL) & ~O_NONBLOCK);
         try {
             write_all(out.fd, &h, sizeof h, path);
             write_all(out.fd, tokens.data(), tokens.size() * sizeof(Token), path);
@@ -196,7 +201,8 @@ size_t save_seq_state(Context& ctx, SeqId seq, const std::vector<Token>& tokens,
 
 LoadedState load_seq_state(Context& ctx, SeqId seq, const std::string& path, size_t max_tokens) {
     Fd in;
-    in.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    // O_NONBLOCK: opening a FIFO (or a device) must not block the engine thread; fstat rejects it next.
+    in.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (in.fd < 0) {
         if (errno == ELOOP)
             throw StateFileError("state file '" + path + "' is a symbolic link; it must be a regular file");
@@ -205,6 +211,7 @@ LoadedState load_seq_state(Context& ctx, SeqId seq, const std::string& path, siz
     struct stat st {};
     if (::fstat(in.fd, &st) != 0 || !S_ISREG(st.st_mode))
         throw StateFileError("state file '" + path + "' is not a regular file");
+    ::fcntl(in.fd, F_SETFL, ::fcntl(in.fd, F_GETFL) & ~O_NONBLOCK);
     const size_t file_size = (size_t)st.st_size;
 
     Header h{};

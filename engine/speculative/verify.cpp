@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "engine/grammar/grammar_error.h"
+
 namespace engine::spec {
 
 namespace {
@@ -9,8 +11,20 @@ namespace {
 Token sample_or_throw(SamplerChain& chain, const float* logits) {
     try {
         return chain.sample(logits);
+    } catch (const GrammarBudgetError&) {
+        throw;
     } catch (const std::runtime_error& e) {
         throw NoTokenError(e.what());
+    }
+}
+
+void accept_or_throw(SamplerChain& chain, Token tok) {
+    try {
+        chain.accept(tok);
+    } catch (const GrammarBudgetError&) {
+        throw;
+    } catch (const std::runtime_error& e) {
+        throw RejectedTextError(e.what());
     }
 }
 
@@ -30,7 +44,7 @@ Verified verify_by_sampling(SamplerChain& chain, std::span<const float* const> r
     for (size_t i = 0; i < rows.size(); ++i) {
         const Token tok = sample_or_throw(chain, rows[i]);
         add_probs(v, chain, rows[i], tok, po);
-        chain.accept(tok);
+        accept_or_throw(chain, tok);
         v.tokens.push_back(tok);
         if (i == draft.size() || tok != draft[i]) break;
     }
@@ -94,14 +108,14 @@ Verified verify_by_ratio(SamplerChain& chain, std::span<const float* const> rows
             tok = cur.data[pick].id;
         }
         add_probs(v, chain, rows[i], tok, po);
-        chain.accept(tok);
+        accept_or_throw(chain, tok);
         v.tokens.push_back(tok);
         if (!accepted) return v;
     }
     const float* last = rows[draft.size()];
     const Token tok = sample_or_throw(chain, last);
     add_probs(v, chain, last, tok, po);
-    chain.accept(tok);
+    accept_or_throw(chain, tok);
     v.tokens.push_back(tok);
     return v;
 }

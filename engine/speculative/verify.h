@@ -26,6 +26,12 @@ struct NoTokenError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
+// The sampled text cannot go on under the request's constraint (a lazy grammar whose trigger fired on
+// text the grammar does not match): also the request's fault.
+struct RejectedTextError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
 struct ProbsOptions {
     int32_t n_probs = 0;        // 0: none
     bool post_sampling = false; // from the chain's survivors instead of the raw logits

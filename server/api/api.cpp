@@ -30,10 +30,14 @@ bool is_valid_utf8(const std::string& s) {
 using server::http::Response;
 
 Api::Api(ApiConfig config, server::http::Server& http)
-    : config_(std::move(config)), http_(http), format_pool_(std::make_unique<FormatPool>(config_.format_threads)) {}
+    : config_(std::move(config)),
+      http_(http),
+      format_pool_(std::make_unique<FormatPool>(config_.format_threads)),
+      work_pool_(std::make_unique<FormatPool>(config_.work_threads)) {}
 Api::~Api() = default;
 
 void Api::finish_formatting() {
+    work_pool_.reset();
     format_pool_.reset();
 }
 
@@ -54,6 +58,24 @@ void Api::register_routes() {
         };
     };
     auto bind = [this, &guard](Reply (Api::*fn)(Request&)) { return guard([this, fn](Request& r) { return (this->*fn)(r); }); };
+    // Handlers whose work grows with the body run on the work pool: the I/O thread only defers. The
+    // request is copied (its body moved), since the connection that owns it may close meanwhile.
+    auto offload = [this, &guard](Reply (Api::*fn)(Request&)) -> server::http::Handler {
+        auto run = guard([this, fn](Request& r) { return (this->*fn)(r); });
+        return [this, run](Request& req) -> Reply {
+            auto deferred = req.defer();
+            std::string body = std::move(req.body);
+            auto copy = std::make_shared<Request>(req);
+            copy->body = std::move(body);
+            work_pool_->serial()->post([run, copy, deferred] {
+                Reply reply = run(*copy);
+                deferred->respond(reply.is_async()
+                                      ? server::http::error_response(500, "an offloaded handler went async")
+                                      : std::move(reply.response()));
+            });
+            return deferred;
+        };
+    };
     http_.get("/health", bind(&Api::health));
     http_.get("/v1/health", bind(&Api::health));
     http_.get("/v1/models", bind(&Api::models));
@@ -63,9 +85,9 @@ void Api::register_routes() {
     http_.get("/slots", bind(&Api::slots));
     http_.post("/slots/{id}", bind(&Api::slot_action));
     http_.get("/metrics", bind(&Api::metrics));
-    http_.post("/tokenize", bind(&Api::tokenize));
-    http_.post("/detokenize", bind(&Api::detokenize));
-    http_.post("/apply-template", bind(&Api::apply_template));
+    http_.post("/tokenize", offload(&Api::tokenize));
+    http_.post("/detokenize", offload(&Api::detokenize));
+    http_.post("/apply-template", offload(&Api::apply_template));
     http_.post("/v1/chat/completions", bind(&Api::chat_completions));
     http_.post("/chat/completions", bind(&Api::chat_completions));
     http_.post("/completion", guard([this](Request& r) { return completion(r, Flavor::Native); }));

@@ -28,6 +28,7 @@ struct ApiConfig {
     std::string slot_save_path;
     std::string draft_model_path;  // -md, shown in /props
     int format_threads = 2;  // threads formatting response chunks (FormatPool)
+    int work_threads = 2;    // threads running /tokenize, /detokenize, /apply-template off the I/O threads
 };
 
 class Api {
@@ -40,7 +41,7 @@ public:
     void attach(const engine::Model& model, sched::Scheduler& scheduler);
     bool ready() const { return ready_.load(); }
     // After the scheduler has stopped: formats and sends what the engine queued, then stops the
-    // formatting threads (before the model they read goes away).
+    // formatting and work threads (before the model they read goes away).
     void finish_formatting();
 
 private:
@@ -83,6 +84,9 @@ private:
     std::atomic<uint64_t> next_task_id_{1};
     mutable std::mutex defaults_mu_;  // guards config_.defaults (POST /props)
     std::unique_ptr<FormatPool> format_pool_;
+    // Blocking work (large tokenizations, templating) runs here, answered through a DeferredResponse, so
+    // that a few huge requests cannot occupy every HTTP I/O thread (/health and small requests stay fast).
+    std::unique_ptr<FormatPool> work_pool_;
 };
 
 }  // namespace api

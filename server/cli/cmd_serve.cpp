@@ -46,7 +46,7 @@ int cmd_serve(int argc, char** argv) {
     server::http::ServerConfig hc;
     sched::SchedulerConfig sc;
     std::string config_file, api_key_file;
-    int port = 8080, timeout_s = 600, threads_http = 0;
+    int port = 8080, timeout_s = 600, threads_http = 0, stall_s = 30, stream_queue_kib = 8192;
     bool cont_batching = true, verbose = false, no_slots = false, webui = true;
     webui::WebUiOptions wo;
     // Speculative decoding (llama-server's names).
@@ -90,6 +90,11 @@ int cmd_serve(int argc, char** argv) {
     ap.flag("--no-webui", "do not serve the chat UI: / answers 404", &webui, false);
     ap.option("--path", "DIR", "serve the static files of DIR at / instead of the embedded chat UI", &wo.path);
     ap.option("-to,--timeout", "SECONDS", "read/write timeout of HTTP connections (default 600)", &timeout_s);
+    ap.option("--stream-stall-timeout", "SECONDS",
+              "cancel a stream whose client has not taken any bytes for this long (default 30)", &stall_s);
+    ap.option("--stream-queue-kib", "KIB",
+              "stream output queued for a slow client before its stream is cancelled (default 8192)",
+              &stream_queue_kib);
     ap.option("--threads-http", "N", "HTTP I/O threads (default: cores, at least 2)", &threads_http);
     ap.option("--max-prefill-tokens", "N",
               "most prompt tokens per iteration while other slots are generating (0 = no cap)",
@@ -132,6 +137,8 @@ int cmd_serve(int argc, char** argv) {
         if (sc.n_parallel < 1 || sc.n_parallel > engine::kMaxSeq)
             throw ArgError("--parallel must be in [1, " + std::to_string(engine::kMaxSeq) + "]");
         if (timeout_s <= 0) throw ArgError("--timeout must be positive");
+        if (stall_s <= 0) throw ArgError("--stream-stall-timeout must be positive");
+        if (stream_queue_kib <= 0) throw ArgError("--stream-queue-kib must be positive");
         if (ac.defaults.n_predict < -1) throw ArgError("--n-predict must be >= -1");
         if (ac.defaults.n_keep < -1) throw ArgError("--keep must be >= -1");
         if (!ac.slot_save_path.empty()) {
@@ -188,6 +195,8 @@ int cmd_serve(int argc, char** argv) {
     hc.port = (uint16_t)port;
     hc.n_threads = threads_http;
     hc.read_timeout = hc.write_timeout = std::chrono::seconds(timeout_s);
+    hc.stream_stall_timeout = std::chrono::seconds(stall_s);
+    hc.stream_queue_bytes = (size_t)stream_queue_kib * 1024;
 
     // Signals are waited for by this thread only: block them before any other thread starts.
     sigset_t sigs;

@@ -79,6 +79,7 @@ void Connection::begin_request() {
     parser_->eager(true);
     request_started_ = false;
     expect_checked_ = false;
+    header_bytes_ = 0;
     arm_timer(cfg.idle_timeout);
     parse_buffered();
 }
@@ -96,16 +97,38 @@ void Connection::parse_buffered() {
             arm_timer(core_->config.read_timeout);
         }
         error_code ec;
+        const bool in_header = !parser_->is_header_done();
         std::size_t used = parser_->put(buffer_.data(), ec);
         buffer_.consume(used);
+        if (ec && ec != bhttp::error::need_more) return reject_parse_error(ec);
+        // The parser's own limit applies to what it holds at once; the header's total counts here, so
+        // many small lines cannot pass the limit either.
+        if (in_header) header_bytes_ += used;
+        if (!parser_->is_header_done() && header_bytes_ + buffer_.size() > core_->config.max_header_bytes) {
+            return reject_parse_error(bhttp::error::header_limit);
+        }
         if (ec == bhttp::error::need_more) break;
-        if (ec) return reject_parse_error(ec);
-        if (parser_->is_header_done() && !expect_checked_) answer_expect_continue();
+        if (parser_->is_header_done() && !expect_checked_) {
+            // A header that arrived whole is not checked against the limit by the parser: count it here.
+            if (parsed_header_bytes() > core_->config.max_header_bytes) {
+                return reject_parse_error(bhttp::error::header_limit);
+            }
+            answer_expect_continue();
+        }
         if (used == 0) break;
     }
     if (phase_ != Phase::awaiting) return;
     if (parser_->is_done()) return dispatch();
     read_some();
+}
+
+// The size of the parsed header as sent (request line, "name: value\r\n" per field, the blank line),
+// give or take optional whitespace.
+std::size_t Connection::parsed_header_bytes() const {
+    const auto& msg = parser_->get();
+    std::size_t n = msg.method_string().size() + msg.target().size() + 12;  // " HTTP/1.1\r\n" and a space
+    for (const auto& field : msg) n += field.name_string().size() + field.value().size() + 4;
+    return n + 2;
 }
 
 // Runs once the header is parsed: a client that sent "Expect: 100-continue" waits for this before
@@ -317,12 +340,14 @@ void Connection::write_stream_head() {
 }
 
 void Connection::pump() {
-    if (phase_ != Phase::busy || !exchange_ || writing_ || !writes_.empty()) return;
-    ExchangeState::Batch batch = exchange_->take();
-    if (batch.overflow) {
+    if (phase_ != Phase::busy || !exchange_) return;
+    // Checked before waiting for a pending write: that write may never end while the client is not reading.
+    if (exchange_->overflowed()) {
         spdlog::info("http: {} dropped: the client does not read its stream fast enough", remote_);
         return close_now();
     }
+    if (writing_ || !writes_.empty()) return;
+    ExchangeState::Batch batch = exchange_->take();
     if (exchange_->kind() == ExchangeKind::deferred) {
         if (batch.response) {
             exchange_.reset();
@@ -363,10 +388,14 @@ void Connection::write_next() {
     if (writing_ || writes_.empty() || phase_ == Phase::closed) return;
     writing_ = true;
     std::uint64_t generation = ++write_generation_;
-    write_timer_.expires_after(core_->config.write_timeout);
-    write_timer_.async_wait([self = shared_from_this(), generation](error_code ec) {
+    // A stream's write gets the (shorter) stall timeout: its producer holds a slot while it waits.
+    const bool streaming = exchange_ && exchange_->kind() == ExchangeKind::stream;
+    const auto limit =
+        streaming ? std::min(core_->config.write_timeout, core_->config.stream_stall_timeout) : core_->config.write_timeout;
+    write_timer_.expires_after(limit);
+    write_timer_.async_wait([self = shared_from_this(), generation, streaming](error_code ec) {
         if (ec || generation != self->write_generation_ || self->phase_ == Phase::closed) return;
-        spdlog::info("http: {} write timed out", self->remote_);
+        spdlog::info("http: {} {} timed out", self->remote_, streaming ? "stream write" : "write");
         self->close_now();
     });
     asio::async_write(socket_, asio::buffer(writes_.front().bytes),

@@ -46,6 +46,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void begin_request();
     void parse_buffered();
     void answer_expect_continue();
+    std::size_t parsed_header_bytes() const;
     void read_some();
     void on_read(boost::system::error_code ec, std::size_t n);
     void arm_timer(std::chrono::milliseconds after);
@@ -86,6 +87,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     bool reading_ = false;
     bool request_started_ = false;  // bytes of the current request have arrived
     bool expect_checked_ = false;
+    std::size_t header_bytes_ = 0;  // bytes of the current request's header handed to the parser so far
     bool keep_alive_ = true;
     bool stopping_ = false;
 

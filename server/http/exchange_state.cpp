@@ -27,14 +27,25 @@ void ExchangeState::notify_locked() {
 }
 
 bool ExchangeState::push(std::string bytes) {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
     if (kind_ != ExchangeKind::stream || failed_ || overflow_ || finished_ || abandoned_) return false;
     if (bytes.empty()) return true;  // an empty chunk would end a chunked body
     if (queued_bytes_ + bytes.size() > max_queued_bytes_) {
-        // The client does not keep up: fail the stream rather than buffer without bound.
+        // The client does not keep up: fail the stream rather than buffer without bound. The producer
+        // is cancelled now (not when a pending write ends, which may be never), and the connection is
+        // told even if a notification is already pending (it may be stuck behind that write).
         overflow_ = true;
         queue_.clear();
-        notify_locked();
+        std::function<void()> callback;
+        if (cancel_ && !cancel_fired_) {
+            cancel_fired_ = true;
+            callback = std::move(cancel_);
+            cancel_ = nullptr;
+        }
+        notify_pending_ = true;
+        notify_();
+        lock.unlock();
+        if (callback) run_cancel(callback);
         return false;
     }
     queued_bytes_ += bytes.size();
@@ -81,6 +92,11 @@ void ExchangeState::set_cancel(std::function<void()> callback) {
 bool ExchangeState::failed() const {
     std::lock_guard lock(mu_);
     return failed_ || overflow_;
+}
+
+bool ExchangeState::overflowed() const {
+    std::lock_guard lock(mu_);
+    return overflow_;
 }
 
 ExchangeState::Batch ExchangeState::take() {

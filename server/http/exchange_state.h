@@ -18,7 +18,7 @@ namespace server::http::detail {
 class ExchangeState {
   public:
     // `notify` asks the connection to call take(); it is called with the lock held, at most once until
-    // the next take(), and never after fail().
+    // the next take() (except once more when the queue overflows), and never after fail().
     ExchangeState(ExchangeKind kind, std::size_t max_queued_bytes, std::function<void()> notify);
 
     ExchangeKind kind() const { return kind_; }
@@ -30,6 +30,8 @@ class ExchangeState {
     void abandon();
     void set_cancel(std::function<void()> callback);
     bool failed() const;
+    // The queue limit was hit: the connection must drop the exchange even while a write is pending.
+    bool overflowed() const;
 
     // Connection side, on its strand.
     struct Batch {

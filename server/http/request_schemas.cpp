@@ -4,6 +4,7 @@
 
 #include "server/http/embedded_schemas.h"
 #include "server/http/errors.h"
+#include "server/http/json_depth.h"
 
 namespace server::http {
 
@@ -54,6 +55,11 @@ nlohmann::json parse_request_body(const Request& req, std::string_view schema) {
     if (req.body.find_first_not_of(" \t\r\n") == std::string::npos) {
         body = nlohmann::json::object();
     } else {
+        if (auto at = json_depth_exceeded(req.body)) {
+            throw HttpError(400, "request body nests arrays and objects deeper than the limit of " +
+                                     std::to_string(kMaxJsonDepth) + " levels (at byte " + std::to_string(*at) +
+                                     ")");
+        }
         try {
             body = nlohmann::json::parse(req.body);
         } catch (const nlohmann::json::exception& e) {

@@ -27,7 +27,8 @@ const JsonSchemaValidator& request_schemas();
 std::optional<ValidationError> validate_request(std::string_view schema, const nlohmann::json& body);
 
 // Parses req.body as JSON (an empty body counts as {}) and validates it against `schema`. Throws
-// HttpError(400) with "invalid JSON in request body: ..." or "/max_tokens: must be >= 0".
+// HttpError(400) with "invalid JSON in request body: ...", "/max_tokens: must be >= 0", or for a body nested
+// deeper than kMaxJsonDepth (json_depth.h), a message naming that limit; nothing deeper is ever parsed.
 nlohmann::json parse_request_body(const Request& req, std::string_view schema);
 
 }  // namespace server::http

@@ -25,8 +25,12 @@ struct ServerConfig {
     // A keep-alive connection waiting for its next request.
     std::chrono::milliseconds idle_timeout{std::chrono::seconds(60)};
 
-    // Stream bytes queued for a slow client before its stream is failed (StreamOptions can override).
+    // Stream bytes queued for a slow client before its stream is failed (StreamOptions can override); the
+    // stream's cancel callback runs at once, even while a write is pending.
     std::size_t stream_queue_bytes = 8 * 1024 * 1024;
+    // One write of a stream (its events once the socket buffers are full) that makes no progress for this
+    // long fails the stream, cancelling its generation (a client that stops reading frees its slot).
+    std::chrono::milliseconds stream_stall_timeout{std::chrono::seconds(30)};
 
     std::vector<std::string> api_keys;  // empty: no authentication
     std::vector<std::string> public_paths = {"/", "/health", "/v1/health"};

@@ -1,5 +1,7 @@
 #include "server/scheduler/scheduler.h"
 
+#include "engine/grammar/grammar_error.h"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -589,6 +591,10 @@ void Scheduler::apply_entry(const PlanEntry& e, size_t first_row) {
         }
     } catch (const engine::spec::NoTokenError& err) {
         fail(s, 400, std::string("no token can be sampled: ") + err.what());
+    } catch (const engine::spec::RejectedTextError& err) {
+        fail(s, 400, std::string("the generated text breaks the request's constraint: ") + err.what());
+    } catch (const engine::GrammarBudgetError& err) {
+        fail(s, 400, err.what());
     } catch (const std::exception& err) {
         spdlog::error("slot {}: request {} failed: {}", s.id, s.task ? s.task->id : 0, err.what());
         fail(s, 500, std::string("internal error: ") + err.what());

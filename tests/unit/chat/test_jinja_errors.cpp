@@ -94,8 +94,8 @@ TEST_CASE("undefined values are falsy and empty, but fail when used strictly", "
 
 TEST_CASE("runaway recursion and deep nesting fail instead of crashing", "[jinja][errors]") {
     CHECK(error_of("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}").message() ==
-          "maximum recursion depth exceeded");
+          "maximum recursion depth exceeded (the limit is 200 nested macro calls or recursive loops)");
     const std::string deep = "{{ " + std::string(300, '(') + "1" + std::string(300, ')') + " }}";
-    CHECK(error_of(deep).message() == "template nested too deeply");
+    CHECK(error_of(deep).message() == "template nested too deeply (the limit is 256 levels)");
     CHECK(render("{{ " + std::string(50, '(') + "1" + std::string(50, ')') + " }}") == "1");
 }

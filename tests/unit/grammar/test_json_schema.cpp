@@ -304,3 +304,12 @@ TEST_CASE("draft-04 style exclusive bounds and additionalItems", "[grammar][sche
     CHECK_FALSE(m.matches("[1,1]"));
     CHECK_FALSE(m.matches("[1,0.5,1]"));
 }
+
+// Found by tests/fuzz/fuzz_json_schema.cpp: an array schema without "items" read s["items"] from a const
+// object that has no such key (an assertion in debug builds, undefined behaviour in release).
+TEST_CASE("an array schema without items converts", "[grammar][schema]") {
+    const std::string gbnf = engine::json_schema_to_gbnf(ojson::parse(R"({"type":"array","maxItems":3})"));
+    GrammarMatcher m(gbnf);
+    CHECK(m.matches("[]"));
+    CHECK_FALSE(m.matches("[1,2,3,4]"));
+}

@@ -78,14 +78,30 @@ TEST_CASE("the cancel callback runs exactly once, and not after the producer fin
     done->fail();
     CHECK(done_cancels == 0);
 
-    // Overflow: the cancel runs once the connection fails the exchange.
+    // Overflow: the cancel runs at once (the connection may be stuck in a write that never ends), and
+    // not again when the connection then fails the exchange.
     auto over = f.make(ExchangeKind::stream, 1);
     int over_cancels = 0;
     over->set_cancel([&] { ++over_cancels; });
     CHECK_FALSE(over->push("xx"));
-    CHECK(over_cancels == 0);
+    CHECK(over_cancels == 1);
+    CHECK(over->overflowed());
     over->fail();
     CHECK(over_cancels == 1);
+}
+
+TEST_CASE("an overflow wakes the connection even while a notification is pending", "[http][exchange]") {
+    Fixture f;
+    auto s = f.make(ExchangeKind::stream, 10);
+    CHECK(s->push("12345"));
+    CHECK(f.notified == 1);  // the connection is busy writing and has not taken the queue
+    CHECK(s->push("123"));
+    CHECK(f.notified == 1);  // coalesced
+    CHECK_FALSE(s->push("abcde"));
+    CHECK(f.notified == 2);  // the overflow is told regardless
+    CHECK(s->overflowed());
+    CHECK_FALSE(s->push("x"));
+    CHECK(f.notified == 2);
 }
 
 TEST_CASE("a deferred exchange answers once, a dropped handle is reported", "[http][exchange]") {

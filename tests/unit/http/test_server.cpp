@@ -127,6 +127,25 @@ TEST_CASE("oversized headers get 431", "[http][server]") {
     CHECK(make_client(server).get("/health").status == 200);
 }
 
+TEST_CASE("many small header lines count against the header limit as a whole", "[http][server]") {
+    Server server(test_config());  // the default limit, 64 KiB
+    server.get("/health", [](Request&) { return Response::text("ok"); });
+    server.start();
+    // 2,000 lines of ~50 bytes: 100 KiB of header, no line anywhere near the limit by itself.
+    std::string head = "GET /health HTTP/1.1\r\nHost: x\r\n";
+    for (int i = 0; i < 2000; ++i) head += "X-Line-" + std::to_string(i) + ": " + std::string(36, 'v') + "\r\n";
+    REQUIRE(head.size() > 96 * 1024);
+    Client client = make_client(server);
+    client.send_raw(head + "\r\n");
+    check_error(client.read_response(), 431, "invalid_request_error");
+    // Just under the limit still passes.
+    std::string fits = "GET /health HTTP/1.1\r\nHost: x\r\n";
+    while (fits.size() < 60 * 1024) fits += "X-Line: " + std::string(40, 'v') + "\r\n";
+    Client ok = make_client(server);
+    ok.send_raw(fits + "\r\n");
+    CHECK(ok.read_response().status == 200);
+}
+
 TEST_CASE("malformed requests get 400 and never wedge the server", "[http][server]") {
     Server server(test_config());
     server.get("/health", [](Request&) { return Response::text("ok"); });
