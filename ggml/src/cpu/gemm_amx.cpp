@@ -1,0 +1,215 @@
+// Tile kernels for the 32-value block formats (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL) on AMX: the
+// integer block sums come from the tile unit, the float steps from AVX-512.
+//
+// Per 32-value block, one tdpbssd multiplies tile A, 16 activation columns of 32 signed bytes (read
+// straight from the Q8_0/Q8_1 rows), by tile B, 16 weight rows as signed levels in the VNNI layout
+// (B row j, dword r = values 4j .. 4j+3 of weight row r). C row c, lane r then holds the exact int32 sum of
+// the block for (row r, column c): one block per instruction, so every block's sum stays separate. The sums
+// are stored and scaled lane-wise in the reference's steps and order, acc += (dx * dy) * float(isum)
+// [+ m * s], so every output equals vec_dot (and the AVX-512 tile) bit for bit.
+//
+// Weight blocks are unpacked into the B layout once per call and reused by every column group. Each
+// thread asks the OS for the tile state and loads the tile configuration itself, on its first call.
+#include "kernels_x86_intrin.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "ggml/quants.h"
+#include "kernels_levels.h"
+#include "kernels_simd_target.h"
+
+#if defined(__x86_64__)
+GGML_TARGET_AMX_BEGIN
+#include "kernels_x86_gemm.h"
+#include "kernels_x86_rows16.h"
+
+namespace ggml::cpu {
+namespace {
+
+constexpr int kRows = 16;  // weight rows per B tile: the lanes of C
+constexpr int kCols = 16;  // activation columns per A tile: the rows of C
+constexpr int kQuants = 32;
+
+// Fewer columns than this run the AVX-512 tile (same bits): the tile unit would idle over its padding.
+constexpr int kMinColumns = 4;
+
+// Tile registers, two of each kind so that consecutive blocks alternate: C (int32 sums, 16 x 16) in
+// tmm0/tmm1, A (activations, 16 x 32 bytes) in tmm2/tmm3, B (weights, 8 x 64 bytes) in tmm4/tmm5.
+struct alignas(64) TileConfig {
+    uint8_t palette;
+    uint8_t start_row;
+    uint8_t reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+};
+
+TileConfig make_config() {
+    TileConfig c{};
+    c.palette = 1;
+    for (int t : {0, 1}) c.rows[t] = kCols, c.colsb[t] = kRows * 4;
+    for (int t : {2, 3}) c.rows[t] = kCols, c.colsb[t] = kQuants;
+    for (int t : {4, 5}) c.rows[t] = kQuants / 4, c.colsb[t] = kRows * 4;
+    return c;
+}
+
+// Once per thread: the OS permission, then this thread's tile configuration (no other code of ours
+// changes it).
+bool thread_ready() {
+    thread_local const bool ready = [] {
+        if (!amx::request_permission()) return false;
+        static const TileConfig config = make_config();
+        asm volatile("" ::: "memory");
+        _tile_loadconfig(&config);
+        return true;
+    }();
+    return ready;
+}
+
+// One block of 16 weight rows in the B layout with their scales as floats.
+struct alignas(64) PackedBlock {
+    int8_t q[kQuants * kRows];
+    float d[kRows];
+    float m[kRows];  // Q4_1, Q5_1
+};
+
+// Unpacks blocks [0, nb) of the 16 rows into signed levels: the decoders give u = level + kOffset.
+template <class D>
+void pack_rows(PackedBlock* out, const typename D::Block* const rows[kRows], int64_t nb) {
+    const __m512i offset = _mm512_set1_epi8(char(D::kOffset));
+    for (int64_t i = 0; i < nb; ++i) {
+        const uint8_t* bytes[kRows];
+        uint16_t d[kRows], m[kRows];
+        for (int t = 0; t < kRows; ++t) {
+            bytes[t] = reinterpret_cast<const uint8_t*>(&rows[t][i]);
+            d[t] = rows[t][i].d;
+            if constexpr (D::kHasMin) m[t] = rows[t][i].m;
+        }
+        const Rows16 u = D::quants(RowsBytes16{bytes});
+        for (int j = 0; j < 8; ++j) _mm512_store_si512(out[i].q + 64 * j, _mm512_sub_epi8(u.v[j], offset));
+        _mm512_store_ps(out[i].d, halves16(d));
+        if constexpr (D::kHasMin) _mm512_store_ps(out[i].m, halves16(m));
+    }
+}
+
+// Block sums of 16 columns (A rows a_stride bytes apart) by 16 packed rows into sums[c * 16 + r], in
+// tiles of set 0 or 1.
+inline void block_sums0(const char* a, size_t a_stride, const int8_t* b, int32_t* sums) {
+    _tile_zero(0);
+    _tile_loadd(2, a, a_stride);
+    _tile_loadd(4, b, 64);
+    _tile_dpbssd(0, 2, 4);
+    _tile_stored(0, sums, 64);
+}
+inline void block_sums1(const char* a, size_t a_stride, const int8_t* b, int32_t* sums) {
+    _tile_zero(1);
+    _tile_loadd(3, a, a_stride);
+    _tile_loadd(5, b, 64);
+    _tile_dpbssd(1, 3, 5);
+    _tile_stored(1, sums, 64);
+}
+
+// acc[c] (lanes: the 16 rows) += block i's scaled sums: the reference's float steps.
+template <class D>
+inline void scale_block(__m512 acc[kCols], const int32_t* sums, const PackedBlock& w, const ColumnPrep* p) {
+    const __m512 dx = _mm512_load_ps(w.d);
+    for (int c = 0; c < kCols; ++c) {
+        const __m512 isum = _mm512_cvtepi32_ps(_mm512_load_si512(sums + kRows * c));
+        __m512 t = _mm512_mul_ps(_mm512_mul_ps(dx, _mm512_set1_ps(p[c].dy)), isum);
+        if constexpr (D::kHasMin) t = _mm512_add_ps(t, _mm512_mul_ps(_mm512_load_ps(w.m), _mm512_set1_ps(p[c].s)));
+        acc[c] = _mm512_add_ps(acc[c], t);
+    }
+}
+
+template <class D>
+void gemm_blocks32(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* vy, size_t by,
+                   int nr, int nc) {
+    using Block = typename D::Block;
+    using Act = typename D::Act;
+    const int64_t nb = n / kQuants;
+    const char* y = static_cast<const char*>(vy);
+    const int groups = (nr + kRows - 1) / kRows;
+
+    thread_local std::vector<PackedBlock> packed;
+    thread_local std::vector<ColumnPrep> prep;
+    thread_local std::vector<int8_t> padded;
+    packed.resize(size_t(groups) * size_t(nb));
+    for (int g = 0; g < groups; ++g) {
+        const Block* rows[kRows];
+        tile_rows<Block, kRows>(rows, x, bx, g * kRows, nr);
+        pack_rows<D>(&packed[size_t(g) * size_t(nb)], rows, nb);
+    }
+    prepare_columns<D>(prep, y, by, nc, nb, false);
+
+    alignas(64) int32_t sums[2][kCols * kRows];
+    for (int c0 = 0; c0 < nc; c0 += kCols) {
+        const int cn = std::min(kCols, nc - c0);
+        // A tiles: block i of the 16 columns at a + i * a_step, rows a_stride apart. A last, partial group
+        // is copied with its last column repeated (those outputs are not stored).
+        const char* a;
+        size_t a_stride, a_step;
+        if (cn == kCols) {
+            a = y + size_t(c0) * by + offsetof(Act, qs);
+            a_stride = by;
+            a_step = sizeof(Act);
+        } else {
+            padded.resize(size_t(kCols) * size_t(nb) * kQuants);
+            for (int c = 0; c < kCols; ++c) {
+                const Act* col = reinterpret_cast<const Act*>(y + size_t(c0 + std::min(c, cn - 1)) * by);
+                for (int64_t i = 0; i < nb; ++i)
+                    std::memcpy(&padded[(size_t(c) * size_t(nb) + size_t(i)) * kQuants], col[i].qs, kQuants);
+            }
+            a = reinterpret_cast<const char*>(padded.data());
+            a_stride = size_t(nb) * kQuants;
+            a_step = kQuants;
+        }
+        asm volatile("" ::: "memory");  // the packed and padded bytes are written before the tile loads
+
+        for (int g = 0; g < groups; ++g) {
+            const PackedBlock* w = &packed[size_t(g) * size_t(nb)];
+            __m512 acc[kCols];
+            for (int c = 0; c < kCols; ++c) acc[c] = _mm512_setzero_ps();
+            // Block i + 1's tile work is issued before block i is scaled.
+            block_sums0(a, a_stride, w[0].q, sums[0]);
+            for (int64_t i = 0; i < nb; ++i) {
+                if (i + 1 < nb) {
+                    const char* ai = a + size_t(i + 1) * a_step;
+                    if (i % 2 == 0)
+                        block_sums1(ai, a_stride, w[i + 1].q, sums[1]);
+                    else
+                        block_sums0(ai, a_stride, w[i + 1].q, sums[0]);
+                }
+                scale_block<D>(acc, sums[i % 2], w[i], &prep[size_t(i) * size_t(nc) + size_t(c0)]);
+            }
+            const int rows = std::min(kRows, nr - g * kRows);
+            const __mmask16 mask = __mmask16((1u << rows) - 1);
+            for (int c = 0; c < cn; ++c)
+                _mm512_mask_storeu_ps(s + size_t(c0 + c) * ldc + size_t(g * kRows), mask, acc[c]);
+        }
+    }
+}
+
+}  // namespace
+
+namespace amx {
+#define GGML_GEMM(name, decode)                                                                           \
+    void gemm_##name(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, size_t by, \
+                     int nr, int nc) {                                                                    \
+        if (nc < kMinColumns || !thread_ready()) return avx512::gemm_##name(n, s, ldc, x, bx, y, by, nr, nc); \
+        gemm_blocks32<decode>(n, s, ldc, x, bx, y, by, nr, nc);                                           \
+    }
+GGML_GEMM(q4_0, DecodeQ4_0)
+GGML_GEMM(q4_1, DecodeQ4_1)
+GGML_GEMM(q5_0, DecodeQ5_0)
+GGML_GEMM(q5_1, DecodeQ5_1)
+GGML_GEMM(q8_0, DecodeQ8_0)
+GGML_GEMM(iq4_nl, DecodeIQ4_NL)
+#undef GGML_GEMM
+}  // namespace amx
+
+}  // namespace ggml::cpu
+GGML_TARGET_END
+#endif
