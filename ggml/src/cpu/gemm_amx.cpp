@@ -95,20 +95,25 @@ void pack_rows(PackedBlock* out, const typename D::Block* const rows[kRows], int
     }
 }
 
-// Block sums of 16 columns (A rows a_stride bytes apart) by 16 packed rows into sums[c * 16 + r], in
-// tiles of set 0 or 1.
-inline void block_sums0(const char* a, size_t a_stride, const int8_t* b, int32_t* sums) {
+// Block sums of 16 columns (A rows a_stride bytes apart) by 16 packed rows, in tile set 0 or 1: issue()
+// starts the product, store() writes C to sums[c * 16 + r]. Storing right after the product would wait
+// for it; the kernel scales the previous block in between.
+inline void issue0(const char* a, size_t a_stride, const int8_t* b) {
     _tile_zero(0);
     _tile_loadd(2, a, a_stride);
     _tile_loadd(4, b, 64);
     _tile_dpbssd(0, 2, 4);
-    _tile_stored(0, sums, 64);
 }
-inline void block_sums1(const char* a, size_t a_stride, const int8_t* b, int32_t* sums) {
+inline void issue1(const char* a, size_t a_stride, const int8_t* b) {
     _tile_zero(1);
     _tile_loadd(3, a, a_stride);
     _tile_loadd(5, b, 64);
     _tile_dpbssd(1, 3, 5);
+}
+inline void store0(int32_t* sums) {
+    _tile_stored(0, sums, 64);
+}
+inline void store1(int32_t* sums) {
     _tile_stored(1, sums, 64);
 }
 
@@ -133,16 +138,22 @@ void gemm_blocks32(int64_t n, float* s, size_t ldc, const void* x, size_t bx, co
     const char* y = static_cast<const char*>(vy);
     const int groups = (nr + kRows - 1) / kRows;
 
-    thread_local std::vector<PackedBlock> packed;
-    thread_local std::vector<ColumnPrep> prep;
-    thread_local std::vector<int8_t> padded;
-    packed.resize(size_t(groups) * size_t(nb));
+    // Scratch of this thread, reached through plain pointers in the loops: an access to a thread_local
+    // can be a call (__tls_get_addr), which would spill the accumulators.
+    thread_local std::vector<PackedBlock> packed_scratch;
+    thread_local std::vector<ColumnPrep> prep_scratch;
+    thread_local std::vector<int8_t> padded_scratch;
+    packed_scratch.resize(size_t(groups) * size_t(nb));
+    PackedBlock* const packed = packed_scratch.data();
     for (int g = 0; g < groups; ++g) {
         const Block* rows[kRows];
         tile_rows<Block, kRows>(rows, x, bx, g * kRows, nr);
-        pack_rows<D>(&packed[size_t(g) * size_t(nb)], rows, nb);
+        pack_rows<D>(packed + size_t(g) * size_t(nb), rows, nb);
     }
-    prepare_columns<D>(prep, y, by, nc, nb, false);
+    prepare_columns<D>(prep_scratch, y, by, nc, nb, false);
+    const ColumnPrep* const prep = prep_scratch.data();
+    if (nc % kCols) padded_scratch.resize(size_t(kCols) * size_t(nb) * kQuants);
+    int8_t* const padded = padded_scratch.data();
 
     alignas(64) int32_t sums[2][kCols * kRows];
     for (int c0 = 0; c0 < nc; c0 += kCols) {
@@ -156,33 +167,40 @@ void gemm_blocks32(int64_t n, float* s, size_t ldc, const void* x, size_t bx, co
             a_stride = by;
             a_step = sizeof(Act);
         } else {
-            padded.resize(size_t(kCols) * size_t(nb) * kQuants);
             for (int c = 0; c < kCols; ++c) {
                 const Act* col = reinterpret_cast<const Act*>(y + size_t(c0 + std::min(c, cn - 1)) * by);
                 for (int64_t i = 0; i < nb; ++i)
-                    std::memcpy(&padded[(size_t(c) * size_t(nb) + size_t(i)) * kQuants], col[i].qs, kQuants);
+                    std::memcpy(padded + (size_t(c) * size_t(nb) + size_t(i)) * kQuants, col[i].qs, kQuants);
             }
-            a = reinterpret_cast<const char*>(padded.data());
+            a = reinterpret_cast<const char*>(padded);
             a_stride = size_t(nb) * kQuants;
             a_step = kQuants;
         }
         asm volatile("" ::: "memory");  // the packed and padded bytes are written before the tile loads
 
         for (int g = 0; g < groups; ++g) {
-            const PackedBlock* w = &packed[size_t(g) * size_t(nb)];
+            const PackedBlock* w = packed + size_t(g) * size_t(nb);
             __m512 acc[kCols];
             for (int c = 0; c < kCols; ++c) acc[c] = _mm512_setzero_ps();
-            // Block i + 1's tile work is issued before block i is scaled.
-            block_sums0(a, a_stride, w[0].q, sums[0]);
+            // Block i + 1's product runs while block i is scaled.
+            issue0(a, a_stride, w[0].q);
+            store0(sums[0]);
             for (int64_t i = 0; i < nb; ++i) {
-                if (i + 1 < nb) {
+                const bool next = i + 1 < nb, odd = i % 2;
+                if (next) {
                     const char* ai = a + size_t(i + 1) * a_step;
-                    if (i % 2 == 0)
-                        block_sums1(ai, a_stride, w[i + 1].q, sums[1]);
+                    if (odd)
+                        issue0(ai, a_stride, w[i + 1].q);
                     else
-                        block_sums0(ai, a_stride, w[i + 1].q, sums[0]);
+                        issue1(ai, a_stride, w[i + 1].q);
                 }
-                scale_block<D>(acc, sums[i % 2], w[i], &prep[size_t(i) * size_t(nc) + size_t(c0)]);
+                scale_block<D>(acc, sums[odd], w[i], prep + size_t(i) * size_t(nc) + size_t(c0));
+                if (next) {
+                    if (odd)
+                        store0(sums[0]);
+                    else
+                        store1(sums[1]);
+                }
             }
             const int rows = std::min(kRows, nr - g * kRows);
             const __mmask16 mask = __mmask16((1u << rows) - 1);
