@@ -37,8 +37,9 @@ constexpr int kQuants = 32;
 // Fewer columns than this run the AVX-512 tile (same bits): the tile unit would idle over its padding.
 constexpr int kMinColumns = 4;
 
-// Tile registers, two of each kind so that consecutive blocks alternate: C (int32 sums, 16 x 16) in
-// tmm0/tmm1, A (activations, 16 x 32 bytes) in tmm2/tmm3, B (weights, 8 x 64 bytes) in tmm4/tmm5.
+// Tile registers: C (int32 sums, 16 x 16) of two row groups in tmm0/tmm1, A (activations, 16 x 32 bytes)
+// in tmm2, B (weights, 8 x 64 bytes) of the two row groups in tmm4/tmm5; tmm3 (A-shaped), tmm6 and tmm7 are
+// unused.
 struct alignas(64) TileConfig {
     uint8_t palette;
     uint8_t start_row;
@@ -95,37 +96,32 @@ void pack_rows(PackedBlock* out, const typename D::Block* const rows[kRows], int
     }
 }
 
-// Block sums of 16 columns (A rows a_stride bytes apart) by 16 packed rows, in tile set 0 or 1: issue()
-// starts the product, store() writes C to sums[c * 16 + r]. Storing right after the product would wait
-// for it; the kernel scales the previous block in between.
-inline void issue0(const char* a, size_t a_stride, const int8_t* b) {
+// Block sums of 16 columns (A rows a_stride bytes apart) by two groups of 16 packed rows: issue() starts
+// the products (one A load for both), store() writes group k's C to sums[k][c * 16 + r]. Storing right
+// after the products would wait for them; the kernel scales the previous block in between.
+inline void issue(const char* a, size_t a_stride, const int8_t* b0, const int8_t* b1) {
     _tile_zero(0);
-    _tile_loadd(2, a, a_stride);
-    _tile_loadd(4, b, 64);
-    _tile_dpbssd(0, 2, 4);
-}
-inline void issue1(const char* a, size_t a_stride, const int8_t* b) {
     _tile_zero(1);
-    _tile_loadd(3, a, a_stride);
-    _tile_loadd(5, b, 64);
-    _tile_dpbssd(1, 3, 5);
+    _tile_loadd(2, a, a_stride);
+    _tile_loadd(4, b0, 64);
+    _tile_dpbssd(0, 2, 4);
+    _tile_loadd(5, b1, 64);
+    _tile_dpbssd(1, 2, 5);
 }
-inline void store0(int32_t* sums) {
-    _tile_stored(0, sums, 64);
-}
-inline void store1(int32_t* sums) {
-    _tile_stored(1, sums, 64);
+inline void store(int32_t (*sums)[kCols * kRows]) {
+    _tile_stored(0, sums[0], 64);
+    _tile_stored(1, sums[1], 64);
 }
 
-// acc[c] (lanes: the 16 rows) += block i's scaled sums: the reference's float steps.
+// acc[c] (lanes: the 16 rows) += the block's scaled sums: the reference's float steps.
 template <class D>
-inline void scale_block(__m512 acc[kCols], const int32_t* sums, const PackedBlock& w, const ColumnPrep* p) {
+inline void scale_block(float* acc, const int32_t* sums, const PackedBlock& w, const ColumnPrep* p) {
     const __m512 dx = _mm512_load_ps(w.d);
     for (int c = 0; c < kCols; ++c) {
         const __m512 isum = _mm512_cvtepi32_ps(_mm512_load_si512(sums + kRows * c));
         __m512 t = _mm512_mul_ps(_mm512_mul_ps(dx, _mm512_set1_ps(p[c].dy)), isum);
         if constexpr (D::kHasMin) t = _mm512_add_ps(t, _mm512_mul_ps(_mm512_load_ps(w.m), _mm512_set1_ps(p[c].s)));
-        acc[c] = _mm512_add_ps(acc[c], t);
+        _mm512_store_ps(acc + kRows * c, _mm512_add_ps(_mm512_load_ps(acc + kRows * c), t));
     }
 }
 
@@ -155,7 +151,7 @@ void gemm_blocks32(int64_t n, float* s, size_t ldc, const void* x, size_t bx, co
     if (nc % kCols) padded_scratch.resize(size_t(kCols) * size_t(nb) * kQuants);
     int8_t* const padded = padded_scratch.data();
 
-    alignas(64) int32_t sums[2][kCols * kRows];
+    alignas(64) int32_t sums[2][2][kCols * kRows];  // [block parity][group of the pair]
     for (int c0 = 0; c0 < nc; c0 += kCols) {
         const int cn = std::min(kCols, nc - c0);
         // A tiles: block i of the 16 columns at a + i * a_step, rows a_stride apart. A last, partial group
@@ -178,34 +174,30 @@ void gemm_blocks32(int64_t n, float* s, size_t ldc, const void* x, size_t bx, co
         }
         asm volatile("" ::: "memory");  // the packed and padded bytes are written before the tile loads
 
-        for (int g = 0; g < groups; ++g) {
-            const PackedBlock* w = packed + size_t(g) * size_t(nb);
-            __m512 acc[kCols];
-            for (int c = 0; c < kCols; ++c) acc[c] = _mm512_setzero_ps();
-            // Block i + 1's product runs while block i is scaled.
-            issue0(a, a_stride, w[0].q);
-            store0(sums[0]);
+        // Row groups in pairs (an odd last group is paired with itself, and stored once).
+        for (int g = 0; g < groups; g += 2) {
+            const bool pair = g + 1 < groups;
+            const PackedBlock* w0 = packed + size_t(g) * size_t(nb);
+            const PackedBlock* w1 = pair ? w0 + nb : w0;
+            alignas(64) float acc[2][kCols * kRows] = {};
+            // Block i + 1's products run while block i is scaled.
+            issue(a, a_stride, w0[0].q, w1[0].q);
+            store(sums[0]);
             for (int64_t i = 0; i < nb; ++i) {
-                const bool next = i + 1 < nb, odd = i % 2;
-                if (next) {
-                    const char* ai = a + size_t(i + 1) * a_step;
-                    if (odd)
-                        issue0(ai, a_stride, w[i + 1].q);
-                    else
-                        issue1(ai, a_stride, w[i + 1].q);
-                }
-                scale_block<D>(acc, sums[odd], w[i], prep + size_t(i) * size_t(nc) + size_t(c0));
-                if (next) {
-                    if (odd)
-                        store0(sums[0]);
-                    else
-                        store1(sums[1]);
-                }
+                const bool next = i + 1 < nb;
+                if (next) issue(a + size_t(i + 1) * a_step, a_stride, w0[i + 1].q, w1[i + 1].q);
+                const ColumnPrep* p = prep + size_t(i) * size_t(nc) + size_t(c0);
+                scale_block<D>(acc[0], sums[i % 2][0], w0[i], p);
+                if (pair) scale_block<D>(acc[1], sums[i % 2][1], w1[i], p);
+                if (next) store(sums[(i + 1) % 2]);
             }
-            const int rows = std::min(kRows, nr - g * kRows);
-            const __mmask16 mask = __mmask16((1u << rows) - 1);
-            for (int c = 0; c < cn; ++c)
-                _mm512_mask_storeu_ps(s + size_t(c0 + c) * ldc + size_t(g * kRows), mask, acc[c]);
+            for (int k = 0; k < (pair ? 2 : 1); ++k) {
+                const int rows = std::min(kRows, nr - (g + k) * kRows);
+                const __mmask16 mask = __mmask16((1u << rows) - 1);
+                for (int c = 0; c < cn; ++c)
+                    _mm512_mask_storeu_ps(s + size_t(c0 + c) * ldc + size_t((g + k) * kRows), mask,
+                                          _mm512_load_ps(acc[k] + kRows * c));
+            }
         }
     }
 }
