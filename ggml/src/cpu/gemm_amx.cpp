@@ -8,8 +8,8 @@
 // are stored and scaled lane-wise in the reference's steps and order, acc += (dx * dy) * float(isum)
 // [+ m * s], so every output equals vec_dot (and the AVX-512 tile) bit for bit.
 //
-// Weight blocks are unpacked into the B layout once per call and reused by every column group. Each
-// thread asks the OS for the tile state and loads the tile configuration itself, on its first call.
+// Weight blocks are unpacked into the B layout once per call and reused by every column group (the tile
+// steps shared with the K-quant kernels are in kernels_x86_amx.h).
 #include "kernels_x86_intrin.h"
 
 #include <algorithm>
@@ -26,49 +26,10 @@
 GGML_TARGET_AMX_BEGIN
 #include "kernels_x86_gemm.h"
 #include "kernels_x86_rows16.h"
+#include "kernels_x86_amx.h"
 
 namespace ggml::cpu {
 namespace {
-
-constexpr int kRows = 16;  // weight rows per B tile: the lanes of C
-constexpr int kCols = 16;  // activation columns per A tile: the rows of C
-constexpr int kQuants = 32;
-
-// Fewer columns than this run the AVX-512 tile (same bits): the tile unit would idle over its padding.
-constexpr int kMinColumns = 4;
-
-// Tile registers: C (int32 sums, 16 x 16) of two row groups in tmm0/tmm1, A (activations, 16 x 32 bytes)
-// in tmm2, B (weights, 8 x 64 bytes) of the two row groups in tmm4/tmm5; tmm3 (A-shaped), tmm6 and tmm7 are
-// unused.
-struct alignas(64) TileConfig {
-    uint8_t palette;
-    uint8_t start_row;
-    uint8_t reserved[14];
-    uint16_t colsb[16];
-    uint8_t rows[16];
-};
-
-TileConfig make_config() {
-    TileConfig c{};
-    c.palette = 1;
-    for (int t : {0, 1}) c.rows[t] = kCols, c.colsb[t] = kRows * 4;
-    for (int t : {2, 3}) c.rows[t] = kCols, c.colsb[t] = kQuants;
-    for (int t : {4, 5}) c.rows[t] = kQuants / 4, c.colsb[t] = kRows * 4;
-    return c;
-}
-
-// Once per thread: the OS permission, then this thread's tile configuration (no other code of ours
-// changes it).
-bool thread_ready() {
-    thread_local const bool ready = [] {
-        if (!amx::request_permission()) return false;
-        static const TileConfig config = make_config();
-        asm volatile("" ::: "memory");
-        _tile_loadconfig(&config);
-        return true;
-    }();
-    return ready;
-}
 
 // One block of 16 weight rows in the B layout with their scales as floats.
 struct alignas(64) PackedBlock {
@@ -94,23 +55,6 @@ void pack_rows(PackedBlock* out, const typename D::Block* const rows[kRows], int
         _mm512_store_ps(out[i].d, halves16(d));
         if constexpr (D::kHasMin) _mm512_store_ps(out[i].m, halves16(m));
     }
-}
-
-// Block sums of 16 columns (A rows a_stride bytes apart) by two groups of 16 packed rows: issue() starts
-// the products (one A load for both), store() writes group k's C to sums[k][c * 16 + r]. Storing right
-// after the products would wait for them; the kernel scales the previous block in between.
-inline void issue(const char* a, size_t a_stride, const int8_t* b0, const int8_t* b1) {
-    _tile_zero(0);
-    _tile_zero(1);
-    _tile_loadd(2, a, a_stride);
-    _tile_loadd(4, b0, 64);
-    _tile_dpbssd(0, 2, 4);
-    _tile_loadd(5, b1, 64);
-    _tile_dpbssd(1, 2, 5);
-}
-inline void store(int32_t (*sums)[kCols * kRows]) {
-    _tile_stored(0, sums[0], 64);
-    _tile_stored(1, sums[1], 64);
 }
 
 // acc[c] (lanes: the 16 rows) += the block's scaled sums: the reference's float steps.
@@ -147,33 +91,17 @@ void gemm_blocks32(int64_t n, float* s, size_t ldc, const void* x, size_t bx, co
         pack_rows<D>(packed + size_t(g) * size_t(nb), rows, nb);
     }
     prepare_columns<D>(prep_scratch, y, by, nc, nb, false);
+    prep_scratch.resize(size_t(nb) * size_t(nc) + kCols);  // a partial last group reads past its columns
     const ColumnPrep* const prep = prep_scratch.data();
+    asm volatile("" ::: "memory");  // the packed blocks are written before the tile loads read them
     if (nc % kCols) padded_scratch.resize(size_t(kCols) * size_t(nb) * kQuants);
     int8_t* const padded = padded_scratch.data();
 
     alignas(64) int32_t sums[2][2][kCols * kRows];  // [block parity][group of the pair]
     for (int c0 = 0; c0 < nc; c0 += kCols) {
         const int cn = std::min(kCols, nc - c0);
-        // A tiles: block i of the 16 columns at a + i * a_step, rows a_stride apart. A last, partial group
-        // is copied with its last column repeated (those outputs are not stored).
-        const char* a;
-        size_t a_stride, a_step;
-        if (cn == kCols) {
-            a = y + size_t(c0) * by + offsetof(Act, qs);
-            a_stride = by;
-            a_step = sizeof(Act);
-        } else {
-            for (int c = 0; c < kCols; ++c) {
-                const Act* col = reinterpret_cast<const Act*>(y + size_t(c0 + std::min(c, cn - 1)) * by);
-                for (int64_t i = 0; i < nb; ++i)
-                    std::memcpy(padded + (size_t(c) * size_t(nb) + size_t(i)) * kQuants, col[i].qs, kQuants);
-            }
-            a = reinterpret_cast<const char*>(padded);
-            a_stride = size_t(nb) * kQuants;
-            a_step = kQuants;
-        }
-        asm volatile("" ::: "memory");  // the packed and padded bytes are written before the tile loads
-
+        const ActTiles at =
+            activation_tiles(y, by, c0, cn, nb, offsetof(Act, qs), sizeof(Act), kQuants, padded);
         // Row groups in pairs (an odd last group is paired with itself, and stored once).
         for (int g = 0; g < groups; g += 2) {
             const bool pair = g + 1 < groups;
@@ -181,11 +109,11 @@ void gemm_blocks32(int64_t n, float* s, size_t ldc, const void* x, size_t bx, co
             const PackedBlock* w1 = pair ? w0 + nb : w0;
             alignas(64) float acc[2][kCols * kRows] = {};
             // Block i + 1's products run while block i is scaled.
-            issue(a, a_stride, w0[0].q, w1[0].q);
+            issue(at.a, at.stride, w0[0].q, w1[0].q);
             store(sums[0]);
             for (int64_t i = 0; i < nb; ++i) {
                 const bool next = i + 1 < nb;
-                if (next) issue(a + size_t(i + 1) * a_step, a_stride, w0[i + 1].q, w1[i + 1].q);
+                if (next) issue(at.a + size_t(i + 1) * at.step, at.stride, w0[i + 1].q, w1[i + 1].q);
                 const ColumnPrep* p = prep + size_t(i) * size_t(nc) + size_t(c0);
                 scale_block<D>(acc[0], sums[i % 2][0], w0[i], p);
                 if (pair) scale_block<D>(acc[1], sums[i % 2][1], w1[i], p);

@@ -66,8 +66,8 @@ const DotRow kDots[] = {
     {Type::Q8_0,   {REF(vec_dot_q8_0_q8_0_ref),    SIMD(avx2, q8_0),    SIMD(avx512, q8_0), AMX(q8_0)}},
     {Type::Q2_K,   {REF(vec_dot_q2_K_q8_K_ref),    SIMD(avx2, q2_K),    SIMD(avx512, q2_K)}},
     {Type::Q3_K,   {REF(vec_dot_q3_K_q8_K_ref),    SIMD(avx2, q3_K),    SIMD(avx512, q3_K)}},
-    {Type::Q4_K,   {REF(vec_dot_q4_K_q8_K_ref),    SIMD(avx2, q4_K),    SIMD(avx512, q4_K)}},
-    {Type::Q5_K,   {REF(vec_dot_q5_K_q8_K_ref),    SIMD(avx2, q5_K),    SIMD(avx512, q5_K)}},
+    {Type::Q4_K,   {REF(vec_dot_q4_K_q8_K_ref),    SIMD(avx2, q4_K),    SIMD(avx512, q4_K), AMX(q4_K)}},
+    {Type::Q5_K,   {REF(vec_dot_q5_K_q8_K_ref),    SIMD(avx2, q5_K),    SIMD(avx512, q5_K), AMX(q5_K)}},
     {Type::Q6_K,   {REF(vec_dot_q6_K_q8_K_ref),    SIMD(avx2, q6_K),    SIMD(avx512, q6_K)}},
     {Type::IQ4_NL, {REF(vec_dot_iq4_nl_q8_0_ref),  SIMD(avx2, iq4_nl),  SIMD(avx512, iq4_nl), AMX(iq4_nl)}},
     // (**): no tile kernel of their own (the tile calls vec_dot per output) and no AVX-512 versions: the
@@ -85,7 +85,7 @@ const DotRow kDots[] = {
     {Type::MXFP4,   {REF(vec_dot_mxfp4_q8_0_ref),   SIMD_DOT(avx2, mxfp4),   {}}},
 };
 // (*) needs the AVX512_BF16 extension too; on AVX-512 CPUs without it the AVX2 kernels run.
-// The AMX level has tile kernels of its own for the 32-value block formats only; every other entry of
+// The AMX level has tile kernels of its own for the 32-value block formats, Q4_K and Q5_K only; every other entry of
 // this and the tables below is empty there and falls back to AVX-512.
 
 // Row type -> dequantizer. At the AVX-512 level the block formats use the AVX2 dequantizers.

@@ -1,5 +1,5 @@
 // The AMX tile kernels against the scalar reference, bit for bit, at prefill-like shapes: rows and columns
-// that are not multiples of the 16 x 16 tile, K of an odd number of 32-value blocks, several column groups.
+// that are not multiples of the 16 x 16 tile, K of an odd number of blocks, several column groups.
 // Skipped (exit code 77, with the reason) where the CPU or the OS gives no AMX.
 #include <catch2/catch.hpp>
 #include <cstdio>
@@ -21,11 +21,11 @@ void require_amx() {
     std::exit(77);
 }
 
-const Type kAmxTypes[] = {Type::Q4_0, Type::Q4_1, Type::Q5_0, Type::Q5_1, Type::Q8_0, Type::IQ4_NL};
+const Type kAmxTypes[] = {Type::Q4_0, Type::Q4_1, Type::Q5_0, Type::Q5_1, Type::Q8_0, Type::IQ4_NL, Type::Q4_K, Type::Q5_K};
 
-// nr x nc outputs of K = 32 * nb from fresh random rows, compared with the reference vec_dot.
+// nr x nc outputs of K = nb blocks from fresh random rows, compared with the reference vec_dot.
 void check_against_reference(Type t, int64_t nb, int nr, int nc, uint32_t seed) {
-    const int64_t n = 32 * nb;
+    const int64_t n = ggml::block_size(t) * nb;
     const Type at = activation_type(t);
     const size_t bx = ggml::row_size(t, n) + 6, by = ggml::row_size(at, n) + 10;
     const std::vector<uint8_t> x = random_block_rows(t, n, nr, bx, seed);
