@@ -24,9 +24,9 @@
 
 #if defined(__x86_64__)
 GGML_TARGET_AMX_BEGIN
+#include "kernels_x86_amx.h"
 #include "kernels_x86_gemm.h"
 #include "kernels_x86_rows16.h"
-#include "kernels_x86_amx.h"
 
 namespace ggml::cpu {
 namespace {
@@ -64,7 +64,8 @@ inline void scale_block(float* acc, const int32_t* sums, const PackedBlock& w, c
     for (int c = 0; c < kCols; ++c) {
         const __m512 isum = _mm512_cvtepi32_ps(_mm512_load_si512(sums + kRows * c));
         __m512 t = _mm512_mul_ps(_mm512_mul_ps(dx, _mm512_set1_ps(p[c].dy)), isum);
-        if constexpr (D::kHasMin) t = _mm512_add_ps(t, _mm512_mul_ps(_mm512_load_ps(w.m), _mm512_set1_ps(p[c].s)));
+        if constexpr (D::kHasMin)
+            t = _mm512_add_ps(t, _mm512_mul_ps(_mm512_load_ps(w.m), _mm512_set1_ps(p[c].s)));
         _mm512_store_ps(acc + kRows * c, _mm512_add_ps(_mm512_load_ps(acc + kRows * c), t));
     }
 }
@@ -136,7 +137,8 @@ namespace amx {
 #define GGML_GEMM(name, decode)                                                                           \
     void gemm_##name(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, size_t by, \
                      int nr, int nc) {                                                                    \
-        if (nc < kMinColumns || !thread_ready()) return avx512::gemm_##name(n, s, ldc, x, bx, y, by, nr, nc); \
+        if (nc < kMinColumns || !thread_ready())                                                          \
+            return avx512::gemm_##name(n, s, ldc, x, bx, y, by, nr, nc);                                  \
         gemm_blocks32<decode>(n, s, ldc, x, bx, y, by, nr, nc);                                           \
     }
 GGML_GEMM(q4_0, DecodeQ4_0)

@@ -20,9 +20,9 @@
 
 #if defined(__x86_64__)
 GGML_TARGET_AMX_BEGIN
+#include "kernels_x86_amx.h"
 #include "kernels_x86_gemm.h"
 #include "kernels_x86_rows16.h"
-#include "kernels_x86_amx.h"
 
 namespace ggml::cpu {
 namespace {
@@ -57,7 +57,8 @@ void pack_rows(PackedSuper* out, const typename D::Block* const rows[kRows], int
         transpose16x8_i32(m16, mins);
         constexpr int kPieces = (D::kPiecesEnd - D::kPiecesBegin) / 32;
         Rows16 pieces[kPieces];
-        for (int p = 0; p < kPieces; ++p) pieces[p] = transpose_rows16(bytes, size_t(D::kPiecesBegin + 32 * p));
+        for (int p = 0; p < kPieces; ++p)
+            pieces[p] = transpose_rows16(bytes, size_t(D::kPiecesBegin + 32 * p));
         const PieceCache<Rows16> src{pieces, D::kPiecesBegin};
         for (int k = 0; k < kSteps; ++k) {
             const Rows16 u = D::quants(src, k);
@@ -76,22 +77,25 @@ inline void scale_step(int32_t* isum, const int32_t* sums, const PackedSuper& w,
     const __m512i sc = _mm512_load_si512(w.sc[k]);
     for (int c = 0; c < kCols; ++c) {
         const __m512i t = _mm512_mullo_epi32(_mm512_load_si512(sums + kRows * c), sc);
-        _mm512_store_si512(isum + kRows * c, k == 0 ? t : _mm512_add_epi32(_mm512_load_si512(isum + kRows * c), t));
+        _mm512_store_si512(isum + kRows * c,
+                           k == 0 ? t : _mm512_add_epi32(_mm512_load_si512(isum + kRows * c), t));
     }
 }
 
 // acc[c] += the super-block's float step, for columns cols[c].
-inline void finish_super(float* acc, const int32_t* isum, const PackedSuper& w, const BlockQ8_K* const act[kCols]) {
+inline void finish_super(float* acc, const int32_t* isum, const PackedSuper& w,
+                         const BlockQ8_K* const act[kCols]) {
     const __m512 dx = _mm512_load_ps(w.d), dm = _mm512_load_ps(w.dmin);
     for (int c = 0; c < kCols; ++c) {
         const BlockQ8_K& a = *act[c];
         __m512i corr = _mm512_setzero_si512();
         for (int k = 0; k < kSteps; ++k)
-            corr = _mm512_dpwssd_epi32(corr, _mm512_load_si512(w.mins[k]), _mm512_set1_epi32(load_i32(a.bsums + 2 * k)));
+            corr = _mm512_dpwssd_epi32(corr, _mm512_load_si512(w.mins[k]),
+                                       _mm512_set1_epi32(load_i32(a.bsums + 2 * k)));
         const __m512 yd = _mm512_set1_ps(a.d);
-        const __m512 t =
-            _mm512_sub_ps(_mm512_mul_ps(_mm512_mul_ps(yd, dx), _mm512_cvtepi32_ps(_mm512_load_si512(isum + kRows * c))),
-                          _mm512_mul_ps(_mm512_mul_ps(yd, dm), _mm512_cvtepi32_ps(corr)));
+        const __m512 t = _mm512_sub_ps(
+            _mm512_mul_ps(_mm512_mul_ps(yd, dx), _mm512_cvtepi32_ps(_mm512_load_si512(isum + kRows * c))),
+            _mm512_mul_ps(_mm512_mul_ps(yd, dm), _mm512_cvtepi32_ps(corr)));
         _mm512_store_ps(acc + kRows * c, _mm512_add_ps(_mm512_load_ps(acc + kRows * c), t));
     }
 }
@@ -141,7 +145,8 @@ void gemm_superblocks(int64_t n, float* s, size_t ldc, const void* x, size_t bx,
                 if (next) {
                     const int64_t i1 = (j + 1) / kSteps;
                     const int k1 = int((j + 1) % kSteps);
-                    issue(at.a + size_t(i1) * at.step + size_t(kQuants * k1), at.stride, w0[i1].q[k1], w1[i1].q[k1]);
+                    issue(at.a + size_t(i1) * at.step + size_t(kQuants * k1), at.stride, w0[i1].q[k1],
+                          w1[i1].q[k1]);
                 }
                 scale_step(isum[0], sums[j % 2][0], w0[i], k);
                 if (pair) scale_step(isum[1], sums[j % 2][1], w1[i], k);
@@ -170,7 +175,8 @@ namespace amx {
 #define GGML_GEMM(name, decode)                                                                           \
     void gemm_##name(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, size_t by, \
                      int nr, int nc) {                                                                    \
-        if (nc < kMinColumns || !thread_ready()) return avx512::gemm_##name(n, s, ldc, x, bx, y, by, nr, nc); \
+        if (nc < kMinColumns || !thread_ready())                                                          \
+            return avx512::gemm_##name(n, s, ldc, x, bx, y, by, nr, nc);                                  \
         gemm_superblocks<decode>(n, s, ldc, x, bx, y, by, nr, nc);                                        \
     }
 GGML_GEMM(q4_K, DecodeQ4_K)

@@ -21,7 +21,8 @@ void require_amx() {
     std::exit(77);
 }
 
-const Type kAmxTypes[] = {Type::Q4_0, Type::Q4_1, Type::Q5_0, Type::Q5_1, Type::Q8_0, Type::IQ4_NL, Type::Q4_K, Type::Q5_K};
+const Type kAmxTypes[] = {Type::Q4_0, Type::Q4_1,   Type::Q5_0, Type::Q5_1,
+                          Type::Q8_0, Type::IQ4_NL, Type::Q4_K, Type::Q5_K};
 
 // nr x nc outputs of K = nb blocks from fresh random rows, compared with the reference vec_dot.
 void check_against_reference(Type t, int64_t nb, int nr, int nc, uint32_t seed) {
@@ -50,7 +51,8 @@ void check_against_reference(Type t, int64_t nb, int nr, int nc, uint32_t seed) 
 
 }  // namespace
 
-TEST_CASE("AMX tiles equal the scalar reference bit for bit at ragged prefill shapes", "[kernels][gemm][amx]") {
+TEST_CASE("AMX tiles equal the scalar reference bit for bit at ragged prefill shapes",
+          "[kernels][gemm][amx]") {
     require_amx();
     LevelScope scope(IsaLevel::Amx);
     REQUIRE(ggml::cpu::isa_level() == IsaLevel::Amx);
