@@ -1,5 +1,5 @@
 // Shared parts of the AMX tile kernels (gemm_amx.cpp, gemm_amx_kquants.cpp). Include inside an AMX target
-// region, after kernels_x86_rows16.h.
+// region (see kernels_simd_target.h), after <algorithm>, <cstring> and kernels_levels.h.
 //
 // One step multiplies A, 16 activation columns of 32 signed bytes (rows a_stride bytes apart, straight
 // from the activation rows), by the B tiles of two groups of 16 weight rows (8 rows of 64 bytes: B row j,
