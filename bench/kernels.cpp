@@ -4,7 +4,7 @@
 //   gemm     GFLOP/s of gemm_tile on a 128 x 64 product whose weights stay in L2 (prefill);
 //   loop     GFLOP/s of the same product by one vec_dot per output, and gemm's speed-up over it.
 // Times are thread CPU time, best of several runs, so other processes on a shared machine disturb less.
-// Usage: bench_kernels [type ...] [--level scalar|avx2|avx512] [--seconds S]
+// Usage: bench_kernels [type ...] [--level scalar|avx2|avx512|amx] [--seconds S]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
         const std::string arg = argv[i];
         if (arg == "--level" && i + 1 < argc) {
             const std::string name = argv[++i];
-            for (auto l : {cpu::IsaLevel::Scalar, cpu::IsaLevel::Avx2, cpu::IsaLevel::Avx512})
+            for (auto l : {cpu::IsaLevel::Scalar, cpu::IsaLevel::Avx2, cpu::IsaLevel::Avx512, cpu::IsaLevel::Amx})
                 if (name == cpu::isa_level_name(l)) levels.push_back(l);
         } else if (arg == "--seconds" && i + 1 < argc) {
             g_seconds = std::atof(argv[++i]);
@@ -115,7 +115,7 @@ int main(int argc, char** argv) {
             Type t;
             if (!type_from_name(arg.c_str(), &t) || !cpu::vec_dot(t)) {
                 std::fprintf(stderr,
-                             "usage: bench_kernels [type ...] [--level scalar|avx2|avx512] [--seconds S]\n");
+                             "usage: bench_kernels [type ...] [--level scalar|avx2|avx512|amx] [--seconds S]\n");
                 return 2;
             }
             types.push_back(t);
@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
         types = {Type::F32,  Type::F16,  Type::BF16, Type::Q4_0, Type::Q4_1, Type::Q5_0, Type::Q5_1,
                  Type::Q8_0, Type::Q2_K, Type::Q3_K, Type::Q4_K, Type::Q5_K, Type::Q6_K, Type::IQ4_NL};
     if (levels.empty())
-        for (auto l : {cpu::IsaLevel::Scalar, cpu::IsaLevel::Avx2, cpu::IsaLevel::Avx512})
+        for (auto l : {cpu::IsaLevel::Scalar, cpu::IsaLevel::Avx2, cpu::IsaLevel::Avx512, cpu::IsaLevel::Amx})
             if (int(l) <= int(cpu::detected_isa_level())) levels.push_back(l);
     std::printf("K = 4096, one thread; vec_dot and tile1 in GB/s of weights, gemm and loop in GFLOP/s\n");
     std::printf("%-7s %-7s %8s %8s %8s %8s %8s\n", "type", "level", "vec_dot", "tile1", "gemm", "loop",

@@ -83,6 +83,7 @@ GGML_TARGET_END
 void round_f16_row(float* x, int64_t n) {
 #if defined(__x86_64__)
     switch (isa_level()) {
+        case IsaLevel::Amx:
         case IsaLevel::Avx512:
             return round_f16_avx512(x, n);
         case IsaLevel::Avx2:
@@ -97,6 +98,7 @@ void round_f16_row(float* x, int64_t n) {
 void axpy_f64(int64_t n, float a, const float* x, double* y) {
 #if defined(__x86_64__)
     switch (isa_level()) {
+        case IsaLevel::Amx:
         case IsaLevel::Avx512:
             return axpy_f64_avx512(n, a, x, y);
         case IsaLevel::Avx2:
@@ -111,6 +113,7 @@ void axpy_f64(int64_t n, float a, const float* x, double* y) {
 void f64_to_f32_row(const double* x, float* y, int64_t n) {
 #if defined(__x86_64__)
     switch (isa_level()) {
+        case IsaLevel::Amx:
         case IsaLevel::Avx512:
             return f64_to_f32_avx512(x, y, n);
         case IsaLevel::Avx2:

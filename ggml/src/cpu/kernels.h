@@ -1,7 +1,7 @@
-// CPU compute kernels chosen at run time from the instruction set (scalar, AVX2, AVX-512).
+// CPU compute kernels chosen at run time from the instruction set (scalar, AVX2, AVX-512, AMX).
 //
 // Every function returned here is chosen for the current level: the best the CPU supports, capped by the
-// environment variable GGML_CPU_FEATURES=scalar|avx2|avx512 (read once) or by set_isa_level_for_testing.
+// environment variable GGML_CPU_FEATURES=scalar|avx2|avx512|amx (read once) or by set_isa_level_for_testing.
 //
 // Numerics (see docs/quantization.md and docs/performance.md):
 // - Block-quantized weights (Q4_0 ... IQ4_NL, the IQ/TQ/MXFP4 formats): vec_dot and gemm_tile return exactly the bits of the scalar
@@ -21,7 +21,9 @@
 
 namespace ggml::cpu {
 
-enum class IsaLevel { Scalar, Avx2, Avx512 };
+// Amx: AVX-512 plus the AMX tile unit (AMX-TILE, AMX-INT8, granted by the OS): the AVX-512 kernels
+// everywhere except the prefill tiles of the 32-value block formats.
+enum class IsaLevel { Scalar, Avx2, Avx512, Amx };
 
 // Level in use: detected, capped by GGML_CPU_FEATURES, or as forced by set_isa_level_for_testing.
 IsaLevel isa_level();

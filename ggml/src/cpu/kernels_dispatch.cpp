@@ -20,7 +20,7 @@ void f16_to_f32_row(const uint16_t* x, float* y, int64_t n) {
 
 namespace {
 
-constexpr int kLevels = 3;
+constexpr int kLevels = 4;
 
 struct DotKernels {
     VecDotFn vec_dot;
@@ -43,31 +43,33 @@ struct QuantizeRow {
 #define REF(dot) DotKernels{dot, scalar::gemm_by_vec_dot<dot>}
 #if defined(__x86_64__)
 #define SIMD(ns, name) DotKernels{ns::vec_dot_##name, ns::gemm_##name}
+#define AMX(name) DotKernels{avx512::vec_dot_##name, amx::gemm_##name}
 #define SIMD_DOT(ns, name) DotKernels{ns::vec_dot_##name, scalar::gemm_by_vec_dot<ns::vec_dot_##name>}
 #define X86(fn) fn
 #else
 #define SIMD(ns, name) DotKernels{nullptr, nullptr}
+#define AMX(name) DotKernels{nullptr, nullptr}
 #define SIMD_DOT(ns, name) DotKernels{nullptr, nullptr}
 #define X86(fn) nullptr
 #endif
 
 // Weight type -> dot product and tile kernel.
 const DotRow kDots[] = {
-    //             scalar                          AVX2                 AVX-512
+    //             scalar                          AVX2                 AVX-512                 AMX
     {Type::F32,    {REF(vec_dot_f32_ref),          SIMD(avx2, f32),     SIMD(avx512, f32)}},
     {Type::F16,    {REF(vec_dot_f16_ref),          SIMD(avx2, f16),     SIMD(avx512, f16)}},
     {Type::BF16,   {REF(vec_dot_bf16_ref),         SIMD(avx2, bf16),    SIMD(avx512bf16, bf16)}},  // (*)
-    {Type::Q4_0,   {REF(vec_dot_q4_0_q8_0_ref),    SIMD(avx2, q4_0),    SIMD(avx512, q4_0)}},
-    {Type::Q4_1,   {REF(vec_dot_q4_1_q8_1_ref),    SIMD(avx2, q4_1),    SIMD(avx512, q4_1)}},
-    {Type::Q5_0,   {REF(vec_dot_q5_0_q8_0_ref),    SIMD(avx2, q5_0),    SIMD(avx512, q5_0)}},
-    {Type::Q5_1,   {REF(vec_dot_q5_1_q8_1_ref),    SIMD(avx2, q5_1),    SIMD(avx512, q5_1)}},
-    {Type::Q8_0,   {REF(vec_dot_q8_0_q8_0_ref),    SIMD(avx2, q8_0),    SIMD(avx512, q8_0)}},
+    {Type::Q4_0,   {REF(vec_dot_q4_0_q8_0_ref),    SIMD(avx2, q4_0),    SIMD(avx512, q4_0), AMX(q4_0)}},
+    {Type::Q4_1,   {REF(vec_dot_q4_1_q8_1_ref),    SIMD(avx2, q4_1),    SIMD(avx512, q4_1), AMX(q4_1)}},
+    {Type::Q5_0,   {REF(vec_dot_q5_0_q8_0_ref),    SIMD(avx2, q5_0),    SIMD(avx512, q5_0), AMX(q5_0)}},
+    {Type::Q5_1,   {REF(vec_dot_q5_1_q8_1_ref),    SIMD(avx2, q5_1),    SIMD(avx512, q5_1), AMX(q5_1)}},
+    {Type::Q8_0,   {REF(vec_dot_q8_0_q8_0_ref),    SIMD(avx2, q8_0),    SIMD(avx512, q8_0), AMX(q8_0)}},
     {Type::Q2_K,   {REF(vec_dot_q2_K_q8_K_ref),    SIMD(avx2, q2_K),    SIMD(avx512, q2_K)}},
     {Type::Q3_K,   {REF(vec_dot_q3_K_q8_K_ref),    SIMD(avx2, q3_K),    SIMD(avx512, q3_K)}},
-    {Type::Q4_K,   {REF(vec_dot_q4_K_q8_K_ref),    SIMD(avx2, q4_K),    SIMD(avx512, q4_K)}},
-    {Type::Q5_K,   {REF(vec_dot_q5_K_q8_K_ref),    SIMD(avx2, q5_K),    SIMD(avx512, q5_K)}},
+    {Type::Q4_K,   {REF(vec_dot_q4_K_q8_K_ref),    SIMD(avx2, q4_K),    SIMD(avx512, q4_K), AMX(q4_K)}},
+    {Type::Q5_K,   {REF(vec_dot_q5_K_q8_K_ref),    SIMD(avx2, q5_K),    SIMD(avx512, q5_K), AMX(q5_K)}},
     {Type::Q6_K,   {REF(vec_dot_q6_K_q8_K_ref),    SIMD(avx2, q6_K),    SIMD(avx512, q6_K)}},
-    {Type::IQ4_NL, {REF(vec_dot_iq4_nl_q8_0_ref),  SIMD(avx2, iq4_nl),  SIMD(avx512, iq4_nl)}},
+    {Type::IQ4_NL, {REF(vec_dot_iq4_nl_q8_0_ref),  SIMD(avx2, iq4_nl),  SIMD(avx512, iq4_nl), AMX(iq4_nl)}},
     // (**): no tile kernel of their own (the tile calls vec_dot per output) and no AVX-512 versions: the
     // AVX2 kernels run at the AVX-512 level too.
     {Type::IQ4_XS,  {REF(vec_dot_iq4_xs_q8_K_ref),  SIMD_DOT(avx2, iq4_xs),  {}}},  // (**)
@@ -83,6 +85,8 @@ const DotRow kDots[] = {
     {Type::MXFP4,   {REF(vec_dot_mxfp4_q8_0_ref),   SIMD_DOT(avx2, mxfp4),   {}}},
 };
 // (*) needs the AVX512_BF16 extension too; on AVX-512 CPUs without it the AVX2 kernels run.
+// The AMX level has tile kernels of its own for the 32-value block formats, Q4_K and Q5_K only; every other entry of
+// this and the tables below is empty there and falls back to AVX-512.
 
 // Row type -> dequantizer. At the AVX-512 level the block formats use the AVX2 dequantizers.
 const ToFloatRow kToFloat[] = {
@@ -124,6 +128,7 @@ const AxpyFn kAxpy[kLevels] = {scalar::axpy_f32, X86(avx2::axpy_f32), X86(avx512
 
 #undef REF
 #undef SIMD
+#undef AMX
 #undef SIMD_DOT
 #undef X86
 
@@ -143,6 +148,7 @@ Cpu detect_cpu() {
                         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
                         __builtin_cpu_supports("avx512vnni");
     cpu.level = avx512 ? IsaLevel::Avx512 : avx2 ? IsaLevel::Avx2 : IsaLevel::Scalar;
+    if (avx512 && amx::supported()) cpu.level = IsaLevel::Amx;
     cpu.bf16 = avx512 && __builtin_cpu_supports("avx512bf16");
 #endif
     return cpu;
@@ -176,7 +182,7 @@ const DotKernels* dot_kernels(Type t) {
     const DotRow* row = find_row(kDots, std::size(kDots), t);
     if (!row) return nullptr;
     for (int level = level_index(); level >= 0; --level) {
-        if (t == Type::BF16 && level == int(IsaLevel::Avx512) && !cpu().bf16) continue;
+        if (t == Type::BF16 && level >= int(IsaLevel::Avx512) && !cpu().bf16) continue;
         if (row->level[level].vec_dot) return &row->level[level];
     }
     return nullptr;
@@ -213,6 +219,8 @@ const char* isa_level_name(IsaLevel level) {
             return "avx2";
         case IsaLevel::Avx512:
             return "avx512";
+        case IsaLevel::Amx:
+            return "amx";
     }
     return "unknown";
 }
@@ -223,7 +231,7 @@ IsaLevel isa_level_capped(IsaLevel detected, const char* env) {
         if (std::strcmp(env, isa_level_name(IsaLevel(level))) == 0)
             return level < int(detected) ? IsaLevel(level) : detected;
     }
-    std::fprintf(stderr, "ggml: ignoring GGML_CPU_FEATURES=%s (expected scalar, avx2 or avx512)\n", env);
+    std::fprintf(stderr, "ggml: ignoring GGML_CPU_FEATURES=%s (expected scalar, avx2, avx512 or amx)\n", env);
     return detected;
 }
 

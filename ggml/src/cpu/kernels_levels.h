@@ -114,6 +114,27 @@ GGML_DECLARE_DECODE(iq4_nl);
 GGML_DECLARE_DECODE(q4_K);
 }  // namespace avx512
 
+// AMX (tiles + INT8) on top of AVX-512: tile kernels only (gemm_amx.cpp); their dot products are the
+// AVX-512 ones. supported() checks CPUID and asks the OS for the tile data state (amx_perm.cpp).
+namespace amx {
+bool supported();
+// Asks the kernel for permission to use the tile data state (arch_prctl ARCH_REQ_XCOMP_PERM); true once
+// granted. Call it in a thread before its first tile instruction.
+bool request_permission();
+#define GGML_DECLARE_GEMM(name)                                                                           \
+    void gemm_##name(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, size_t by, \
+                     int nr, int nc)
+GGML_DECLARE_GEMM(q4_0);
+GGML_DECLARE_GEMM(q4_1);
+GGML_DECLARE_GEMM(q5_0);
+GGML_DECLARE_GEMM(q5_1);
+GGML_DECLARE_GEMM(q8_0);
+GGML_DECLARE_GEMM(iq4_nl);
+GGML_DECLARE_GEMM(q4_K);
+GGML_DECLARE_GEMM(q5_K);
+#undef GGML_DECLARE_GEMM
+}  // namespace amx
+
 // AVX-512 BF16 (vdpbf16ps); used for BF16 weights at the AVX-512 level when the CPU has it.
 namespace avx512bf16 {
 GGML_DECLARE_DOT(bf16);

@@ -327,7 +327,7 @@ GGML_TARGET_END
 namespace {
 bool use_avx512_exp() {
 #if defined(__x86_64__)
-    return isa_level() == IsaLevel::Avx512 && exp8_ok();
+    return isa_level() >= IsaLevel::Avx512 && exp8_ok();
 #else
     return false;
 #endif
@@ -343,7 +343,7 @@ double exp_row(const float* x, float m, float* y, int64_t n) {
 
 float scale_mask_max_row(const float* x, float scale, const float* mask, float* y, int64_t n) {
 #if defined(__x86_64__)
-    if (isa_level() == IsaLevel::Avx512) return scale_mask_max_avx512(x, scale, mask, y, n);
+    if (isa_level() >= IsaLevel::Avx512) return scale_mask_max_avx512(x, scale, mask, y, n);
 #endif
     return scale_mask_max_scalar(x, scale, mask, y, n);
 }
@@ -351,7 +351,7 @@ float scale_mask_max_row(const float* x, float scale, const float* mask, float* 
 void weighted_sum_f64(int64_t n, const float* w, const float* v, size_t v_stride, int64_t d, double* acc,
                       float* out) {
 #if defined(__x86_64__)
-    if (isa_level() == IsaLevel::Avx512) return weighted_sum_avx512(n, w, v, v_stride, d, out);
+    if (isa_level() >= IsaLevel::Avx512) return weighted_sum_avx512(n, w, v, v_stride, d, out);
 #endif
     weighted_sum_scalar(n, w, v, v_stride, d, acc, out);
 }

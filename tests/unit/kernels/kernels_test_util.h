@@ -28,7 +28,7 @@ inline const std::vector<Type>& weight_types() {
 // The levels this CPU can run, lowest first.
 inline std::vector<IsaLevel> levels() {
     std::vector<IsaLevel> out;
-    for (IsaLevel l : {IsaLevel::Scalar, IsaLevel::Avx2, IsaLevel::Avx512})
+    for (IsaLevel l : {IsaLevel::Scalar, IsaLevel::Avx2, IsaLevel::Avx512, IsaLevel::Amx})
         if (int(l) <= int(ggml::cpu::detected_isa_level())) out.push_back(l);
     return out;
 }

@@ -16,6 +16,11 @@ TEST_CASE("GGML_CPU_FEATURES caps the detected level and never raises it", "[ker
     CHECK(isa_level_capped(IsaLevel::Avx2, "avx512") == IsaLevel::Avx2);
     CHECK(isa_level_capped(IsaLevel::Scalar, "avx2") == IsaLevel::Scalar);
     CHECK(isa_level_capped(IsaLevel::Avx2, "sse9") == IsaLevel::Avx2);  // unknown: ignored
+    CHECK(isa_level_capped(IsaLevel::Amx, nullptr) == IsaLevel::Amx);
+    CHECK(isa_level_capped(IsaLevel::Amx, "amx") == IsaLevel::Amx);
+    CHECK(isa_level_capped(IsaLevel::Amx, "avx512") == IsaLevel::Avx512);  // caps below AMX
+    CHECK(isa_level_capped(IsaLevel::Amx, "avx2") == IsaLevel::Avx2);
+    CHECK(isa_level_capped(IsaLevel::Avx512, "amx") == IsaLevel::Avx512);
 }
 
 TEST_CASE("a forced level is clamped to the CPU and selects that level's kernels", "[kernels][dispatch]") {
@@ -28,11 +33,15 @@ TEST_CASE("a forced level is clamped to the CPU and selects that level's kernels
     }
     {
         LevelScope scope(IsaLevel::Avx512);
-        CHECK(ggml::cpu::isa_level() == ggml::cpu::detected_isa_level());
+        const IsaLevel want =
+            int(ggml::cpu::detected_isa_level()) < int(IsaLevel::Avx512) ? ggml::cpu::detected_isa_level()
+                                                                           : IsaLevel::Avx512;
+        CHECK(ggml::cpu::isa_level() == want);
         if (ggml::cpu::isa_level() != IsaLevel::Scalar)
             CHECK(ggml::cpu::vec_dot(Type::Q4_0) != ggml::vec_dot_q4_0_q8_0_ref);
     }
     CHECK(std::string(ggml::cpu::isa_level_name(IsaLevel::Avx2)) == "avx2");
+    CHECK(std::string(ggml::cpu::isa_level_name(IsaLevel::Amx)) == "amx");
 }
 
 TEST_CASE("every weight type has kernels at every level; other types have none", "[kernels][dispatch]") {
