@@ -59,7 +59,8 @@ void finish_chat_options(const std::string& template_file, const std::string& kw
     } catch (const std::invalid_argument& e) {
         throw ArgError(e.what());
     }
-    if (ac.reasoning_budget < -1) throw ArgError("--reasoning-budget must be -1 (unlimited) or 0");
+    if (ac.reasoning_budget != -1 && ac.reasoning_budget != 0)
+        throw ArgError("--reasoning-budget must be -1 (unlimited) or 0 (no thinking); token budgets are not supported");
 }
 
 }  // namespace

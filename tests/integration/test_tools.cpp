@@ -220,3 +220,36 @@ TEST_CASE("a template that fails to render is a 400 naming the template's error"
     INFO(after.body);
     CHECK(after.status == 200);
 }
+
+TEST_CASE("chat_template_kwargs and --chat-template-kwargs reach the template; tools keep the client's key order",
+          "[integration][tools]") {
+    ServerProcess s({"-m", stories_model(), "-c", "1024", "-t", "1", "--chat-template-file",
+                     shared_path("templates/Qwen-Qwen3-0.6B.jinja"), "--chat-template-kwargs",
+                     R"({"enable_thinking": false})"});
+    Client c("127.0.0.1", s.port(), {std::chrono::seconds(60)});
+    // Raw text: the property order (zeta before alpha) must survive into the prompt.
+    const std::string body =
+        R"({"messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function", "function":
+        {"name": "pick", "parameters": {"type": "object", "properties": {"zeta": {"type": "string"},
+        "alpha": {"type": "string"}}}}}]})";
+    auto r = c.post("/apply-template", body);
+    REQUIRE(r.status == 200);
+    std::string prompt = r.json()["prompt"];
+    INFO(prompt);
+    CHECK(prompt.find("<think>\n\n</think>") != std::string::npos);  // the server's enable_thinking: false
+    REQUIRE(prompt.find("\"zeta\"") != std::string::npos);
+    CHECK(prompt.find("\"zeta\"") < prompt.find("\"alpha\""));
+    json with_kwargs = json::parse(body);
+    with_kwargs["chat_template_kwargs"] = {{"enable_thinking", true}};  // the request wins
+    r = c.post("/apply-template", with_kwargs.dump());
+    REQUIRE(r.status == 200);
+    prompt = r.json()["prompt"];
+    CHECK(prompt.find("<think>\n\n</think>") == std::string::npos);
+    with_kwargs["chat_template_kwargs"] = "yes";
+    CHECK(c.post("/apply-template", with_kwargs.dump()).status == 400);
+    json bad_format = json::parse(body);
+    bad_format["reasoning_format"] = "sometimes";
+    r = c.post("/v1/chat/completions", bad_format.dump());
+    CHECK(r.status == 400);
+    CHECK(r.body.find("reasoning_format") != std::string::npos);
+}
