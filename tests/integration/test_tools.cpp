@@ -253,3 +253,49 @@ TEST_CASE("chat_template_kwargs and --chat-template-kwargs reach the template; t
     CHECK(r.status == 400);
     CHECK(r.body.find("reasoning_format") != std::string::npos);
 }
+
+TEST_CASE("a prompt that opens <think> makes the reply reasoning_content, unless reasoning_format is none",
+          "[integration][tools]") {
+    char path[] = "/tmp/ggserve_think_tmpl_XXXXXX";
+    const int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    const std::string tmpl = "{% for m in messages %}{{ m.content }}\n{% endfor %}<think>\n";
+    REQUIRE(write(fd, tmpl.data(), tmpl.size()) == (ssize_t)tmpl.size());
+    close(fd);
+    ServerProcess s({"-m", stories_model(), "-c", "512", "-t", "1", "--chat-template-file", path});
+    std::remove(path);
+    Client c("127.0.0.1", s.port(), {std::chrono::seconds(60)});
+    json body = {{"messages", json::array({{{"role", "user"}, {"content", "Once upon a time"}}})},
+                 {"max_tokens", 12},
+                 {"temperature", 0}};
+    auto r = c.post("/v1/chat/completions", body.dump());
+    REQUIRE(r.status == 200);
+    const json thinking = r.json()["choices"][0]["message"];
+    INFO(thinking.dump());
+    REQUIRE(thinking.contains("reasoning_content"));
+    CHECK_FALSE(thinking["reasoning_content"].get<std::string>().empty());
+    CHECK(thinking["content"] == "");
+
+    body["stream"] = true;
+    std::string streamed_reasoning, streamed_content;
+    const auto sr = c.stream("POST", "/v1/chat/completions", body.dump(), {}, [&](const server::http::SseEvent& e) {
+        if (e.data == "[DONE]") return true;
+        const json j = json::parse(e.data);
+        if (j["choices"].empty()) return true;
+        const json& d = j["choices"][0]["delta"];
+        if (d.contains("reasoning_content")) streamed_reasoning += d["reasoning_content"].get<std::string>();
+        if (d.contains("content") && d["content"].is_string()) streamed_content += d["content"].get<std::string>();
+        return true;
+    });
+    REQUIRE(sr.complete);
+    CHECK(streamed_reasoning == thinking["reasoning_content"]);
+    CHECK(streamed_content == "");
+
+    body["stream"] = false;
+    body["reasoning_format"] = "none";
+    r = c.post("/v1/chat/completions", body.dump());
+    REQUIRE(r.status == 200);
+    const json plain = r.json()["choices"][0]["message"];
+    CHECK_FALSE(plain.contains("reasoning_content"));
+    CHECK_FALSE(plain["content"].get<std::string>().empty());
+}
