@@ -299,3 +299,29 @@ TEST_CASE("a prompt that opens <think> makes the reply reasoning_content, unless
     CHECK_FALSE(plain.contains("reasoning_content"));
     CHECK_FALSE(plain["content"].get<std::string>().empty());
 }
+
+TEST_CASE("a built-in chat format gets the tools polyfilled and calls in the generic JSON syntax",
+          "[integration][tools]") {
+    ServerProcess s({"-m", stories_model(), "-c", "2048", "-t", "1", "--chat-template", "chatml"});
+    Client c("127.0.0.1", s.port(), {std::chrono::seconds(60)});
+    json body = request("required", 5);
+    auto r = c.post("/apply-template", body.dump());
+    REQUIRE(r.status == 200);
+    const std::string prompt = r.json()["prompt"];
+    CHECK(prompt.find("You can call these tools:") != std::string::npos);
+    CHECK(prompt.find("get_weather") != std::string::npos);
+    r = c.post("/v1/chat/completions", body.dump());
+    REQUIRE(r.status == 200);
+    const json ch = r.json()["choices"][0];
+    INFO(ch.dump());
+    CHECK(ch["finish_reason"] == "tool_calls");
+    REQUIRE(ch["message"]["tool_calls"].size() == 1);
+    const json cases = json::array({{{"schema", tools()[0]["function"]["parameters"]},
+                                     {"text", ch["message"]["tool_calls"][0]["function"]["arguments"]}},
+                                    {{"schema", tools()[1]["function"]["parameters"]},
+                                     {"text", ch["message"]["tool_calls"][0]["function"]["arguments"]}}});
+    const json verdicts = validate(cases);
+    // The call is to one of the two tools, and its arguments follow that tool's schema.
+    const bool weather = ch["message"]["tool_calls"][0]["function"]["name"] == "get_weather";
+    CHECK(verdicts[weather ? 0 : 1]["ok"] == true);
+}
