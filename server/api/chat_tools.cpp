@@ -1,5 +1,6 @@
 #include "server/api/chat_tools.h"
 
+#include <cctype>
 #include <set>
 
 #include "engine/grammar/json_schema.h"
