@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "engine/chat/jinja_json.h"
+#include "engine/chat/tool_polyfill.h"
 
 namespace engine::chat {
 
@@ -90,7 +91,8 @@ Json ChatTemplate::adapt_messages(const Json& messages) const {
 std::string ChatTemplate::apply(const ChatInputs& inputs) const {
     jinja::RenderOptions options;
     options.now = inputs.now;
-    return render_raw(adapt_messages(inputs.messages), inputs.tools, inputs.add_generation_prompt,
+    const Json messages = apply_tool_polyfills(inputs.messages, inputs.tools, polyfill_needs(caps_));
+    return render_raw(adapt_messages(messages), inputs.tools, inputs.add_generation_prompt,
                       inputs.extra_context, options);
 }
 

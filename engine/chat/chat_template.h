@@ -37,6 +37,7 @@ struct TemplateCaps {
     bool supports_system_role = true;
     bool supports_tools = false;                // renders tool definitions
     bool supports_tool_calls = false;           // renders an assistant's tool calls
+    bool supports_tool_responses = false;       // renders tool messages (results)
     bool object_arguments = true;               // wants tool-call arguments as objects, not JSON strings
     bool null_content_with_tool_calls = false;  // renders tool calls only when the content is null
     bool supports_typed_content = false;        // renders content-part arrays itself

@@ -81,6 +81,17 @@ void ChatTemplate::probe_caps() {
         }
     }
 
+    // Tool results: the call is rendered the way the template takes it (or as text when it cannot).
+    Json results_probe = tool_call_conversation(
+        caps_.object_arguments ? object_args : Json(object_args.dump()),
+        caps_.null_content_with_tool_calls ? Json() : Json(""));
+    if (!caps_.supports_tool_calls) {
+        results_probe[1].erase("tool_calls");
+        results_probe[1]["content"] = "Calling the tool.";
+    }
+    const auto results = try_render(results_probe, tools);
+    caps_.supports_tool_responses = results && contains(*results, "tool_result");
+
     const Json typed = Json::array({{{"type", "text"}, {"text", kTypedNeedle}}});
     const auto typed_out = try_render(Json::array({{{"role", "user"}, {"content", typed}}}), Json());
     caps_.supports_typed_content = typed_out && contains(*typed_out, kTypedNeedle) &&

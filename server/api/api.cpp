@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "server/api/chat_request_options.h"
 #include "server/http/errors.h"
 #include "server/http/request_schemas.h"
 
@@ -306,10 +307,18 @@ Api::Reply Api::detokenize(Request& req) {
 Api::Reply Api::apply_template(Request& req) {
     require_ready();
     const json body = parse_body(req, "apply_template.json");
-    const nlohmann::ordered_json messages = nlohmann::ordered_json::parse(body.at("messages").dump());
-    nlohmann::ordered_json tools = nullptr;
-    if (const json* t = field(body, "tools")) tools = nlohmann::ordered_json::parse(t->dump());
-    return Response::json({{"prompt", chat_->apply(messages, tools, true)}});
+    // In the client's key order (the sorted `body` would reorder tool definitions).
+    const nlohmann::ordered_json obody = nlohmann::ordered_json::parse(req.body, nullptr, false);
+    if (!obody.is_object()) bad_request("the request body must be a JSON object");
+    const nlohmann::ordered_json tools = obody.value("tools", nlohmann::ordered_json());
+    const auto kwargs = chat_template_kwargs(obody, config_.chat_template_kwargs, config_.reasoning_budget);
+    try {
+        return Response::json({{"prompt", chat_->apply(obody["messages"], tools, true, kwargs)}});
+    } catch (const server::http::HttpError&) {
+        throw;
+    } catch (const std::exception& e) {
+        bad_request(std::string("cannot apply the chat template: ") + e.what());
+    }
 }
 
 }  // namespace api

@@ -22,6 +22,9 @@ struct ApiConfig {
     ApiDefaults defaults;
     std::string chat_template;  // --chat-template
     bool jinja = false;         // --jinja
+    nlohmann::ordered_json chat_template_kwargs = nlohmann::ordered_json::object();  // --chat-template-kwargs
+    std::string reasoning_format = "auto";  // --reasoning-format: none, deepseek, auto
+    int reasoning_budget = -1;              // --reasoning-budget: -1 unlimited, 0 no thinking
     bool metrics = false;       // --metrics
     bool props_writable = false;  // --props: POST /props may change the defaults
     bool slots = true;            // --no-slots disables /slots
@@ -29,6 +32,12 @@ struct ApiConfig {
     std::string draft_model_path;  // -md, shown in /props
     int format_threads = 2;  // threads formatting response chunks (FormatPool)
     int work_threads = 2;    // threads running /tokenize, /detokenize, /apply-template off the I/O threads
+};
+
+// How a chat reply is parsed (tool calls, reasoning) when its response is formatted.
+struct ChatParse {
+    engine::chat::ParseOptions options;
+    std::vector<std::string> tool_triggers;
 };
 
 class Api {
@@ -64,7 +73,7 @@ private:
     // Submits one task per prompt x choice and wires the response; returns the async reply.
     Reply start_generation(Request& req, Flavor flavor, const json& body, const GenerationOptions& opts,
                            const std::vector<std::vector<engine::Token>>& prompts,
-                           const std::vector<std::string>& prompt_texts);
+                           const std::vector<std::string>& prompt_texts, const ChatParse* chat_parse = nullptr);
     json parse_body(const Request& req, const char* schema) const;
     void require_ready() const;
     std::string model_name() const;

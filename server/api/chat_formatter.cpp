@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "engine/chat/builtin_formats.h"
+#include "engine/chat/tool_polyfill.h"
 #include "engine/tokenizer/vocab.h"
 
 namespace api {
@@ -33,18 +34,26 @@ ChatFormatter::ChatFormatter(const engine::Model& model, const std::string& chat
     }
     name_ = "jinja";
     jinja_ = std::make_unique<engine::chat::ChatTemplate>(source_, bos, eos);
+    // A template that cannot render tools gets the polyfill, which teaches the generic JSON syntax.
+    tool_format_ = jinja_->caps().supports_tools ? engine::chat::detect_tool_call_format(source_)
+                                                 : engine::chat::ToolCallFormat::Generic;
+    if (tool_format_ == engine::chat::ToolCallFormat::None) tool_format_ = engine::chat::ToolCallFormat::Generic;
 }
 
 std::string ChatFormatter::apply(const nlohmann::ordered_json& messages, const nlohmann::ordered_json& tools,
-                                 bool add_generation_prompt) const {
+                                 bool add_generation_prompt, const nlohmann::ordered_json& extra_context) const {
     if (jinja_) {
         engine::chat::ChatInputs in;
         in.messages = messages;
         in.tools = tools;
         in.add_generation_prompt = add_generation_prompt;
+        in.extra_context = extra_context;
         return jinja_->apply(in);
     }
-    return engine::chat::format_builtin(name_, messages, add_generation_prompt);
+    // Built-in formats render role and text only: tools, calls and results all go in as text.
+    const engine::chat::PolyfillNeeds all{true, true, true};
+    return engine::chat::format_builtin(name_, engine::chat::apply_tool_polyfills(messages, tools, all),
+                                        add_generation_prompt);
 }
 
 }  // namespace api

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "engine/chat/chat_parser.h"
 #include "engine/chat/chat_template.h"
 #include "engine/model/model.h"
 
@@ -15,8 +16,13 @@ public:
     // Throws std::invalid_argument for an unusable --chat-template value.
     ChatFormatter(const engine::Model& model, const std::string& chat_template, bool jinja);
     // messages: OpenAI messages array; tools: array or null. Throws std::invalid_argument / template errors.
+    // extra_context: more template variables (chat_template_kwargs, e.g. enable_thinking).
     std::string apply(const nlohmann::ordered_json& messages, const nlohmann::ordered_json& tools,
-                      bool add_generation_prompt) const;
+                      bool add_generation_prompt,
+                      const nlohmann::ordered_json& extra_context = nlohmann::ordered_json::object()) const;
+    // The tool-call syntax the template teaches (Generic for built-in formats, which get the
+    // polyfill's generic JSON instructions).
+    engine::chat::ToolCallFormat tool_format() const { return tool_format_; }
     // "chatml", "llama3", ... or "jinja".
     const std::string& name() const { return name_; }
     const std::string& template_source() const { return source_; }
@@ -24,6 +30,7 @@ public:
 private:
     std::string name_;
     std::string source_;
+    engine::chat::ToolCallFormat tool_format_ = engine::chat::ToolCallFormat::Generic;
     std::unique_ptr<engine::chat::ChatTemplate> jinja_;
 };
 

@@ -32,6 +32,11 @@ namespace {
 
 const char* finish_name(sched::FinishReason f) { return f == sched::FinishReason::Stop ? "stop" : "length"; }
 
+// A reply that stopped on its own after tool calls finished because of them.
+const char* chat_finish_name(sched::FinishReason f, bool has_tool_calls) {
+    return has_tool_calls && f == sched::FinishReason::Stop ? "tool_calls" : finish_name(f);
+}
+
 json bytes_of(const std::string& s) {
     json b = json::array();
     for (unsigned char c : s) b.push_back((int)c);
@@ -207,14 +212,37 @@ void GenerationResponse::on_tokens(size_t i, const sched::TokenOutput& out) {
                                              {"finish_reason", nullptr}}});
                 send(j);
             }
-            json ch{{"index", i}, {"delta", {{"content", out.text}}}, {"logprobs", nullptr}, {"finish_reason", nullptr}};
-            if (!probs.is_null()) ch["logprobs"] = {{"content", probs}};
-            json j = chunk_base("chat.completion.chunk");
-            j["choices"] = json::array({ch});
-            send(j);
+            if (!rc_.parse_chat) {
+                send_chat_delta(i, {{"content", out.text}}, probs);
+                break;
+            }
+            if (!c.parser) c.parser = std::make_unique<ChatStreamParser>(rc_.parse, rc_.tool_triggers);
+            const auto d = c.parser->feed(out.text);
+            json delta = json::object();
+            if (!d.reasoning.empty()) delta["reasoning_content"] = d.reasoning;
+            if (!d.content.empty()) delta["content"] = d.content;
+            if (!delta.empty() || !probs.is_null()) send_chat_delta(i, delta, probs);
             break;
         }
     }
+}
+
+void GenerationResponse::send_chat_delta(size_t i, json delta, const json& probs) {
+    json ch{{"index", i}, {"delta", std::move(delta)}, {"logprobs", nullptr}, {"finish_reason", nullptr}};
+    if (!probs.is_null()) ch["logprobs"] = {{"content", probs}};
+    json j = chunk_base("chat.completion.chunk");
+    j["choices"] = json::array({ch});
+    send(j);
+}
+
+json GenerationResponse::chat_message(const sched::FinalOutput& f, const char*& finish) const {
+    if (!rc_.parse_chat) {
+        finish = finish_name(f.finish);
+        return {{"role", "assistant"}, {"content", f.content}};
+    }
+    const auto parsed = engine::chat::parse_output(f.content, rc_.parse);
+    finish = chat_finish_name(f.finish, !parsed.tool_calls.empty());
+    return json::parse(parsed.to_message_json().dump());
 }
 
 json GenerationResponse::native_final(size_t i, const sched::FinalOutput& f) const {
@@ -265,8 +293,28 @@ void GenerationResponse::on_done(size_t i, const sched::FinalOutput& f) {
                                                  {"logprobs", nullptr}, {"finish_reason", nullptr}}});
                     send(r);
                 }
+                bool tool_calls = false;
+                if (rc_.parse_chat) {
+                    if (!c.parser) c.parser = std::make_unique<ChatStreamParser>(rc_.parse, rc_.tool_triggers);
+                    const auto fin = c.parser->finish();
+                    json delta = json::object();
+                    if (!fin.delta.reasoning.empty()) delta["reasoning_content"] = fin.delta.reasoning;
+                    if (!fin.delta.content.empty()) delta["content"] = fin.delta.content;
+                    if (!delta.empty()) send_chat_delta(i, delta, json());
+                    // Each call: its id, type and name first, then its arguments.
+                    for (size_t k = 0; k < fin.parsed.tool_calls.size(); ++k) {
+                        const auto& call = fin.parsed.tool_calls[k];
+                        send_chat_delta(i, {{"tool_calls", json::array({{{"index", k}, {"id", call.id}, {"type", "function"},
+                                                                        {"function", {{"name", call.name}, {"arguments", ""}}}}})}},
+                                        json());
+                        send_chat_delta(i, {{"tool_calls", json::array({{{"index", k},
+                                                                        {"function", {{"arguments", call.arguments}}}}})}},
+                                        json());
+                    }
+                    tool_calls = !fin.parsed.tool_calls.empty();
+                }
                 j["choices"] = json::array({{{"index", i}, {"delta", json::object()}, {"logprobs", nullptr},
-                                             {"finish_reason", finish_name(f.finish)}}});
+                                             {"finish_reason", chat_finish_name(f.finish, tool_calls)}}});
                 j["timings"] = timings_json(f.timings);
                 send(j);
                 break;
@@ -322,10 +370,9 @@ void GenerationResponse::respond_collected() {
             json arr = json::array();
             for (size_t i = 0; i < choices_.size(); ++i) {
                 const auto& f = choices_[i].final;
-                json ch{{"index", i},
-                        {"message", {{"role", "assistant"}, {"content", f.content}}},
-                        {"logprobs", nullptr},
-                        {"finish_reason", finish_name(f.finish)}};
+                const char* finish = nullptr;
+                json ch{{"index", i}, {"message", chat_message(f, finish)}, {"logprobs", nullptr}};
+                ch["finish_reason"] = finish;
                 if (rc_.options.logprobs) ch["logprobs"] = {{"content", choices_[i].logprobs}};
                 arr.push_back(ch);
             }

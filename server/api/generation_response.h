@@ -13,7 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "engine/chat/chat_parser.h"
 #include "engine/tokenizer/vocab.h"
+#include "server/api/chat_stream_parser.h"
 #include "server/api/format_pool.h"
 #include "server/api/json_fields.h"
 #include "server/api/request_params.h"
@@ -31,6 +33,10 @@ struct ResponseContext {
     std::vector<std::string> prompt_texts;  // per choice, for the native "prompt" field
     size_t choices_per_prompt = 1;          // OpenAI n: choices sharing a prompt count it once in usage
     json generation_settings;               // the native final object's generation_settings
+    // Chat: parse the reply into reasoning_content / tool_calls (parse.tool_format None: no tools).
+    bool parse_chat = false;
+    engine::chat::ParseOptions parse;
+    std::vector<std::string> tool_triggers;  // text that starts a call (streaming holds it back)
 };
 
 class GenerationResponse : public std::enable_shared_from_this<GenerationResponse> {
@@ -63,6 +69,8 @@ private:
     json native_final(size_t i, const sched::FinalOutput& f) const;
     json timings_json(const sched::Timings& t) const;
     void send(const json& j);
+    void send_chat_delta(size_t i, json delta, const json& probs);
+    json chat_message(const sched::FinalOutput& f, const char*& finish) const;
     void finish_stream();
     void respond_collected();
 
@@ -77,6 +85,7 @@ private:
         bool done = false;
         sched::FinalOutput final;
         json logprobs = json::array();  // collected (non-stream)
+        std::unique_ptr<ChatStreamParser> parser;  // streamed chat with parse_chat
     };
     std::vector<Choice> choices_;
     size_t n_done_ = 0;

@@ -10,6 +10,9 @@
 #include "engine/grammar/grammar_error.h"
 #include "engine/grammar/regex.h"
 #include "server/api/api.h"
+#include "server/api/chat_request_options.h"
+#include "server/api/chat_tools.h"
+#include "server/api/tool_syntax.h"
 #include "server/api/generation_response.h"
 #include "server/http/errors.h"
 
@@ -132,28 +135,42 @@ Api::Reply Api::chat_completions(Request& req) {
         std::lock_guard<std::mutex> lk(defaults_mu_);
         opts = parse_generation_options(body, config_.defaults, model_->vocab(), Flavor::Chat, req.body);
     }
-    nlohmann::ordered_json msgs = nlohmann::ordered_json::parse(messages->dump());
-    nlohmann::ordered_json tools = nullptr;
-    if (const json* t = field(body, "tools")) tools = nlohmann::ordered_json::parse(t->dump());
+    // The body again, in the client's key order: tool definitions are rendered as the client wrote them.
+    const nlohmann::ordered_json obody = nlohmann::ordered_json::parse(req.body, nullptr, false);
+    if (!obody.is_object()) bad_request("the request body must be a JSON object");
+    const ChatTools tools = parse_chat_tools(obody);
+    const bool call_tools = tools.active() && tools.choice != ToolChoice::None;
+    apply_tool_grammar(tools, chat_->tool_format(), opts);
+    const nlohmann::ordered_json kwargs =
+        chat_template_kwargs(obody, config_.chat_template_kwargs, config_.reasoning_budget);
     std::string text;
     try {
-        text = chat_->apply(msgs, tools, true);
+        text = chat_->apply(obody["messages"], call_tools ? tools.tools : nlohmann::ordered_json(), true, kwargs);
     } catch (const HttpError&) {
         throw;
     } catch (const std::exception& e) {
         bad_request(std::string("cannot apply the chat template: ") + e.what());
     }
+    ChatParse parse;
+    parse.options.extract_reasoning = extract_reasoning(obody, config_.reasoning_format);
+    parse.options.reasoning_opened_in_prompt =
+        parse.options.extract_reasoning && engine::chat::prompt_opens_reasoning(text);
+    if (call_tools) {
+        parse.options.tool_format = chat_->tool_format();
+        parse.tool_triggers = tool_syntax(chat_->tool_format()).triggers;
+    }
+    parse.options.id_prefix = random_id("call_") + "_";
     const auto& vocab = model_->vocab();
     std::vector<engine::Token> toks = vocab.tokenize(text, true, true);
     // A template that writes the BOS text itself must not get a second BOS.
     if (toks.size() >= 2 && vocab.bos() >= 0 && toks[0] == vocab.bos() && toks[1] == vocab.bos()) toks.erase(toks.begin());
     if (toks.empty()) bad_request("the formatted prompt is empty");
-    return start_generation(req, Flavor::Chat, body, opts, {toks}, {text});
+    return start_generation(req, Flavor::Chat, body, opts, {toks}, {text}, &parse);
 }
 
 Api::Reply Api::start_generation(Request& req, Flavor flavor, const json&, const GenerationOptions& opts,
                                  const std::vector<std::vector<engine::Token>>& prompts,
-                                 const std::vector<std::string>& prompt_texts) {
+                                 const std::vector<std::string>& prompt_texts, const ChatParse* chat_parse) {
     std::unique_ptr<engine::Grammar> grammar = compile_grammar(opts);
 
     ResponseContext rc;
@@ -164,6 +181,12 @@ Api::Reply Api::start_generation(Request& req, Flavor flavor, const json&, const
     rc.options = opts;
     rc.generation_settings = generation_settings(opts);
     rc.choices_per_prompt = (size_t)opts.n_choices;
+    if (chat_parse) {
+        rc.parse_chat = chat_parse->options.extract_reasoning ||
+                        chat_parse->options.tool_format != engine::chat::ToolCallFormat::None;
+        rc.parse = chat_parse->options;
+        rc.tool_triggers = chat_parse->tool_triggers;
+    }
     for (const auto& t : prompt_texts)
         for (int c = 0; c < opts.n_choices; ++c) rc.prompt_texts.push_back(t);
     const size_t n_tasks = prompts.size() * (size_t)opts.n_choices;

@@ -16,6 +16,7 @@
 #include "engine/model/context.h"
 #include "engine/model/model.h"
 #include "server/api/api.h"
+#include "server/api/chat_request_options.h"
 #include "server/cli/args.h"
 #include "server/cli/commands.h"
 #include "server/cli/common_options.h"
@@ -37,6 +38,33 @@ std::vector<std::string> split_keys(const std::string& s) {
     return out;
 }
 
+// --chat-template-file (read here, so a missing file is a startup error), --chat-template-kwargs
+// (a JSON object), --reasoning-format.
+void finish_chat_options(const std::string& template_file, const std::string& kwargs, api::ApiConfig& ac) {
+    if (!template_file.empty()) {
+        if (!ac.chat_template.empty()) throw ArgError("use only one of --chat-template and --chat-template-file");
+        std::ifstream f(template_file, std::ios::binary);
+        if (!f) throw ArgError("cannot read --chat-template-file '" + template_file + "'");
+        std::stringstream ss;
+        ss << f.rdbuf();
+        ac.chat_template = ss.str();
+        if (ac.chat_template.empty()) throw ArgError("--chat-template-file '" + template_file + "' is empty");
+        ac.jinja = true;
+    }
+    if (!kwargs.empty()) {
+        ac.chat_template_kwargs = nlohmann::ordered_json::parse(kwargs, nullptr, false);
+        if (!ac.chat_template_kwargs.is_object())
+            throw ArgError("--chat-template-kwargs must be a JSON object, not '" + kwargs + "'");
+    }
+    try {
+        api::check_reasoning_format(ac.reasoning_format);
+    } catch (const std::invalid_argument& e) {
+        throw ArgError(e.what());
+    }
+    if (ac.reasoning_budget != -1 && ac.reasoning_budget != 0)
+        throw ArgError("--reasoning-budget must be -1 (unlimited) or 0 (no thinking); token budgets are not supported");
+}
+
 }  // namespace
 
 int cmd_serve(int argc, char** argv) {
@@ -45,7 +73,7 @@ int cmd_serve(int argc, char** argv) {
     api::ApiConfig ac;
     server::http::ServerConfig hc;
     sched::SchedulerConfig sc;
-    std::string config_file, api_key_file;
+    std::string config_file, api_key_file, chat_template_file, chat_template_kwargs;
     int port = 8080, timeout_s = 600, threads_http = 0, stall_s = 30, stream_queue_kib = 8192;
     bool cont_batching = true, verbose = false, no_slots = false, webui = true;
     webui::WebUiOptions wo;
@@ -74,6 +102,15 @@ int cmd_serve(int argc, char** argv) {
     ap.option("--chat-template", "NAME|TEMPLATE",
               "chat format name (chatml, llama3, ...) or Jinja template text", &ac.chat_template);
     ap.flag("--jinja", "render chat with the model's Jinja template", &ac.jinja);
+    ap.option("--chat-template-file", "FILE", "Jinja chat template read from FILE (implies --jinja)",
+              &chat_template_file);
+    ap.option("--chat-template-kwargs", "JSON", "extra template variables, e.g. '{\"enable_thinking\": false}'",
+              &chat_template_kwargs);
+    ap.option("--reasoning-format", "FORMAT",
+              "none: keep <think> in content; deepseek, auto: put it in reasoning_content (default auto)",
+              &ac.reasoning_format);
+    ap.option("--reasoning-budget", "N", "-1: unlimited thinking (default); 0: disable thinking (enable_thinking false)",
+              &ac.reasoning_budget);
     ap.flag("--metrics", "enable the Prometheus /metrics endpoint", &ac.metrics);
     ap.flag("--props", "allow POST /props to change the default generation settings", &ac.props_writable);
     ap.flag("--no-slots", "disable the /slots endpoint", &no_slots);
@@ -133,6 +170,7 @@ int cmd_serve(int argc, char** argv) {
             ap.apply_config(cfg);
         }
         finish_model_options(ap, mo);
+        finish_chat_options(chat_template_file, chat_template_kwargs, ac);
         if (port < 0 || port > 65535) throw ArgError("--port must be in [0, 65535]");
         if (sc.n_parallel < 1 || sc.n_parallel > engine::kMaxSeq)
             throw ArgError("--parallel must be in [1, " + std::to_string(engine::kMaxSeq) + "]");

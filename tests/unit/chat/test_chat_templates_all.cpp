@@ -57,28 +57,57 @@ TEST_CASE("every shared template renders system, user, assistant, user", "[chat]
     }
 }
 
-TEST_CASE("templates that know tools render definitions, a call and its result", "[chat][templates][tools]") {
-    int tool_templates = 0;
+TEST_CASE("every shared template renders tools, a call, its result and a follow-up", "[chat][templates][tools]") {
     for (const auto& name : chat_test::all_template_names()) {
-        const std::string source = chat_test::read_template(name);
-        if (!mentions(source, "tools") && !mentions(source, "tool_calls")) continue;
-        ++tool_templates;
         INFO("template: " << name);
         try {
-            const ChatTemplate tmpl(source, "<s>", "</s>");
+            const ChatTemplate tmpl(chat_test::read_template(name), "<s>", "</s>");
             ChatInputs in;
             in.messages = chat_test::tool_conversation();
             in.tools = chat_test::weather_tools();
             in.extra_context = extra_context_for(name);
             const std::string out = tmpl.apply(in);
+            INFO(out);
             CHECK(mentions(out, "What's the weather in Paris?"));
             CHECK(mentions(out, "Thanks!"));
-            if (tmpl.caps().supports_tools) CHECK(mentions(out, "get_weather"));
-            if (tmpl.caps().supports_tool_calls)
-                CHECK(count(out, "Paris") >= 2);  // question and call argument
+            CHECK(mentions(out, "get_weather"));          // the tool's definition or its call
+            CHECK(count(out, "Paris") >= 2);              // question and call argument
+            CHECK(mentions(out, "21"));                   // the tool's result
+            CHECK(mentions(out, "It is 21 degrees."));    // the answer after the result
         } catch (const std::exception& e) {
             FAIL_CHECK(e.what());
         }
     }
-    CHECK(tool_templates >= 50);
+}
+
+TEST_CASE("templates without tool support get the tools declared in a system message", "[chat][templates][tools]") {
+    const ChatTemplate tmpl(
+        "{% for m in messages %}{% if m.role != 'tool' %}<{{ m.role }}>{{ m.content }}\n{% endif %}{% endfor %}", "",
+        "");
+    CHECK_FALSE(tmpl.caps().supports_tools);
+    CHECK_FALSE(tmpl.caps().supports_tool_calls);
+    CHECK_FALSE(tmpl.caps().supports_tool_responses);
+    ChatInputs in;
+    in.messages = chat_test::tool_conversation();
+    in.tools = chat_test::weather_tools();
+    const std::string out = tmpl.apply(in);
+    CHECK(mentions(out, "<system>You are a helpful assistant.\n\nYou can call these tools:"));
+    CHECK(mentions(out, R"({"tool_calls":[{"name":"get_weather","arguments":{"city":"Paris"},"id":"abc123xyz"}]})"));
+    CHECK(mentions(out, "<user>Tool result of get_weather (call abc123xyz):\n{\"temp\": 21}"));
+    // The client's key order is kept in the declaration (name before description before parameters).
+    const size_t n = out.find("\"name\":\"get_weather\""), d = out.find("\"description\"");
+    CHECK(n < d);
+}
+
+TEST_CASE("tool-aware templates render the client's tool JSON key order", "[chat][templates][tools]") {
+    const ChatTemplate tmpl(chat_test::read_template("Qwen-Qwen2.5-7B-Instruct.jinja"), "", "");
+    REQUIRE(tmpl.caps().supports_tools);
+    ChatInputs in;
+    in.messages = chat_test::basic_conversation();
+    in.tools = chat_test::weather_tools();
+    const std::string out = tmpl.apply(in);
+    const size_t t = out.find("\"type\": \"function\""), f = out.find("\"function\": {\"name\"");
+    REQUIRE(t != std::string::npos);
+    CHECK(f != std::string::npos);
+    CHECK(t < f);
 }

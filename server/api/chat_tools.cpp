@@ -1,0 +1,128 @@
+#include "server/api/chat_tools.h"
+
+#include <cctype>
+#include <set>
+
+#include "engine/grammar/json_schema.h"
+#include "server/api/json_fields.h"
+#include "server/api/tool_syntax.h"
+
+namespace api {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+bool valid_tool_name(const std::string& name) {
+    if (name.empty() || name.size() > 64) return false;
+    for (const char c : name)
+        if (!std::isalnum((unsigned char)c) && c != '_' && c != '-' && c != '.') return false;
+    return true;
+}
+
+void check_tools(const ojson& tools) {
+    if (!tools.is_array()) bad_request("'tools' must be an array");
+    std::set<std::string> names;
+    for (size_t i = 0; i < tools.size(); ++i) {
+        const ojson& t = tools[i];
+        const std::string where = "tools[" + std::to_string(i) + "]";
+        if (!t.is_object() || t.value("type", "") != "function" || !t.contains("function") ||
+            !t["function"].is_object())
+            bad_request("'" + where + "' must be {\"type\": \"function\", \"function\": {...}}");
+        const ojson& fn = t["function"];
+        if (!fn.contains("name") || !fn["name"].is_string() || !valid_tool_name(fn["name"].get<std::string>()))
+            bad_request("'" + where + ".function.name' must be 1 to 64 letters, digits, '_', '-' or '.'");
+        if (!names.insert(fn["name"].get<std::string>()).second)
+            bad_request("'" + where + "': the tool name '" + fn["name"].get<std::string>() + "' is used twice");
+        if (fn.contains("parameters") && !fn["parameters"].is_object())
+            bad_request("'" + where + ".function.parameters' must be a JSON Schema object");
+    }
+}
+
+// Every tool message answers a call made by an earlier assistant message.
+void check_tool_messages(const ojson& messages) {
+    if (!messages.is_array()) return;
+    std::set<std::string> call_ids;
+    for (size_t i = 0; i < messages.size(); ++i) {
+        const ojson& m = messages[i];
+        if (!m.is_object()) continue;
+        const std::string role = m.value("role", "");
+        if (role == "assistant" && m.contains("tool_calls") && m["tool_calls"].is_array()) {
+            for (const auto& c : m["tool_calls"])
+                if (c.is_object() && c.contains("id") && c["id"].is_string()) call_ids.insert(c["id"].get<std::string>());
+        } else if (role == "tool") {
+            const ojson id = m.value("tool_call_id", ojson());
+            if (!id.is_string())
+                bad_request("messages[" + std::to_string(i) + "]: a tool message needs a string 'tool_call_id'");
+            if (!call_ids.count(id.get<std::string>()))
+                bad_request("messages[" + std::to_string(i) + "]: tool_call_id '" + id.get<std::string>() +
+                            "' does not match any earlier assistant tool call");
+        }
+    }
+}
+
+}  // namespace
+
+ChatTools parse_chat_tools(const ojson& body) {
+    ChatTools out;
+    if (body.contains("messages")) check_tool_messages(body["messages"]);
+    if (body.contains("tools") && !body["tools"].is_null()) {
+        check_tools(body["tools"]);
+        out.tools = body["tools"];
+    }
+    if (body.contains("parallel_tool_calls") && !body["parallel_tool_calls"].is_null()) {
+        if (!body["parallel_tool_calls"].is_boolean()) bad_request("'parallel_tool_calls' must be a boolean");
+        out.parallel = body["parallel_tool_calls"].get<bool>();
+    }
+    const ojson choice = body.value("tool_choice", ojson());
+    if (choice.is_null() || choice == "auto") {
+        out.choice = ToolChoice::Auto;
+    } else if (choice == "none") {
+        out.choice = ToolChoice::None;
+    } else if (choice == "required") {
+        out.choice = ToolChoice::Required;
+    } else if (choice.is_object() && choice.value("type", "") == "function" && choice.contains("function") &&
+               choice["function"].is_object() && choice["function"].value("name", ojson()).is_string()) {
+        out.choice = ToolChoice::Named;
+        out.named = choice["function"]["name"].get<std::string>();
+        bool known = false;
+        if (out.tools.is_array())
+            for (const auto& t : out.tools) known = known || t["function"]["name"] == out.named;
+        if (!known) bad_request("'tool_choice' names the function '" + out.named + "', which is not in 'tools'");
+    } else {
+        bad_request("'tool_choice' must be \"auto\", \"none\", \"required\" or "
+                    "{\"type\": \"function\", \"function\": {\"name\": ...}}");
+    }
+    if (out.choice == ToolChoice::Required && !out.active())
+        bad_request("'tool_choice' is \"required\" but 'tools' is empty");
+    return out;
+}
+
+void apply_tool_grammar(const ChatTools& tools, engine::chat::ToolCallFormat format, GenerationOptions& opts) {
+    if (!tools.active() || tools.choice == ToolChoice::None) return;
+    if (!opts.grammar.empty())
+        bad_request("'tools' cannot be combined with 'grammar', 'json_schema' or 'response_format'");
+    std::vector<ToolGrammarTool> list;
+    for (size_t i = 0; i < tools.tools.size(); ++i) {
+        const ojson& fn = tools.tools[i]["function"];
+        const std::string name = fn["name"].get<std::string>();
+        if (tools.choice == ToolChoice::Named && name != tools.named) continue;
+        const ojson params = fn.value("parameters", ojson::object());
+        try {
+            list.push_back({name, engine::json_schema_to_gbnf(params)});
+        } catch (const engine::SchemaError& e) {
+            bad_request("invalid JSON schema in 'tools[" + std::to_string(i) + "].function.parameters' at '#" +
+                        e.pointer + "': " + e.reason);
+        } catch (const std::exception& e) {
+            bad_request("invalid JSON schema in 'tools[" + std::to_string(i) + "].function.parameters': " +
+                        e.what());
+        }
+    }
+    const ToolSyntax& syntax = tool_syntax(format);
+    opts.grammar = tool_call_grammar(syntax, list, tools.parallel && tools.choice != ToolChoice::Named);
+    opts.grammar_lazy = tools.choice == ToolChoice::Auto;
+    opts.triggers = {};
+    if (opts.grammar_lazy) opts.triggers.words = syntax.triggers;
+}
+
+}  // namespace api

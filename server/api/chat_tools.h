@@ -1,0 +1,32 @@
+// Tool-calling semantics of a chat request: `tools` (checked, client key order kept),
+// `tool_choice` (auto / none / required / a named function), `parallel_tool_calls`, tool messages
+// that must answer an earlier call, and the grammar that makes the model call well-formed tools:
+// always for required / named, lazily from the format's trigger words for auto.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "engine/chat/chat_parser.h"
+#include "server/api/request_params.h"
+
+namespace api {
+
+enum class ToolChoice { Auto, None, Required, Named };
+
+struct ChatTools {
+    nlohmann::ordered_json tools;  // null when the request has none (or tool_choice is none)
+    ToolChoice choice = ToolChoice::Auto;
+    std::string named;  // the function of a named tool_choice
+    bool parallel = true;
+    bool active() const { return tools.is_array() && !tools.empty(); }
+};
+
+// Reads tools / tool_choice / parallel_tool_calls from the request body (parsed in the client's key
+// order) and checks the messages' tool results against earlier calls. Errors are 400s.
+ChatTools parse_chat_tools(const nlohmann::ordered_json& body);
+
+// Sets the grammar of `opts` for the tools (nothing for auto without tools or for none). A request
+// grammar (grammar / json_schema / response_format) together with tools is a 400.
+void apply_tool_grammar(const ChatTools& tools, engine::chat::ToolCallFormat format, GenerationOptions& opts);
+
+}  // namespace api

@@ -1,0 +1,327 @@
+// Tool calling end to end against the real binary: stories260K with a Hermes-style template
+// (--chat-template-file, Qwen 2.5's template). tool_choice "required" / named makes the grammar force
+// a call, whose arguments an independent validator (python3-jsonschema) checks against the tool's
+// schema, streamed and not; bad tool requests are 400s naming the problem and the server keeps serving.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "server/http/client.h"
+#include "server_process.h"
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using server::http::Client;
+
+namespace {
+
+ServerProcess& tools_server() {
+    static ServerProcess s({"-m", stories_model(), "-c", "2048", "-t", "1", "--chat-template-file",
+                            shared_path("templates/Qwen-Qwen2.5-7B-Instruct.jinja")});
+    return s;
+}
+
+const char* const kSchema = R"({"type": "object", "properties": {
+    "city": {"type": "string", "minLength": 1, "maxLength": 12},
+    "days": {"type": "integer", "minimum": 1, "maximum": 7},
+    "unit": {"enum": ["celsius", "fahrenheit"]}},
+    "required": ["city", "days"], "additionalProperties": false})";
+
+json tools() {
+    return json::array({{{"type", "function"},
+                         {"function", {{"name", "get_weather"}, {"description", "Get the weather."},
+                                       {"parameters", json::parse(kSchema)}}}},
+                        {{"type", "function"},
+                         {"function", {{"name", "get_time"}, {"parameters", {{"type", "object"}, {"properties",
+                                       {{"zone", {{"type", "string"}}}}}, {"required", {"zone"}}}}}}}});
+}
+
+json request(const json& tool_choice, int seed) {
+    return {{"messages", json::array({{{"role", "user"}, {"content", "What is the weather in Paris?"}}})},
+            {"tools", tools()},
+            {"tool_choice", tool_choice},
+            {"parallel_tool_calls", false},
+            {"temperature", 1.0},
+            {"seed", seed},
+            {"max_tokens", 300}};
+}
+
+// python3-jsonschema's verdict on each (schema, text) case.
+json validate(const json& cases) {
+    char path[] = "/tmp/ggserve_tools_XXXXXX";
+    const int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    const std::string text = cases.dump();
+    REQUIRE(write(fd, text.data(), text.size()) == (ssize_t)text.size());
+    close(fd);
+    const fs::path checker = fs::path(__FILE__).parent_path() / "checkers" / "validate_json_outputs.py";
+    const std::string cmd = "python3 '" + checker.string() + "' '" + path + "' 2>&1";
+    std::string out;
+    FILE* p = popen(cmd.c_str(), "r");
+    REQUIRE(p != nullptr);
+    char buf[4096];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+    const int status = pclose(p);
+    std::remove(path);
+    INFO(cases.dump() << "\n" << out);
+    REQUIRE(status == 0);
+    return json::parse(out);
+}
+
+// The reply to a streamed request, reassembled from its deltas: {content, tool_calls, finish_reason}.
+json collect_stream(Client& c, const json& body) {
+    json msg = {{"content", ""}, {"tool_calls", json::array()}, {"finish_reason", nullptr}};
+    const auto r = c.stream("POST", "/v1/chat/completions", body.dump(), {}, [&](const server::http::SseEvent& e) {
+        if (e.data == "[DONE]") return true;
+        const json j = json::parse(e.data);
+        if (j["choices"].empty()) return true;
+        const json& ch = j["choices"][0];
+        if (!ch["finish_reason"].is_null()) msg["finish_reason"] = ch["finish_reason"];
+        const json& d = ch["delta"];
+        if (d.contains("content") && d["content"].is_string()) msg["content"] = msg["content"].get<std::string>() + d["content"].get<std::string>();
+        if (d.contains("tool_calls"))
+            for (const auto& tc : d["tool_calls"]) {
+                const size_t k = tc["index"];
+                while (msg["tool_calls"].size() <= k)
+                    msg["tool_calls"].push_back({{"id", ""}, {"function", {{"name", ""}, {"arguments", ""}}}});
+                json& slot = msg["tool_calls"][k];
+                if (tc.contains("id")) slot["id"] = tc["id"];
+                if (tc.contains("function")) {
+                    const json& f = tc["function"];
+                    if (f.contains("name")) slot["function"]["name"] = f["name"];
+                    if (f.contains("arguments"))
+                        slot["function"]["arguments"] = slot["function"]["arguments"].get<std::string>() +
+                                                        f["arguments"].get<std::string>();
+                }
+            }
+        return true;
+    });
+    REQUIRE(r.status == 200);
+    REQUIRE(r.complete);
+    return msg;
+}
+
+}  // namespace
+
+TEST_CASE("tool_choice required and named force calls whose arguments follow the schema", "[integration][tools]") {
+    Client c("127.0.0.1", tools_server().port(), {std::chrono::seconds(120)});
+    json cases = json::array();
+    const json named = {{"type", "function"}, {"function", {{"name", "get_weather"}}}};
+    for (int seed = 1; seed <= 3; ++seed) {
+        for (const json& choice : {json("required"), named}) {
+            INFO("seed " << seed << " tool_choice " << choice.dump());
+            const auto r = c.post("/v1/chat/completions", request(choice, seed).dump());
+            REQUIRE(r.status == 200);
+            const json j = r.json();
+            const json& ch = j["choices"][0];
+            INFO(j.dump());
+            CHECK(ch["finish_reason"] == "tool_calls");
+            REQUIRE(ch["message"]["tool_calls"].size() == 1);
+            const json& call = ch["message"]["tool_calls"][0];
+            CHECK(call["type"] == "function");
+            CHECK(call["id"].get<std::string>().rfind("call_", 0) == 0);
+            const std::string name = call["function"]["name"];
+            if (choice.is_object()) CHECK(name == "get_weather");
+            const json schema = name == "get_weather" ? tools()[0]["function"]["parameters"]
+                                                       : tools()[1]["function"]["parameters"];
+            cases.push_back({{"schema", schema}, {"text", call["function"]["arguments"]}});
+        }
+        const json streamed = collect_stream(c, [&] {
+            json b = request(named, seed);
+            b["stream"] = true;
+            return b;
+        }());
+        INFO(streamed.dump());
+        CHECK(streamed["finish_reason"] == "tool_calls");
+        CHECK(streamed["content"] == "");  // no trigger text leaks into content
+        REQUIRE(streamed["tool_calls"].size() == 1);
+        CHECK(streamed["tool_calls"][0]["function"]["name"] == "get_weather");
+        cases.push_back({{"schema", tools()[0]["function"]["parameters"]},
+                         {"text", streamed["tool_calls"][0]["function"]["arguments"]}});
+    }
+    const json verdicts = validate(cases);
+    REQUIRE(verdicts.size() == cases.size());
+    for (size_t i = 0; i < cases.size(); ++i) {
+        INFO(cases[i].dump() << "\n" << verdicts[i]["why"]);
+        CHECK(verdicts[i]["ok"] == true);
+    }
+}
+
+TEST_CASE("tool_choice none and no tools leave the reply as plain content", "[integration][tools]") {
+    Client c("127.0.0.1", tools_server().port(), {std::chrono::seconds(120)});
+    json body = request("none", 1);
+    body["max_tokens"] = 8;
+    const auto r = c.post("/v1/chat/completions", body.dump());
+    REQUIRE(r.status == 200);
+    const json ch = r.json()["choices"][0];
+    CHECK_FALSE(ch["message"].contains("tool_calls"));
+    CHECK(ch["message"]["content"].is_string());
+    CHECK(ch["finish_reason"] == "length");
+}
+
+TEST_CASE("bad tool requests are 400s naming the problem, and the server keeps serving", "[integration][tools]") {
+    Client c("127.0.0.1", tools_server().port(), {std::chrono::seconds(60)});
+    struct Bad {
+        json body;
+        const char* says;
+    };
+    json unknown = request({{"type", "function"}, {"function", {{"name", "get_stock"}}}}, 1);
+    json bad_schema = request("auto", 1);
+    bad_schema["tools"][0]["function"]["parameters"]["properties"]["days"]["type"] = "integr";
+    json orphan = request("auto", 1);
+    orphan["messages"].push_back({{"role", "tool"}, {"tool_call_id", "call_nope"}, {"content", "42"}});
+    json with_grammar = request("required", 1);
+    with_grammar["grammar"] = "root ::= \"x\"";
+    json bad_choice = request("sometimes", 1);
+    const std::vector<Bad> bad = {
+        {unknown, "get_stock"},
+        {bad_schema, "tools[0].function.parameters"},
+        {orphan, "call_nope"},
+        {with_grammar, "'tools' cannot be combined with 'grammar'"},
+        {bad_choice, "tool_choice"},
+    };
+    for (const auto& b : bad) {
+        const auto r = c.post("/v1/chat/completions", b.body.dump());
+        INFO(r.body);
+        CHECK(r.status == 400);
+        CHECK(r.body.find(b.says) != std::string::npos);
+    }
+    json ok = request("auto", 1);
+    ok["max_tokens"] = 4;
+    const auto after = c.post("/v1/chat/completions", ok.dump());
+    INFO(after.body);
+    CHECK(after.status == 200);
+}
+
+TEST_CASE("a template that fails to render is a 400 naming the template's error", "[integration][tools]") {
+    char path[] = "/tmp/ggserve_tools_tmpl_XXXXXX";
+    const int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    const std::string tmpl =
+        "{% if messages[-1].content == 'boom' %}{{ raise_exception('the template refuses boom') }}{% endif %}"
+        "{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}";
+    REQUIRE(write(fd, tmpl.data(), tmpl.size()) == (ssize_t)tmpl.size());
+    close(fd);
+    ServerProcess s({"-m", stories_model(), "-c", "2048", "-t", "1", "--chat-template-file", path});
+    std::remove(path);
+    Client c("127.0.0.1", s.port(), {std::chrono::seconds(60)});
+    json body = request("auto", 1);
+    body["messages"] = json::array({{{"role", "user"}, {"content", "boom"}}});
+    const auto r = c.post("/v1/chat/completions", body.dump());
+    INFO(r.body);
+    CHECK(r.status == 400);
+    CHECK(r.body.find("the template refuses boom") != std::string::npos);
+    json ok = request("auto", 1);
+    ok["max_tokens"] = 4;
+    const auto after = c.post("/v1/chat/completions", ok.dump());
+    INFO(after.body);
+    CHECK(after.status == 200);
+}
+
+TEST_CASE("chat_template_kwargs and --chat-template-kwargs reach the template; tools keep the client's key order",
+          "[integration][tools]") {
+    ServerProcess s({"-m", stories_model(), "-c", "1024", "-t", "1", "--chat-template-file",
+                     shared_path("templates/Qwen-Qwen3-0.6B.jinja"), "--chat-template-kwargs",
+                     R"({"enable_thinking": false})"});
+    Client c("127.0.0.1", s.port(), {std::chrono::seconds(60)});
+    // Raw text: the property order (zeta before alpha) must survive into the prompt.
+    const std::string body =
+        R"({"messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function", "function":
+        {"name": "pick", "parameters": {"type": "object", "properties": {"zeta": {"type": "string"},
+        "alpha": {"type": "string"}}}}}]})";
+    auto r = c.post("/apply-template", body);
+    REQUIRE(r.status == 200);
+    std::string prompt = r.json()["prompt"];
+    INFO(prompt);
+    CHECK(prompt.find("<think>\n\n</think>") != std::string::npos);  // the server's enable_thinking: false
+    REQUIRE(prompt.find("\"zeta\"") != std::string::npos);
+    CHECK(prompt.find("\"zeta\"") < prompt.find("\"alpha\""));
+    json with_kwargs = json::parse(body);
+    with_kwargs["chat_template_kwargs"] = {{"enable_thinking", true}};  // the request wins
+    r = c.post("/apply-template", with_kwargs.dump());
+    REQUIRE(r.status == 200);
+    prompt = r.json()["prompt"];
+    CHECK(prompt.find("<think>\n\n</think>") == std::string::npos);
+    with_kwargs["chat_template_kwargs"] = "yes";
+    CHECK(c.post("/apply-template", with_kwargs.dump()).status == 400);
+    json bad_format = json::parse(body);
+    bad_format["reasoning_format"] = "sometimes";
+    r = c.post("/v1/chat/completions", bad_format.dump());
+    CHECK(r.status == 400);
+    CHECK(r.body.find("reasoning_format") != std::string::npos);
+}
+
+TEST_CASE("a prompt that opens <think> makes the reply reasoning_content, unless reasoning_format is none",
+          "[integration][tools]") {
+    char path[] = "/tmp/ggserve_think_tmpl_XXXXXX";
+    const int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    const std::string tmpl = "{% for m in messages %}{{ m.content }}\n{% endfor %}<think>\n";
+    REQUIRE(write(fd, tmpl.data(), tmpl.size()) == (ssize_t)tmpl.size());
+    close(fd);
+    ServerProcess s({"-m", stories_model(), "-c", "512", "-t", "1", "--chat-template-file", path});
+    std::remove(path);
+    Client c("127.0.0.1", s.port(), {std::chrono::seconds(60)});
+    json body = {{"messages", json::array({{{"role", "user"}, {"content", "Once upon a time"}}})},
+                 {"max_tokens", 12},
+                 {"temperature", 0}};
+    auto r = c.post("/v1/chat/completions", body.dump());
+    REQUIRE(r.status == 200);
+    const json thinking = r.json()["choices"][0]["message"];
+    INFO(thinking.dump());
+    REQUIRE(thinking.contains("reasoning_content"));
+    CHECK_FALSE(thinking["reasoning_content"].get<std::string>().empty());
+    CHECK(thinking["content"] == "");
+
+    body["stream"] = true;
+    std::string streamed_reasoning, streamed_content;
+    const auto sr = c.stream("POST", "/v1/chat/completions", body.dump(), {}, [&](const server::http::SseEvent& e) {
+        if (e.data == "[DONE]") return true;
+        const json j = json::parse(e.data);
+        if (j["choices"].empty()) return true;
+        const json& d = j["choices"][0]["delta"];
+        if (d.contains("reasoning_content")) streamed_reasoning += d["reasoning_content"].get<std::string>();
+        if (d.contains("content") && d["content"].is_string()) streamed_content += d["content"].get<std::string>();
+        return true;
+    });
+    REQUIRE(sr.complete);
+    CHECK(streamed_reasoning == thinking["reasoning_content"]);
+    CHECK(streamed_content == "");
+
+    body["stream"] = false;
+    body["reasoning_format"] = "none";
+    r = c.post("/v1/chat/completions", body.dump());
+    REQUIRE(r.status == 200);
+    const json plain = r.json()["choices"][0]["message"];
+    CHECK_FALSE(plain.contains("reasoning_content"));
+    CHECK_FALSE(plain["content"].get<std::string>().empty());
+}
+
+TEST_CASE("a built-in chat format gets the tools polyfilled and calls in the generic JSON syntax",
+          "[integration][tools]") {
+    ServerProcess s({"-m", stories_model(), "-c", "2048", "-t", "1", "--chat-template", "chatml"});
+    Client c("127.0.0.1", s.port(), {std::chrono::seconds(60)});
+    json body = request("required", 5);
+    auto r = c.post("/apply-template", body.dump());
+    REQUIRE(r.status == 200);
+    const std::string prompt = r.json()["prompt"];
+    CHECK(prompt.find("You can call these tools:") != std::string::npos);
+    CHECK(prompt.find("get_weather") != std::string::npos);
+    r = c.post("/v1/chat/completions", body.dump());
+    REQUIRE(r.status == 200);
+    const json ch = r.json()["choices"][0];
+    INFO(ch.dump());
+    CHECK(ch["finish_reason"] == "tool_calls");
+    REQUIRE(ch["message"]["tool_calls"].size() == 1);
+    const json cases = json::array({{{"schema", tools()[0]["function"]["parameters"]},
+                                     {"text", ch["message"]["tool_calls"][0]["function"]["arguments"]}},
+                                    {{"schema", tools()[1]["function"]["parameters"]},
+                                     {"text", ch["message"]["tool_calls"][0]["function"]["arguments"]}}});
+    const json verdicts = validate(cases);
+    // The call is to one of the two tools, and its arguments follow that tool's schema.
+    const bool weather = ch["message"]["tool_calls"][0]["function"]["name"] == "get_weather";
+    CHECK(verdicts[weather ? 0 : 1]["ok"] == true);
+}
