@@ -13,7 +13,8 @@ void ArgParser::apply_env_value(const Opt& o, const std::string& value) {
     }
     bool on = false;
     if (!parse_env_bool(value, &on))
-        throw ArgError("invalid value '" + value + "': expected 1/true/enabled/on or 0/false/disabled/off");
+        throw ArgError("invalid value '" + value + "' for " + o.names.back() +
+                       ": expected 1/true/enabled/on or 0/false/disabled/off");
     if (on)
         o.set("");
     else
