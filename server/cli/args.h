@@ -35,7 +35,7 @@ public:
     // Parses argv[first..argc). Returns false if --help was given (usage printed to stdout).
     bool parse(int argc, char** argv, int first = 2);
     // Applies a JSON object of option values (long names without dashes, e.g. {"ctx-size": 4096});
-    // options already given on the command line win.
+    // options already given on the command line or by the environment win.
     void apply_config(const nlohmann::json& cfg);
     // Applies the options whose environment variable is set (call it after parse, before apply_config);
     // options given on the command line win. A flag's variable takes a boolean (1/true/enabled/on,
