@@ -113,27 +113,20 @@ docker run --rm --entrypoint /bin/sh "$IMAGE" -c '
     done
     if ldd /usr/local/bin/ggserve | grep "not found"; then exit 1; fi' || fail "runtime image contents"
 
-# The Dockerfile's defaults for LLAMA_ARG_* are read by ggserve once its option layer reads the
-# environment (as llama-server does). Until then the stacks get the same settings from a --config file
-# (compose.config.yaml), and this says so.
+# The image is configured by llama-server's LLAMA_ARG_* variables: a model named only there is the one
+# ggserve tries to load.
 probe=$(docker run --rm -e LLAMA_ARG_MODEL=/models/env-probe.gguf "$IMAGE" 2>&1 || true)
-if grep -q "env-probe" <<<"$probe"; then
-    ENV_CONFIG=1
-    echo "ggserve reads LLAMA_ARG_*: the stacks are configured by the environment"
-else
-    ENV_CONFIG=0
-    echo "NOTE: this ggserve does not read LLAMA_ARG_* yet: the stacks are configured by --config (compose.config.yaml)"
-fi
+grep -q "env-probe" <<<"$probe" || { echo "$probe" >&2; fail "the image ignores LLAMA_ARG_MODEL"; }
 
-# Settings for both stacks (compose files read these; docs/deploy.md lists them).
+# Settings for both stacks (compose files turn them into LLAMA_ARG_*; docs/deploy.md lists them).
 export GGSERVE_IMAGE=$IMAGE GGSERVE_LB_IMAGE=$LB_IMAGE GGSERVE_MODELS=$MODELS GGSERVE_MODEL=stories260K.gguf \
-       GGSERVE_CTX_SIZE=2048 GGSERVE_PARALLEL=2 GGSERVE_THREADS=1 GGSERVE_CPUS=1 GGSERVE_MEMORY=1g
-config_file() {  # the same settings as a JSON config file, for compose.config.yaml
+       GGSERVE_CTX_SIZE=2048 GGSERVE_PARALLEL=2 GGSERVE_THREADS=1 GGSERVE_CPUS=1 GGSERVE_MEMORY=1g \
+       GGSERVE_ALIAS=stories-env
+config_file() {  # other settings as a JSON config file, for compose.config.yaml
     python3 - "$@" <<'EOF'
 import json, os, sys
 cfg = {"host": "0.0.0.0", "port": 8080, "model": "/models/" + os.environ["GGSERVE_MODEL"],
-       "ctx-size": int(os.environ["GGSERVE_CTX_SIZE"]), "parallel": int(os.environ["GGSERVE_PARALLEL"]),
-       "threads": int(os.environ["GGSERVE_THREADS"]), "metrics": True}
+       "ctx-size": 1024, "parallel": 1, "threads": 1, "metrics": True, "alias": "stories-file"}
 for kv in sys.argv[1:]:
     k, v = kv.split("=", 1)
     cfg[k] = v
@@ -144,10 +137,6 @@ EOF
 # --- compose.yaml: one server ------------------------------------------------------------------------
 step "compose.yaml: one server with stories260K.gguf"
 C1=(-f docker/compose.yaml)
-if [ $ENV_CONFIG = 0 ]; then
-    config_file "api-key=$API_KEY" >"$WORK/single.json"
-    C1+=(-f docker/compose.config.yaml)
-fi
 dc1() { GGSERVE_PORT=$BASE_PORT GGSERVE_CONFIG=$WORK/single.json LLAMA_API_KEY=$API_KEY docker-compose -p "$P1" "${C1[@]}" "$@"; }
 python3 tests/docker/stack_checks.py health "http://127.0.0.1:$BASE_PORT" 60 >"$WORK/ready1" &
 poller=$!
@@ -175,6 +164,10 @@ got=$(docker inspect -f '{{.HostConfig.NanoCpus}} {{.HostConfig.Memory}} {{.Host
 [ "$got" = "1000000000 1073741824 true unless-stopped" ] || fail "limits/restart: $got"
 docker exec "$cid" sh -c 'touch /models/x 2>/dev/null' && fail "the model volume is writable"
 
+step "the LLAMA_ARG_* settings took effect"
+GGSERVE_API_KEY=$API_KEY python3 tests/docker/stack_checks.py settings "http://127.0.0.1:$BASE_PORT" \
+    "$GGSERVE_ALIAS" "$GGSERVE_CTX_SIZE" "$GGSERVE_PARALLEL"
+
 step "streamed chat and the OpenAI SDK client test against 127.0.0.1:$BASE_PORT"
 GGSERVE_API_KEY=$API_KEY python3 tests/docker/stack_checks.py stream "http://127.0.0.1:$BASE_PORT"
 (cd tests/node && GGSERVE_URL="http://127.0.0.1:$BASE_PORT" node openai_client.test.mjs - - "$SHARED/golden/stories260K.greedy.json")
@@ -192,14 +185,19 @@ dc1 down >/dev/null 2>&1
 [ -z "$(docker ps -aq --filter "label=com.docker.compose.project=$P1")" ] || fail "containers left after down"
 [ -z "$(docker network ls -q --filter "label=com.docker.compose.project=$P1")" ] || fail "networks left after down"
 
+step "compose.config.yaml: the same server configured by a JSON file instead"
+config_file "api-key=$API_KEY" >"$WORK/single.json"
+C1+=(-f docker/compose.config.yaml)
+dc1 up -d >"$WORK/up1c.log" 2>&1 || { cat "$WORK/up1c.log" >&2; fail "compose up (config file)"; }
+python3 tests/docker/stack_checks.py health "http://127.0.0.1:$BASE_PORT" 60 >/dev/null ||
+    { docker logs "$(dc1 ps -q ggserve)" >&2; fail "no /health 200 within 60 s (config file)"; }
+GGSERVE_API_KEY=$API_KEY python3 tests/docker/stack_checks.py settings "http://127.0.0.1:$BASE_PORT" stories-file 1024 1
+dc1 down >/dev/null 2>&1
+
 # --- compose.scale.yaml: 3 replicas behind HAProxy ---------------------------------------------------
 step "compose.scale.yaml: 3 replicas behind HAProxy"
 C2=(-f docker/compose.scale.yaml)
-if [ $ENV_CONFIG = 0 ]; then
-    config_file >"$WORK/scale.json"
-    C2+=(-f docker/compose.config.yaml)
-fi
-dc2() { GGSERVE_PORT=$LB_PORT GGSERVE_LB_STATS_PORT=$STATS_PORT GGSERVE_CONFIG=$WORK/scale.json docker-compose -p "$P2" "${C2[@]}" "$@"; }
+dc2() { GGSERVE_PORT=$LB_PORT GGSERVE_LB_STATS_PORT=$STATS_PORT docker-compose -p "$P2" "${C2[@]}" "$@"; }
 dc2 up -d --scale ggserve=3 >"$WORK/up2.log" 2>&1 || { cat "$WORK/up2.log" >&2; fail "compose up (scale)"; }
 python3 tests/docker/stack_checks.py wait-up "http://127.0.0.1:$STATS_PORT" 3 60
 for p in $(docker ps --filter "label=com.docker.compose.project=$P2" --format '{{.Ports}}' | grep -o '[0-9.]*:[0-9]*->' ); do

@@ -1,5 +1,7 @@
 #include "server/cli/args.h"
 
+#include "server/cli/env_names.h"
+
 #include <cerrno>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
@@ -39,13 +41,23 @@ double ArgParser::to_double(const std::string& opt, const std::string& v) {
     return x;
 }
 
+void ArgParser::push(Opt o) {
+    for (const auto& n : o.names)
+        if (n.rfind("--", 0) == 0) {
+            o.env = env_name(n.substr(2));
+            break;
+        }
+    opts_.push_back(std::move(o));
+}
+
 void ArgParser::add(const std::string& names, const std::string& value_name, const std::string& help,
                     std::function<void(const std::string&)> set) {
-    opts_.push_back({split_names(names), value_name, help, std::move(set), false});
+    push({split_names(names), value_name, help, std::move(set), false, "", nullptr, true});
 }
 
 void ArgParser::flag(const std::string& names, const std::string& help, bool* target, bool value) {
-    opts_.push_back({split_names(names), "", help, [target, value](const std::string&) { *target = value; }, true});
+    push({split_names(names), "", help, [target, value](const std::string&) { *target = value; }, true, "", target,
+          value});
 }
 
 void ArgParser::option(const std::string& names, const std::string& vn, const std::string& help, std::string* t) {
@@ -71,6 +83,15 @@ void ArgParser::option(const std::string& names, const std::string& vn, const st
     const std::string n = split_names(names).back();
     add(names, vn, help, [t, n](const std::string& v) { *t = to_double(n, v); });
 }
+
+void ArgParser::mark_given(const Opt& o) {
+    given_[canonical(o.names)] = true;
+    if (o.flag_target)
+        for (const auto& p : opts_)
+            if (p.flag_target == o.flag_target) given_[canonical(p.names)] = true;
+}
+
+bool ArgParser::is_given(const Opt& o) const { return given_.count(canonical(o.names)) > 0; }
 
 const ArgParser::Opt* ArgParser::find(const std::string& name) const {
     for (const auto& o : opts_)
@@ -103,7 +124,7 @@ bool ArgParser::parse(int argc, char** argv, int first) {
             value = argv[++i];
         }
         o->set(value);
-        given_[canonical(o->names)] = true;
+        mark_given(*o);
     }
     return true;
 }
@@ -113,7 +134,7 @@ void ArgParser::apply_config(const nlohmann::json& cfg) {
     for (const auto& [key, val] : cfg.items()) {
         const Opt* o = find("--" + key);
         if (!o) throw ArgError("unknown option '" + key + "' in config file");
-        if (given_.count(canonical(o->names))) continue;  // the command line wins
+        if (is_given(*o)) continue;  // the command line and the environment win
         std::string v;
         if (o->is_flag) {
             if (!val.is_boolean()) throw ArgError("config option '" + key + "' must be true or false");
@@ -126,7 +147,7 @@ void ArgParser::apply_config(const nlohmann::json& cfg) {
             throw ArgError("config option '" + key + "' must be a string, number or boolean");
         }
         o->set(v);
-        given_[canonical(o->names)] = true;
+        mark_given(*o);
     }
 }
 
@@ -141,6 +162,7 @@ std::string ArgParser::usage() const {
         out += "  " + names;
         out += names.size() < 30 ? std::string(30 - names.size(), ' ') : "\n" + std::string(32, ' ');
         out += o.help + "\n";
+        if (!o.env.empty()) out += std::string(32, ' ') + "(env: " + o.env + ")\n";
     }
     out += "  -h, --help                    show this help\n";
     return out;

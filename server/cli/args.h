@@ -1,5 +1,7 @@
 // A small declarative command-line parser: each option binds its names to a variable.
 // Unknown options and bad values raise ArgError (the commands turn it into exit code 2).
+// Sources, strongest first: the command line, the environment (llama-server's LLAMA_ARG_* names, see
+// env_names.cpp), a --config file, the defaults (the variables' initial values).
 #pragma once
 
 #include <functional>
@@ -33,8 +35,14 @@ public:
     // Parses argv[first..argc). Returns false if --help was given (usage printed to stdout).
     bool parse(int argc, char** argv, int first = 2);
     // Applies a JSON object of option values (long names without dashes, e.g. {"ctx-size": 4096});
-    // options already given on the command line win.
+    // options already given on the command line or by the environment win.
     void apply_config(const nlohmann::json& cfg);
+    // Applies the options whose environment variable is set (call it after parse, before apply_config);
+    // options given on the command line win. A flag's variable takes a boolean (1/true/enabled/on,
+    // 0/false/disabled/off): false sets the flag's variable to the opposite of what the flag sets.
+    // An empty value counts as unset. `lookup` returns a variable's value or nullptr (default: getenv).
+    using EnvLookup = std::function<const char*(const std::string&)>;
+    void apply_env(const EnvLookup& lookup = {});
     bool given(const std::string& long_name) const;
     std::string usage() const;
 
@@ -47,8 +55,16 @@ private:
         std::string value_name, help;
         std::function<void(const std::string&)> set;
         bool is_flag;
+        std::string env;             // environment variable ("" for options with no long name)
+        bool* flag_target = nullptr;  // flags: the variable and the value the flag sets
+        bool flag_value = true;
     };
     const Opt* find(const std::string& name) const;
+    void push(Opt o);
+    void apply_env_value(const Opt& o, const std::string& value);
+    // Marks an option given; for a flag, also the flags that set the same variable (--slots, --no-slots).
+    void mark_given(const Opt& o);
+    bool is_given(const Opt& o) const;
     std::string command_;
     std::vector<Opt> opts_;
     std::map<std::string, bool> given_;  // by canonical (first long) name

@@ -56,6 +56,7 @@ int cmd_run(int argc, char** argv) {
     ap.flag("--no-context-shift", "stop when the context is full", &context_shift, false);
     try {
         if (!ap.parse(argc, argv)) return 0;
+        ap.apply_env();  // LLAMA_ARG_*, as llama-cli reads them; the command line wins
         finish_model_options(ap, mo);
         if (!ap.given("prompt")) throw ArgError("missing -p PROMPT");
         if (n_predict < -1) throw ArgError("-n must be >= -1");

@@ -1,5 +1,5 @@
-// `ggserve serve`: the HTTP server. Flags follow llama-server; --config FILE gives the same options as
-// JSON (the command line wins).
+// `ggserve serve`: the HTTP server. Flags follow llama-server; so do its LLAMA_ARG_* variables, and
+// --config FILE gives the same options as JSON (command line > environment > file).
 #include <signal.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -158,6 +158,7 @@ int cmd_serve(int argc, char** argv) {
     ap.flag("-v,--verbose", "verbose logging", &verbose);
     try {
         if (!ap.parse(argc, argv)) return 0;
+        ap.apply_env();  // LLAMA_ARG_*: below the command line, above --config
         if (!config_file.empty()) {
             std::ifstream f(config_file);
             if (!f) throw ArgError("cannot read config file '" + config_file + "'");

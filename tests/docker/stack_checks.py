@@ -7,6 +7,8 @@
   stack_checks.py affinity URL STATS_URL        prefix/session affinity and spread over the replicas
   stack_checks.py lbstream URL                  a long stream through the balancer arrives token by token
   stack_checks.py failover URL STATS_URL PROJECT  kill a replica under load, count the errors
+  stack_checks.py settings URL ALIAS N_CTX SLOTS  /props shows the alias, total context and slots the
+                                                stack was configured with (environment or file)
 
 Standard library only. Each check prints what it measured and exits 1 on the first failed assertion.
 GGSERVE_API_KEY, when set, is sent as the bearer token.
@@ -449,12 +451,27 @@ def cmd_wait_up(stats_url, n, timeout):
     fail(f"HAProxy has {ups} UP after {timeout} s, not {n}")
 
 
+def cmd_settings(url, alias, n_ctx, slots):
+    st, _, props = request(url, "GET", "/props")
+    check(st == 200, f"/props: {st} {props}")
+    got = (props["model_alias"], props["default_generation_settings"]["n_ctx"] * props["total_slots"],
+           props["total_slots"])
+    check(got == (alias, int(n_ctx), int(slots)),
+          f"/props: alias, context, slots {got}, configured {(alias, int(n_ctx), int(slots))}")
+    st, _, models = request(url, "GET", "/v1/models")
+    check(st == 200 and models["data"][0]["id"] == alias, f"/v1/models: {st} {models}")
+    st, _, _ = request(url, "GET", "/metrics")
+    check(st == 200, f"/metrics: {st}")
+    print(f"settings in effect: alias {alias}, context {n_ctx} over {slots} slots, /metrics on")
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__)
         sys.exit(2)
     cmd, args = sys.argv[1], sys.argv[2:]
-    {"health": cmd_health, "wait-up": cmd_wait_up, "stream": cmd_stream, "affinity": cmd_affinity, "lbstream": cmd_lbstream, "failover": cmd_failover}[cmd](*args)
+    {"health": cmd_health, "wait-up": cmd_wait_up, "stream": cmd_stream, "affinity": cmd_affinity, "lbstream": cmd_lbstream, "failover": cmd_failover,
+     "settings": cmd_settings}[cmd](*args)
 
 
 if __name__ == "__main__":

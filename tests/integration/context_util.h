@@ -51,9 +51,12 @@ inline std::string shell_quote(const std::string& s) {
 
 // Runs `ggserve ARGS`, capturing stdout and stderr. A command that has not ended after 120 s is killed
 // (status 124), so a CLI that wrongly starts serving fails the test instead of hanging it.
-inline CliResult run_cli(const std::vector<std::string>& args) {
+// env: "NAME=VALUE" entries set for the command only.
+inline CliResult run_cli(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
     TempDir tmp;
-    std::string cmd = "timeout 120 " + shell_quote(std::string(GGSERVE_BIN_DIR) + "/ggserve");
+    std::string cmd = "timeout 120 env";
+    for (const auto& e : env) cmd += " " + shell_quote(e);
+    cmd += " " + shell_quote(std::string(GGSERVE_BIN_DIR) + "/ggserve");
     for (const auto& a : args) cmd += " " + shell_quote(a);
     cmd += " 2>" + shell_quote(tmp.file("err"));
     CliResult r;

@@ -17,20 +17,27 @@
 #include <thread>
 #include <vector>
 
+extern char** environ;
+
 class ServerProcess {
   public:
     // Ready: the model is loaded ("ready:" logged). Listening: the HTTP port is open (the model may still
     // be loading).
     enum class WaitFor { Ready, Listening };
 
+    // env: "NAME=VALUE" entries added to (or replacing in) this process's environment for the server.
     explicit ServerProcess(std::vector<std::string> args,
                            std::chrono::seconds timeout = std::chrono::seconds(60),
-                           WaitFor wait_for = WaitFor::Ready)
+                           WaitFor wait_for = WaitFor::Ready, std::vector<std::string> env = {})
         : wait_for_(wait_for) {
         int err_pipe[2];
         if (pipe(err_pipe) != 0) throw std::runtime_error("pipe failed");
         std::vector<std::string> argv_s = {std::string(GGSERVE_BIN_DIR) + "/ggserve", "serve", "--port", "0"};
         argv_s.insert(argv_s.end(), args.begin(), args.end());
+        std::vector<std::string> env_s = merged_env(env);
+        std::vector<char*> envp;
+        for (auto& e : env_s) envp.push_back(e.data());
+        envp.push_back(nullptr);
         pid_ = fork();
         if (pid_ < 0) throw std::runtime_error("fork failed");
         if (pid_ == 0) {
@@ -40,7 +47,7 @@ class ServerProcess {
             std::vector<char*> argv;
             for (auto& a : argv_s) argv.push_back(a.data());
             argv.push_back(nullptr);
-            execv(argv[0], argv.data());
+            execve(argv[0], argv.data(), envp.data());
             _exit(127);
         }
         close(err_pipe[1]);
@@ -91,6 +98,19 @@ class ServerProcess {
     }
 
   private:
+    static std::vector<std::string> merged_env(const std::vector<std::string>& extra) {
+        const auto name = [](const std::string& e) { return e.substr(0, e.find('=')); };
+        std::vector<std::string> out;
+        for (char** e = environ; *e; ++e) {
+            const std::string cur = *e;
+            bool replaced = false;
+            for (const auto& x : extra) replaced = replaced || name(x) == name(cur);
+            if (!replaced) out.push_back(cur);
+        }
+        out.insert(out.end(), extra.begin(), extra.end());
+        return out;
+    }
+
     bool reached() const { return wait_for_ == WaitFor::Ready ? ready_ : port_ != 0; }
 
     void read_log() {

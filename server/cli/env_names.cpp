@@ -1,0 +1,75 @@
+// The one table of environment variable names that differ from LLAMA_ARG_<LONG_NAME>. The names are
+// llama-server's (its --help lists them as "(env: ...)"), so that a deployment configured for
+// llama-server by environment configures ggserve the same way.
+#include "server/cli/env_names.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+namespace cli {
+
+namespace {
+
+const std::map<std::string, std::string>& table() {
+    static const std::map<std::string, std::string> t = {
+        // model and context
+        {"batch-size", "LLAMA_ARG_BATCH"},
+        {"ubatch-size", "LLAMA_ARG_UBATCH"},
+        {"n-predict", "LLAMA_ARG_N_PREDICT"},
+        {"predict", "LLAMA_ARG_N_PREDICT"},
+        {"parallel", "LLAMA_ARG_N_PARALLEL"},
+        {"model-draft", "LLAMA_ARG_MODEL_DRAFT"},
+        {"draft-max", "LLAMA_ARG_DRAFT_MAX"},
+        {"draft", "LLAMA_ARG_DRAFT_MAX"},
+        {"draft-n", "LLAMA_ARG_DRAFT_MAX"},
+        {"draft-min", "LLAMA_ARG_DRAFT_MIN"},
+        {"draft-p-min", "LLAMA_ARG_DRAFT_P_MIN"},
+        {"ctx-size-draft", "LLAMA_ARG_CTX_SIZE_DRAFT"},
+        {"n-gpu-layers-draft", "LLAMA_ARG_N_GPU_LAYERS_DRAFT"},
+        {"gpu-layers", "LLAMA_ARG_N_GPU_LAYERS"},
+        {"no-kv-offload", "LLAMA_ARG_NO_KV_OFFLOAD"},
+        {"rope-scaling", "LLAMA_ARG_ROPE_SCALING_TYPE"},
+        {"defrag-thold", "LLAMA_ARG_DEFRAG_THOLD"},
+        // server endpoints
+        {"metrics", "LLAMA_ARG_ENDPOINT_METRICS"},
+        {"slots", "LLAMA_ARG_ENDPOINT_SLOTS"},
+        {"no-slots", "LLAMA_ARG_NO_ENDPOINT_SLOTS"},
+        {"props", "LLAMA_ARG_ENDPOINT_PROPS"},
+        {"api-key", "LLAMA_API_KEY"},
+        {"path", "LLAMA_ARG_STATIC_PATH"},
+        {"embedding", "LLAMA_ARG_EMBEDDINGS"},
+        {"embeddings", "LLAMA_ARG_EMBEDDINGS"},
+        // logging
+        {"log-colors", "LLAMA_LOG_COLORS"},
+        {"log-verbosity", "LLAMA_LOG_VERBOSITY"},
+        {"verbosity", "LLAMA_LOG_VERBOSITY"},
+        {"log-prefix", "LLAMA_LOG_PREFIX"},
+        {"log-timestamps", "LLAMA_LOG_TIMESTAMPS"},
+        {"offline", "LLAMA_OFFLINE"},
+    };
+    return t;
+}
+
+std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return (char)std::tolower(c); });
+    return s;
+}
+
+}  // namespace
+
+std::string env_name(const std::string& long_name) {
+    if (auto it = table().find(long_name); it != table().end()) return it->second;
+    std::string out = "LLAMA_ARG_";
+    for (const char c : long_name) out += c == '-' ? '_' : (char)std::toupper((unsigned char)c);
+    return out;
+}
+
+bool parse_env_bool(const std::string& value, bool* out) {
+    const std::string v = lower(value);
+    if (v == "1" || v == "true" || v == "enabled" || v == "on") return *out = true, true;
+    if (v == "0" || v == "false" || v == "disabled" || v == "off") return *out = false, true;
+    return false;
+}
+
+}  // namespace cli

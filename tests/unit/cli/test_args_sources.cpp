@@ -1,0 +1,138 @@
+// ArgParser's sources: command line > environment (LLAMA_ARG_*) > config file > defaults.
+#include <catch2/catch.hpp>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "server/cli/args.h"
+#include "server/cli/env_names.h"
+
+namespace {
+
+struct Opts {
+    int ctx = 4096, parallel = 1, port = 8080;
+    std::string alias;
+    bool metrics = false, no_slots = false, mmap = true;
+    cli::ArgParser ap{"serve"};
+    Opts() {
+        ap.option("-c,--ctx-size", "N", "context", &ctx);
+        ap.option("-np,--parallel", "N", "slots", &parallel);
+        ap.option("--port", "PORT", "port", &port);
+        ap.option("-a,--alias", "NAME", "alias", &alias);
+        ap.flag("--metrics", "metrics", &metrics);
+        ap.flag("--no-slots", "no slots", &no_slots);
+        ap.flag("--slots", "slots", &no_slots, false);
+        ap.flag("--no-mmap", "no mmap", &mmap, false);
+    }
+    void parse(std::vector<std::string> args) {
+        std::vector<char*> argv = {nullptr, nullptr};
+        for (auto& a : args) argv.push_back(a.data());
+        ap.parse((int)argv.size(), argv.data());
+    }
+};
+
+cli::ArgParser::EnvLookup env(std::map<std::string, std::string> vars) {
+    return [vars = std::move(vars)](const std::string& n) -> const char* {
+        auto it = vars.find(n);
+        return it == vars.end() ? nullptr : it->second.c_str();
+    };
+}
+
+}  // namespace
+
+TEST_CASE("env names follow llama-server", "[cli][env]") {
+    CHECK(cli::env_name("ctx-size") == "LLAMA_ARG_CTX_SIZE");
+    CHECK(cli::env_name("parallel") == "LLAMA_ARG_N_PARALLEL");
+    CHECK(cli::env_name("metrics") == "LLAMA_ARG_ENDPOINT_METRICS");
+    CHECK(cli::env_name("slots") == "LLAMA_ARG_ENDPOINT_SLOTS");
+    CHECK(cli::env_name("props") == "LLAMA_ARG_ENDPOINT_PROPS");
+    CHECK(cli::env_name("batch-size") == "LLAMA_ARG_BATCH");
+    CHECK(cli::env_name("ubatch-size") == "LLAMA_ARG_UBATCH");
+    CHECK(cli::env_name("n-gpu-layers") == "LLAMA_ARG_N_GPU_LAYERS");
+    CHECK(cli::env_name("api-key") == "LLAMA_API_KEY");
+    CHECK(cli::env_name("n-predict") == "LLAMA_ARG_N_PREDICT");
+    CHECK(cli::env_name("no-mmap") == "LLAMA_ARG_NO_MMAP");
+    CHECK(cli::env_name("threads-http") == "LLAMA_ARG_THREADS_HTTP");
+}
+
+TEST_CASE("command line > environment > config file > defaults", "[cli][env]") {
+    Opts o;
+    o.parse({"-c", "512"});
+    o.ap.apply_env(env({{"LLAMA_ARG_CTX_SIZE", "1024"}, {"LLAMA_ARG_N_PARALLEL", "3"}}));
+    o.ap.apply_config(nlohmann::json{{"ctx-size", 2048}, {"parallel", 4}, {"alias", "from-file"}});
+    CHECK(o.ctx == 512);           // command line
+    CHECK(o.parallel == 3);        // environment over the file
+    CHECK(o.alias == "from-file");  // file over the default
+    CHECK(o.port == 8080);         // default
+    CHECK(o.ap.given("parallel"));
+    CHECK(o.ap.given("alias"));
+    CHECK_FALSE(o.ap.given("port"));
+}
+
+TEST_CASE("boolean environment values", "[cli][env]") {
+    for (const char* v : {"1", "true", "enabled", "on", "TRUE", "On"}) {
+        Opts o;
+        o.parse({});
+        o.ap.apply_env(env({{"LLAMA_ARG_ENDPOINT_METRICS", v}, {"LLAMA_ARG_NO_MMAP", v}}));
+        INFO(v);
+        CHECK(o.metrics);
+        CHECK_FALSE(o.mmap);
+    }
+    for (const char* v : {"0", "false", "disabled", "off"}) {
+        Opts o;
+        o.metrics = true;
+        o.parse({});
+        o.ap.apply_env(env({{"LLAMA_ARG_ENDPOINT_METRICS", v}, {"LLAMA_ARG_ENDPOINT_SLOTS", v}}));
+        INFO(v);
+        CHECK_FALSE(o.metrics);
+        CHECK(o.no_slots);  // LLAMA_ARG_ENDPOINT_SLOTS=0 disables the endpoint, as --no-slots does
+    }
+}
+
+TEST_CASE("a flag on the command line wins over its opposite in the environment", "[cli][env]") {
+    Opts o;
+    o.parse({"--no-slots"});
+    o.ap.apply_env(env({{"LLAMA_ARG_ENDPOINT_SLOTS", "1"}}));
+    CHECK(o.no_slots);
+    // and over the config file too
+    o.ap.apply_config(nlohmann::json{{"slots", true}});
+    CHECK(o.no_slots);
+}
+
+TEST_CASE("empty environment values count as unset", "[cli][env]") {
+    Opts o;
+    o.parse({});
+    o.ap.apply_env(env({{"LLAMA_ARG_ALIAS", ""}, {"LLAMA_ARG_ENDPOINT_METRICS", ""}}));
+    CHECK(o.alias.empty());
+    CHECK_FALSE(o.ap.given("alias"));
+    CHECK_FALSE(o.metrics);
+}
+
+TEST_CASE("bad environment values are an ArgError naming the variable", "[cli][env]") {
+    const std::map<std::string, std::string> bad[] = {
+        {{"LLAMA_ARG_CTX_SIZE", "lots"}},
+        {{"LLAMA_ARG_ENDPOINT_METRICS", "yes please"}},
+    };
+    for (const auto& vars : bad) {
+        Opts o;
+        o.parse({});
+        const std::string name = vars.begin()->first;
+        INFO(name);
+        try {
+            o.ap.apply_env(env(vars));
+            FAIL("no error");
+        } catch (const cli::ArgError& e) {
+            CHECK(std::string(e.what()).find(name) != std::string::npos);
+            CHECK(std::string(e.what()).find(vars.begin()->second) != std::string::npos);
+        }
+    }
+}
+
+TEST_CASE("--help shows each option's environment variable", "[cli][env]") {
+    Opts o;
+    const std::string u = o.ap.usage();
+    CHECK(u.find("(env: LLAMA_ARG_CTX_SIZE)") != std::string::npos);
+    CHECK(u.find("(env: LLAMA_ARG_N_PARALLEL)") != std::string::npos);
+    CHECK(u.find("(env: LLAMA_ARG_ENDPOINT_METRICS)") != std::string::npos);
+}
