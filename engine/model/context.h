@@ -50,7 +50,8 @@ class Context {
     // Applies pending position shifts now (before reading or saving the cache's keys).
     void apply_kv_shift();
 
-    // Logits of the i-th token of the last batch (which must have asked for them).
+    // Logits of the i-th token of the last batch (which must have asked for them); for an encoder (no
+    // output matrix) its final hidden state, n_embd floats (Model::n_out_width).
     const float* logits(size_t i) const;
     int n_vocab() const { return (int)model_.hparams().n_vocab; }
     uint32_t n_ctx() const { return kv_->size(); }

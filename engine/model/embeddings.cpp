@@ -1,0 +1,80 @@
+#include "engine/model/embeddings.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace engine {
+
+Pooling effective_pooling(const Model& m, Pooling requested) {
+    if (requested != Pooling::Unspecified) return requested;
+    const int t = m.hparams().pooling_type;
+    return t >= 0 ? (Pooling)t : Pooling::None;
+}
+
+size_t max_embed_tokens(const Model& m, uint32_t n_ubatch) {
+    return std::min<size_t>(n_ubatch, m.hparams().n_ctx_train);
+}
+
+std::vector<std::vector<std::vector<float>>> embed(Context& ctx, const std::vector<std::vector<Token>>& inputs,
+                                                   const EmbedOptions& opts) {
+    const Model& m = ctx.model();
+    if (m.output) throw std::invalid_argument("the model is not an embedding (encoder) model");
+    const Pooling pooling = effective_pooling(m, opts.pooling);
+    if (pooling == Pooling::Rank)
+        throw std::invalid_argument("rank pooling needs a reranker's classification head, which is not supported");
+    const size_t limit = max_embed_tokens(ctx), n_embd = m.hparams().n_embd;
+    std::vector<SeqId> seqs = opts.seqs;
+    if (seqs.empty())
+        for (uint32_t s = 0; s < ctx.params().n_seq_max; ++s) seqs.push_back((SeqId)s);
+    for (SeqId s : seqs)
+        if (s < 0 || (uint32_t)s >= ctx.params().n_seq_max)
+            throw std::invalid_argument("embed: sequence id " + std::to_string(s) + " is out of the context's range");
+    for (const auto& in : inputs) {
+        if (in.empty()) throw InvalidBatch("an input has no tokens");
+        if (in.size() > limit)
+            throw InvalidBatch("input of " + std::to_string(in.size()) + " tokens exceeds the micro-batch size " +
+                               std::to_string(limit) + " (an encoder's input must fit one micro-batch: raise -ub)");
+    }
+
+    std::vector<std::vector<std::vector<float>>> out(inputs.size());
+    size_t next = 0;
+    while (next < inputs.size()) {
+        // One decode call: whole inputs while they fit one micro-batch and the sequence ids last.
+        Batch b;
+        std::vector<size_t> group;
+        while (next < inputs.size() && group.size() < seqs.size() && b.size() + inputs[next].size() <= limit) {
+            const SeqId s = seqs[group.size()];
+            for (size_t i = 0; i < inputs[next].size(); ++i) b.add(inputs[next][i], (Pos)i, {s}, true);
+            group.push_back(next++);
+        }
+        struct Release {  // the group's cells leave the cache however this call ends
+            Context& c;
+            const std::vector<SeqId>& seqs;
+            size_t n;
+            ~Release() {
+                for (size_t g = 0; g < n; ++g) c.kv().seq_rm(seqs[g], 0, -1);
+            }
+        } release{ctx, seqs, group.size()};
+        if (ctx.decode(b) != Context::Status::Ok)
+            throw std::runtime_error("no KV cache space for " + std::to_string(b.size()) + " tokens");
+        size_t row = 0;
+        for (size_t idx : group) {
+            const size_t n = inputs[idx].size();
+            std::vector<float> rows((size_t)n * n_embd);
+            for (size_t t = 0; t < n; ++t) std::copy_n(ctx.logits(row + t), n_embd, rows.begin() + t * n_embd);
+            row += n;
+            if (pooling == Pooling::None) {
+                for (size_t t = 0; t < n; ++t)
+                    out[idx].emplace_back(rows.begin() + t * n_embd, rows.begin() + (t + 1) * n_embd);
+            } else {
+                std::vector<float> v = pool_rows(rows.data(), n, n_embd, pooling);
+                normalize_embedding(v, opts.normalize);
+                out[idx].push_back(std::move(v));
+            }
+        }
+    }
+    return out;
+}
+
+}  // namespace engine
