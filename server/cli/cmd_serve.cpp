@@ -15,6 +15,7 @@
 
 #include "engine/model/context.h"
 #include "engine/model/model.h"
+#include "engine/model/pooling.h"
 #include "server/api/api.h"
 #include "server/cli/args.h"
 #include "server/cli/commands.h"
@@ -84,6 +85,18 @@ int cmd_serve(int argc, char** argv) {
     ap.option("--max-prefill-tokens", "N",
               "most prompt tokens per iteration while other slots are generating (0 = no cap)",
               &sc.max_prefill_tokens);
+    ap.flag("--embedding,--embeddings", "embeddings only: /v1/embeddings serves, generation endpoints answer 501",
+            &ac.embeddings);
+    ap.add("--pooling", "TYPE", "embedding pooling: none, mean, cls, last (default: the model's pooling_type)",
+           [&ac](const std::string& v) {
+               auto p = engine::parse_pooling(v);
+               if (!p) throw ArgError("--pooling must be none, mean, cls or last, not '" + v + "'");
+               if (*p == engine::Pooling::Rank)
+                   throw ArgError("--pooling rank: rerankers' classification heads are not supported");
+               ac.pooling = *p;
+           });
+    bool reranking = false;
+    ap.flag("--reranking,--rerank", "reranking endpoint (not supported: refused at startup)", &reranking);
     ap.flag("-cb,--cont-batching", "continuous batching (always on)", &cont_batching);
     ap.flag("-v,--verbose", "verbose logging", &verbose);
     try {
@@ -100,6 +113,9 @@ int cmd_serve(int argc, char** argv) {
             ap.apply_config(cfg);
         }
         finish_model_options(ap, mo);
+        if (reranking)
+            throw ArgError("--reranking: reranking (rank pooling with a classification head) is not supported by "
+                           "this build");
         if (port < 0 || port > 65535) throw ArgError("--port must be in [0, 65535]");
         if (sc.n_parallel < 1 || sc.n_parallel > engine::kMaxSeq)
             throw ArgError("--parallel must be in [1, " + std::to_string(engine::kMaxSeq) + "]");
@@ -131,6 +147,7 @@ int cmd_serve(int argc, char** argv) {
     spdlog::set_default_logger(spdlog::stderr_color_mt("ggserve"));
     spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
     ac.slots = !no_slots;
+    ac.n_ubatch = mo.n_ubatch;
     hc.port = (uint16_t)port;
     hc.n_threads = threads_http;
     hc.read_timeout = hc.write_timeout = std::chrono::seconds(timeout_s);

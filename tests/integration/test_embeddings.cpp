@@ -1,0 +1,187 @@
+// Embeddings against the real binary with synth-bert-f16 (--embeddings): /v1/embeddings float and base64
+// agree and match the llama.cpp golden (cosine >= 0.999), the native /embedding forms (pooling none:
+// per-token rows), a batch of 32 mixed-length inputs equals each input alone, and bad input gets the
+// right status with an OpenAI-style error body.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "server/http/client.h"
+#include "server_process.h"
+
+using json = nlohmann::json;
+using server::http::Client;
+
+namespace {
+
+std::string bert_model() { return shared_path("models/synth/synth-bert-f16.gguf"); }
+
+json bert_golden() {
+    std::ifstream f(shared_path("golden/synth-bert-f16.embeddings.json"));
+    return json::parse(f);
+}
+
+ServerProcess& mean_server() {
+    static ServerProcess s({"-m", bert_model(), "--embeddings", "--pooling", "mean", "-np", "4", "-c", "2048",
+                            "-ub", "128", "-t", "2"});
+    return s;
+}
+
+double cosine(const std::vector<float>& a, const std::vector<float>& b) {
+    REQUIRE(a.size() == b.size());
+    double ab = 0, aa = 0, bb = 0;
+    for (size_t i = 0; i < a.size(); ++i) ab += (double)a[i] * b[i], aa += (double)a[i] * a[i], bb += (double)b[i] * b[i];
+    return ab / std::sqrt(aa * bb);
+}
+
+std::vector<float> from_base64(const std::string& s) {
+    auto val = [](char c) -> int {
+        if (c >= 'A' && c <= 'Z') return c - 'A';
+        if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+        if (c >= '0' && c <= '9') return c - '0' + 52;
+        return c == '+' ? 62 : c == '/' ? 63 : -1;
+    };
+    std::string bytes;
+    uint32_t acc = 0;
+    int bits = 0;
+    for (char c : s) {
+        const int v = val(c);
+        if (v < 0) break;  // '=' padding
+        acc = acc << 6 | (uint32_t)v;
+        bits += 6;
+        if (bits >= 8) bits -= 8, bytes += (char)(acc >> bits & 0xff);
+    }
+    REQUIRE(bytes.size() % 4 == 0);
+    std::vector<float> out(bytes.size() / 4);
+    std::memcpy(out.data(), bytes.data(), bytes.size());  // little-endian hosts only (x86-64, arm64)
+    return out;
+}
+
+void require_error(const server::http::ClientResponse& r, int status, const std::string& contains = "") {
+    INFO(r.body);
+    REQUIRE(r.status == status);
+    const json j = json::parse(r.body);
+    REQUIRE(j["error"]["message"].is_string());
+    REQUIRE(j["error"]["type"].is_string());
+    REQUIRE(j["error"]["code"] == status);
+    if (!contains.empty()) REQUIRE(j["error"]["message"].get<std::string>().find(contains) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("/v1/embeddings: float and base64 agree and match the golden (mean pooling)", "[integration][embeddings]") {
+    Client c("127.0.0.1", mean_server().port());
+    const json g = bert_golden();
+    json prompts = json::array(), tokens = json::array();
+    for (const auto& cs : g["cases"]) prompts.push_back(cs["prompt"]), tokens.push_back(cs["tokens"]);
+    const auto f = c.post("/v1/embeddings", json{{"input", prompts}, {"model", "x"}}.dump());
+    INFO(f.body);
+    REQUIRE(f.status == 200);
+    const json fj = f.json();
+    REQUIRE(fj["object"] == "list");
+    REQUIRE(fj["data"].size() == g["cases"].size());
+    int64_t n_tokens = 0;
+    for (const auto& t : tokens) n_tokens += (int64_t)t.size();
+    REQUIRE(fj["usage"]["prompt_tokens"] == n_tokens);
+    REQUIRE(fj["usage"]["total_tokens"] == n_tokens);
+    const json bj = c.post("/v1/embeddings", json{{"input", tokens}, {"encoding_format", "base64"}}.dump()).json();
+    double min_cs = 1;
+    for (size_t i = 0; i < g["cases"].size(); ++i) {
+        REQUIRE(fj["data"][i]["object"] == "embedding");
+        REQUIRE(fj["data"][i]["index"] == i);
+        const auto v = fj["data"][i]["embedding"].get<std::vector<float>>();
+        REQUIRE(from_base64(bj["data"][i]["embedding"].get<std::string>()) == v);  // text or tokens, float or base64
+        min_cs = std::min(min_cs, cosine(v, g["cases"][i]["mean"].get<std::vector<float>>()));
+    }
+    WARN("min cosine to the golden (mean): " << min_cs);
+    REQUIRE(min_cs >= 0.999);
+    // a single string equals the same string inside the list
+    const json one = c.post("/v1/embeddings", json{{"input", prompts[2]}}.dump()).json();
+    REQUIRE(one["data"].size() == 1);
+    REQUIRE(one["data"][0]["embedding"] == fj["data"][2]["embedding"]);
+}
+
+TEST_CASE("/v1/embeddings: a batch of 32 mixed-length inputs equals each input alone", "[integration][embeddings]") {
+    Client c("127.0.0.1", mean_server().port());
+    const json g = bert_golden();
+    json inputs = json::array();
+    for (int i = 0; i < 32; ++i) {
+        auto t = g["cases"][i % g["cases"].size()]["tokens"].get<std::vector<int>>();
+        t.resize(std::max<size_t>(2, t.size() > (size_t)(i / 4) ? t.size() - (size_t)(i / 4) : 2));
+        inputs.push_back(t);
+    }
+    const json all = c.post("/v1/embeddings", json{{"input", inputs}}.dump()).json();
+    REQUIRE(all["data"].size() == 32);
+    for (int i = 0; i < 32; ++i) {
+        const json alone = c.post("/v1/embeddings", json{{"input", inputs[i]}}.dump()).json();
+        INFO("input " << i);
+        REQUIRE(alone["data"][0]["embedding"] == all["data"][i]["embedding"]);
+    }
+}
+
+TEST_CASE("/embedding (native): pooling none gives every token's hidden state", "[integration][embeddings]") {
+    ServerProcess s({"-m", bert_model(), "--embedding", "--pooling", "none", "-np", "2", "-t", "2"});
+    Client c("127.0.0.1", s.port());
+    const json g = bert_golden();
+    for (const char* path : {"/embedding", "/embeddings"}) {
+        const auto& cs = g["cases"][1];
+        const json r = c.post(path, json{{"content", cs["tokens"]}}.dump()).json();
+        REQUIRE(r.is_array());
+        REQUIRE(r[0]["index"] == 0);
+        const auto& rows = r[0]["embedding"];
+        REQUIRE(rows.size() == cs["tokens"].size());
+        for (size_t t = 0; t < rows.size(); ++t)
+            REQUIRE(cosine(rows[t].get<std::vector<float>>(), cs["hidden"][t].get<std::vector<float>>()) >= 0.999);
+    }
+    // OpenAI's form has no per-token vectors
+    require_error(c.post("/v1/embeddings", json{{"input", "hello"}}.dump()), 400, "not OAI compatible");
+}
+
+TEST_CASE("embeddings: bad input, generation and rerank get the right errors", "[integration][embeddings]") {
+    Client c("127.0.0.1", mean_server().port());
+    require_error(c.post("/v1/embeddings", json::object().dump()), 400);                        // no input
+    require_error(c.post("/v1/embeddings", json{{"input", json::array()}}.dump()), 400);          // empty input
+    require_error(c.post("/v1/embeddings", json{{"input", ""}}.dump()), 400, "empty string");
+    require_error(c.post("/v1/embeddings", json{{"input", json::array({"a", ""})}}.dump()), 400, "empty string");
+    require_error(c.post("/v1/embeddings", json{{"input", {json::array()}}}.dump()), 400, "empty");
+    require_error(c.post("/v1/embeddings", json{{"input", {101, 999999}}}.dump()), 400, "outside the vocabulary");
+    require_error(c.post("/v1/embeddings", json{{"input", {101, -1}}}.dump()), 400, "outside the vocabulary");
+    require_error(c.post("/v1/embeddings", json{{"input", json::array({"text", json{101, 102}})}}.dump()), 400, "mixes");
+    require_error(c.post("/v1/embeddings", json{{"input", {json{101, 102}, "text"}}}.dump()), 400, "mixes");
+    require_error(c.post("/v1/embeddings", json{{"input", {101, "x"}}}.dump()), 400);
+    require_error(c.post("/v1/embeddings", json{{"input", json::array({json{{"content", "x"}}})}}.dump()), 400,
+                  "multimodal");
+    require_error(c.post("/v1/embeddings", json{{"input", std::vector<int>(129, 2051)}}.dump()), 400, "raise -ub");
+    std::string long_text;
+    for (int i = 0; i < 200; ++i) long_text += "time ";
+    require_error(c.post("/v1/embeddings", json{{"input", long_text}}.dump()), 400, "raise -ub");
+    require_error(c.post("/v1/embeddings", json{{"input", "x"}, {"encoding_format", "hex"}}.dump()), 400);
+    // an embeddings-only server does not generate
+    require_error(c.post("/v1/chat/completions", json{{"messages", {{{"role", "user"}, {"content", "hi"}}}}}.dump()), 501);
+    require_error(c.post("/v1/completions", json{{"prompt", "hi"}}.dump()), 501);
+    require_error(c.post("/completion", json{{"prompt", "hi"}}.dump()), 501);
+    // rerank: a missing query or documents is a 400; a valid request a 501 (no rank pooling here)
+    require_error(c.post("/v1/rerank", json{{"query", "q"}}.dump()), 400);
+    require_error(c.post("/rerank", json{{"query", "q"}, {"documents", json::array()}}.dump()), 400);
+    require_error(c.post("/reranking", json{{"documents", json::array({"a"})}}.dump()), 400);
+    require_error(c.post("/v1/rerank", json{{"query", "q"}, {"documents", json::array({"a", "b"})}, {"top_n", 1}}.dump()), 501,
+                  "reranking is not supported");
+    // the server still answers after all that
+    REQUIRE(c.post("/v1/embeddings", json{{"input", "Once upon a time"}}.dump()).status == 200);
+}
+
+TEST_CASE("embeddings: a generation model refuses them; --reranking and bad --pooling stop startup",
+          "[integration][embeddings]") {
+    {
+        ServerProcess s({"-m", stories_model(), "-c", "256", "-t", "1"});
+        Client c("127.0.0.1", s.port());
+        require_error(c.post("/v1/embeddings", json{{"input", "hello"}}.dump()), 501, "not an embedding model");
+    }
+    for (auto args : {std::vector<std::string>{"--reranking"}, {"--pooling", "max"}}) {
+        std::vector<std::string> a = {"-m", bert_model()};
+        a.insert(a.end(), args.begin(), args.end());
+        REQUIRE_THROWS(ServerProcess(a, std::chrono::seconds(20)));
+    }
+}
