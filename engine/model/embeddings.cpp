@@ -12,8 +12,22 @@ Pooling effective_pooling(const Model& m, Pooling requested) {
     return t >= 0 ? (Pooling)t : Pooling::None;
 }
 
-size_t max_embed_tokens(const Model& m, uint32_t n_ubatch) {
-    return std::min<size_t>(n_ubatch, m.hparams().n_ctx_train);
+size_t max_embed_tokens(const Model& m, uint32_t n_ubatch, uint32_t n_ctx) {
+    const uint32_t train = m.hparams().n_ctx_train;
+    return std::min({n_ubatch, train, n_ctx > 0 ? n_ctx : train});
+}
+
+std::string embed_too_long(size_t n, const Model& m, uint32_t n_ubatch, uint32_t n_ctx) {
+    const size_t limit = max_embed_tokens(m, n_ubatch, n_ctx);
+    std::string why;
+    if (limit == n_ubatch)
+        why = "an embedding input must fit one micro-batch: raise -ub (--ubatch-size)";
+    else if (limit == m.hparams().n_ctx_train)
+        why = "the model's training context (its position embeddings) ends there";
+    else
+        why = "the context has no more cells: raise -c (--ctx-size)";
+    return "input of " + std::to_string(n) + " tokens exceeds the limit of " + std::to_string(limit) + " tokens; " +
+           why;
 }
 
 std::vector<std::vector<std::vector<float>>> embed(Context& ctx, const std::vector<std::vector<Token>>& inputs,
@@ -33,8 +47,7 @@ std::vector<std::vector<std::vector<float>>> embed(Context& ctx, const std::vect
     for (const auto& in : inputs) {
         if (in.empty()) throw InvalidBatch("an input has no tokens");
         if (in.size() > limit)
-            throw InvalidBatch("input of " + std::to_string(in.size()) + " tokens exceeds the micro-batch size " +
-                               std::to_string(limit) + " (an encoder's input must fit one micro-batch: raise -ub)");
+            throw InvalidBatch(embed_too_long(in.size(), m, ctx.params().n_ubatch, ctx.n_ctx()));
     }
 
     std::vector<std::vector<std::vector<float>>> out(inputs.size());

@@ -4,6 +4,7 @@
 // its own sequence id; their cache cells are released afterwards.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "engine/model/context.h"
@@ -21,9 +22,14 @@ struct EmbedOptions {
 // The pooling a request gets: the requested one, else the model's, else none.
 Pooling effective_pooling(const Model& m, Pooling requested);
 
-// The longest input embed() accepts: n_ubatch (and the model's training context).
-size_t max_embed_tokens(const Model& m, uint32_t n_ubatch);
-inline size_t max_embed_tokens(const Context& ctx) { return max_embed_tokens(ctx.model(), ctx.params().n_ubatch); }
+// The longest input embed() accepts: one micro-batch (n_ubatch), bounded by the KV cells (n_ctx; 0: the
+// model's training context) and the training context (the position embeddings).
+size_t max_embed_tokens(const Model& m, uint32_t n_ubatch, uint32_t n_ctx);
+inline size_t max_embed_tokens(const Context& ctx) {
+    return max_embed_tokens(ctx.model(), ctx.params().n_ubatch, ctx.n_ctx());
+}
+// The message for an input of n tokens over that limit, naming the setting to raise (-ub or -c).
+std::string embed_too_long(size_t n, const Model& m, uint32_t n_ubatch, uint32_t n_ctx);
 
 // For each input: one pooled, normalized vector (mean, cls, last), or one raw hidden-state row per token
 // (none). Throws InvalidBatch for an empty input, a bad token id or an input longer than

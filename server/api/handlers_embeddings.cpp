@@ -62,7 +62,7 @@ void Api::require_generation() const {
 
 std::vector<std::vector<engine::Token>> Api::embedding_inputs(const json& input) const {
     const auto& vocab = model_->vocab();
-    const size_t limit = engine::max_embed_tokens(*model_, config_.n_ubatch);
+    const size_t limit = engine::max_embed_tokens(*model_, config_.n_ubatch, config_.n_ctx);
     auto text = [&](const json& s) {
         const std::string str = s.get<std::string>();
         if (str.empty()) bad_request("'input' contains an empty string");
@@ -103,9 +103,8 @@ std::vector<std::vector<engine::Token>> Api::embedding_inputs(const json& input)
     for (size_t i = 0; i < out.size(); ++i) {
         if (out[i].empty()) bad_request("input " + std::to_string(i) + " is empty");
         if (out[i].size() > limit)
-            bad_request("input " + std::to_string(i) + " has " + std::to_string(out[i].size()) +
-                        " tokens, more than the micro-batch size " + std::to_string(limit) +
-                        ": an embedding input must fit one micro-batch; raise -ub (--ubatch-size)");
+            bad_request("input " + std::to_string(i) + ": " +
+                        engine::embed_too_long(out[i].size(), *model_, config_.n_ubatch, config_.n_ctx));
     }
     return out;
 }

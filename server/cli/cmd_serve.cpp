@@ -148,6 +148,7 @@ int cmd_serve(int argc, char** argv) {
     spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
     ac.slots = !no_slots;
     ac.n_ubatch = mo.n_ubatch;
+    ac.n_ctx = mo.n_ctx;
     hc.port = (uint16_t)port;
     hc.n_threads = threads_http;
     hc.read_timeout = hc.write_timeout = std::chrono::seconds(timeout_s);

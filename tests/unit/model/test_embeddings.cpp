@@ -97,6 +97,9 @@ TEST_CASE("embeddings: bad input is refused clearly", "[model][embeddings]") {
     cp.n_ubatch = 16;
     Context ctx(*model, cp);
     REQUIRE(max_embed_tokens(ctx) == 16);
+    REQUIRE(max_embed_tokens(*model, 512, 100) == 100);  // the context bounds it too
+    CHECK_THAT(embed_too_long(101, *model, 512, 100), Catch::Contains("raise -c"));
+    CHECK_THAT(embed_too_long(3000, *model, 4096, 0), Catch::Contains("training context"));
     CHECK_THROWS_AS(embed(ctx, {{}}, {}), InvalidBatch);
     CHECK_THROWS_WITH(embed(ctx, {std::vector<Token>(17, 100)}, {}), Catch::Contains("raise -ub"));
     CHECK_THROWS_AS(embed(ctx, {{101, (Token)model->hparams().n_vocab, 102}}, {}), InvalidBatch);
