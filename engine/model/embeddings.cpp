@@ -26,24 +26,27 @@ std::string embed_too_long(size_t n, const Model& m, uint32_t n_ubatch, uint32_t
         why = "the model's training context (its position embeddings) ends there";
     else
         why = "the context has no more cells: raise -c (--ctx-size)";
-    return "input of " + std::to_string(n) + " tokens exceeds the limit of " + std::to_string(limit) + " tokens; " +
-           why;
+    return "input of " + std::to_string(n) + " tokens exceeds the limit of " + std::to_string(limit) +
+           " tokens; " + why;
 }
 
-std::vector<std::vector<std::vector<float>>> embed(Context& ctx, const std::vector<std::vector<Token>>& inputs,
+std::vector<std::vector<std::vector<float>>> embed(Context& ctx,
+                                                   const std::vector<std::vector<Token>>& inputs,
                                                    const EmbedOptions& opts) {
     const Model& m = ctx.model();
     if (m.output) throw std::invalid_argument("the model is not an embedding (encoder) model");
     const Pooling pooling = effective_pooling(m, opts.pooling);
     if (pooling == Pooling::Rank)
-        throw std::invalid_argument("rank pooling needs a reranker's classification head, which is not supported");
+        throw std::invalid_argument(
+            "rank pooling needs a reranker's classification head, which is not supported");
     const size_t limit = max_embed_tokens(ctx), n_embd = m.hparams().n_embd;
     std::vector<SeqId> seqs = opts.seqs;
     if (seqs.empty())
         for (uint32_t s = 0; s < ctx.params().n_seq_max; ++s) seqs.push_back((SeqId)s);
     for (SeqId s : seqs)
         if (s < 0 || (uint32_t)s >= ctx.params().n_seq_max)
-            throw std::invalid_argument("embed: sequence id " + std::to_string(s) + " is out of the context's range");
+            throw std::invalid_argument("embed: sequence id " + std::to_string(s) +
+                                        " is out of the context's range");
     for (const auto& in : inputs) {
         if (in.empty()) throw InvalidBatch("an input has no tokens");
         if (in.size() > limit)
@@ -56,7 +59,8 @@ std::vector<std::vector<std::vector<float>>> embed(Context& ctx, const std::vect
         // One decode call: whole inputs while they fit one micro-batch and the sequence ids last.
         Batch b;
         std::vector<size_t> group;
-        while (next < inputs.size() && group.size() < seqs.size() && b.size() + inputs[next].size() <= limit) {
+        while (next < inputs.size() && group.size() < seqs.size() &&
+               b.size() + inputs[next].size() <= limit) {
             const SeqId s = seqs[group.size()];
             for (size_t i = 0; i < inputs[next].size(); ++i) b.add(inputs[next][i], (Pos)i, {s}, true);
             group.push_back(next++);
@@ -75,7 +79,8 @@ std::vector<std::vector<std::vector<float>>> embed(Context& ctx, const std::vect
         for (size_t idx : group) {
             const size_t n = inputs[idx].size();
             std::vector<float> rows((size_t)n * n_embd);
-            for (size_t t = 0; t < n; ++t) std::copy_n(ctx.logits(row + t), n_embd, rows.begin() + t * n_embd);
+            for (size_t t = 0; t < n; ++t)
+                std::copy_n(ctx.logits(row + t), n_embd, rows.begin() + t * n_embd);
             row += n;
             if (pooling == Pooling::None) {
                 for (size_t t = 0; t < n; ++t)

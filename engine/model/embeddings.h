@@ -35,7 +35,8 @@ std::string embed_too_long(size_t n, const Model& m, uint32_t n_ubatch, uint32_t
 // (none). Throws InvalidBatch for an empty input, a bad token id or an input longer than
 // max_embed_tokens(), std::invalid_argument for a model that is not an encoder or rank pooling (a
 // reranker's classification head is not supported), std::runtime_error when the cache has no room.
-std::vector<std::vector<std::vector<float>>> embed(Context& ctx, const std::vector<std::vector<Token>>& inputs,
+std::vector<std::vector<std::vector<float>>> embed(Context& ctx,
+                                                   const std::vector<std::vector<Token>>& inputs,
                                                    const EmbedOptions& opts);
 
 }  // namespace engine

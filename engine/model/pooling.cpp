@@ -16,12 +16,18 @@ std::optional<Pooling> parse_pooling(const std::string& s) {
 
 const char* pooling_name(Pooling p) {
     switch (p) {
-        case Pooling::None: return "none";
-        case Pooling::Mean: return "mean";
-        case Pooling::Cls: return "cls";
-        case Pooling::Last: return "last";
-        case Pooling::Rank: return "rank";
-        case Pooling::Unspecified: break;
+        case Pooling::None:
+            return "none";
+        case Pooling::Mean:
+            return "mean";
+        case Pooling::Cls:
+            return "cls";
+        case Pooling::Last:
+            return "last";
+        case Pooling::Rank:
+            return "rank";
+        case Pooling::Unspecified:
+            break;
     }
     return "unspecified";
 }
@@ -29,8 +35,10 @@ const char* pooling_name(Pooling p) {
 std::vector<float> pool_rows(const float* rows, size_t n_tokens, size_t n_embd, Pooling p) {
     if (n_tokens == 0) throw std::invalid_argument("pooling an empty sequence");
     switch (p) {
-        case Pooling::Cls: return std::vector<float>(rows, rows + n_embd);
-        case Pooling::Last: return std::vector<float>(rows + (n_tokens - 1) * n_embd, rows + n_tokens * n_embd);
+        case Pooling::Cls:
+            return std::vector<float>(rows, rows + n_embd);
+        case Pooling::Last:
+            return std::vector<float>(rows + (n_tokens - 1) * n_embd, rows + n_tokens * n_embd);
         case Pooling::Mean: {
             std::vector<double> sum(n_embd, 0.0);
             for (size_t t = 0; t < n_tokens; ++t)
@@ -39,7 +47,8 @@ std::vector<float> pool_rows(const float* rows, size_t n_tokens, size_t n_embd, 
             for (size_t i = 0; i < n_embd; ++i) out[i] = (float)(sum[i] / (double)n_tokens);
             return out;
         }
-        default: break;
+        default:
+            break;
     }
     throw std::invalid_argument(std::string("pooling '") + pooling_name(p) + "' does not pool rows");
 }

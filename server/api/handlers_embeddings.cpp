@@ -26,7 +26,8 @@ std::string base64(const void* data, size_t n) {
     std::string out;
     out.reserve((n + 2) / 3 * 4);
     for (size_t i = 0; i < n; i += 3) {
-        const uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
+        const uint32_t v =
+            (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
         out += tbl[v >> 18 & 63];
         out += tbl[v >> 12 & 63];
         out += i + 1 < n ? tbl[v >> 6 & 63] : '=';
@@ -49,14 +50,17 @@ std::string base64_floats(const std::vector<float>& v) {
 
 }  // namespace
 
-bool Api::embeddings_only() const { return config_.embeddings || model_->output == nullptr; }
+bool Api::embeddings_only() const {
+    return config_.embeddings || model_->output == nullptr;
+}
 
 void Api::require_generation() const {
     if (embeddings_only())
         throw HttpError(501,
-                        config_.embeddings ? "This server does not support completions. Start it without `--embeddings`"
-                                           : "This server does not support completions: the model is an embedding "
-                                             "(encoder) model",
+                        config_.embeddings
+                            ? "This server does not support completions. Start it without `--embeddings`"
+                            : "This server does not support completions: the model is an embedding "
+                              "(encoder) model",
                         "not_supported_error");
 }
 
@@ -93,7 +97,8 @@ std::vector<std::vector<engine::Token>> Api::embedding_inputs(const json& input)
             const bool strings = input[0].is_string();
             for (const auto& e : input) {
                 if (strings ? !e.is_string() : !e.is_array())
-                    bad_request("'input' mixes types: give strings, token ids or arrays of token ids, not a mixture");
+                    bad_request(
+                        "'input' mixes types: give strings, token ids or arrays of token ids, not a mixture");
                 out.push_back(strings ? text(e) : tokens(e));
             }
         }
@@ -123,7 +128,8 @@ Api::Reply Api::embeddings(Request& req, bool oai) {
     task->inputs = embedding_inputs(*input);
     task->pooling = config_.pooling;
     task->normalize = 2;
-    if (const json* n = field(body, "embd_normalize"); n && n->is_number_integer()) task->normalize = n->get<int>();
+    if (const json* n = field(body, "embd_normalize"); n && n->is_number_integer())
+        task->normalize = n->get<int>();
     const engine::Pooling pooling = engine::effective_pooling(*model_, config_.pooling);
     if (pooling == engine::Pooling::Rank)
         throw HttpError(501, "rank pooling (rerankers) is not supported", "not_supported_error");

@@ -16,7 +16,9 @@ using server::http::Client;
 
 namespace {
 
-std::string bert_model() { return shared_path("models/synth/synth-bert-f16.gguf"); }
+std::string bert_model() {
+    return shared_path("models/synth/synth-bert-f16.gguf");
+}
 
 json bert_golden() {
     std::ifstream f(shared_path("golden/synth-bert-f16.embeddings.json"));
@@ -32,7 +34,8 @@ ServerProcess& mean_server() {
 double cosine(const std::vector<float>& a, const std::vector<float>& b) {
     REQUIRE(a.size() == b.size());
     double ab = 0, aa = 0, bb = 0;
-    for (size_t i = 0; i < a.size(); ++i) ab += (double)a[i] * b[i], aa += (double)a[i] * a[i], bb += (double)b[i] * b[i];
+    for (size_t i = 0; i < a.size(); ++i)
+        ab += (double)a[i] * b[i], aa += (double)a[i] * a[i], bb += (double)b[i] * b[i];
     return ab / std::sqrt(aa * bb);
 }
 
@@ -66,12 +69,14 @@ void require_error(const server::http::ClientResponse& r, int status, const std:
     REQUIRE(j["error"]["message"].is_string());
     REQUIRE(j["error"]["type"].is_string());
     REQUIRE(j["error"]["code"] == status);
-    if (!contains.empty()) REQUIRE(j["error"]["message"].get<std::string>().find(contains) != std::string::npos);
+    if (!contains.empty())
+        REQUIRE(j["error"]["message"].get<std::string>().find(contains) != std::string::npos);
 }
 
 }  // namespace
 
-TEST_CASE("/v1/embeddings: float and base64 agree and match the golden (mean pooling)", "[integration][embeddings]") {
+TEST_CASE("/v1/embeddings: float and base64 agree and match the golden (mean pooling)",
+          "[integration][embeddings]") {
     Client c("127.0.0.1", mean_server().port());
     const json g = bert_golden();
     json prompts = json::array(), tokens = json::array();
@@ -86,13 +91,15 @@ TEST_CASE("/v1/embeddings: float and base64 agree and match the golden (mean poo
     for (const auto& t : tokens) n_tokens += (int64_t)t.size();
     REQUIRE(fj["usage"]["prompt_tokens"] == n_tokens);
     REQUIRE(fj["usage"]["total_tokens"] == n_tokens);
-    const json bj = c.post("/v1/embeddings", json{{"input", tokens}, {"encoding_format", "base64"}}.dump()).json();
+    const json bj =
+        c.post("/v1/embeddings", json{{"input", tokens}, {"encoding_format", "base64"}}.dump()).json();
     double min_cs = 1;
     for (size_t i = 0; i < g["cases"].size(); ++i) {
         REQUIRE(fj["data"][i]["object"] == "embedding");
         REQUIRE(fj["data"][i]["index"] == i);
         const auto v = fj["data"][i]["embedding"].get<std::vector<float>>();
-        REQUIRE(from_base64(bj["data"][i]["embedding"].get<std::string>()) == v);  // text or tokens, float or base64
+        REQUIRE(from_base64(bj["data"][i]["embedding"].get<std::string>()) ==
+                v);  // text or tokens, float or base64
         min_cs = std::min(min_cs, cosine(v, g["cases"][i]["mean"].get<std::vector<float>>()));
     }
     WARN("min cosine to the golden (mean): " << min_cs);
@@ -103,7 +110,8 @@ TEST_CASE("/v1/embeddings: float and base64 agree and match the golden (mean poo
     REQUIRE(one["data"][0]["embedding"] == fj["data"][2]["embedding"]);
 }
 
-TEST_CASE("/v1/embeddings: a batch of 32 mixed-length inputs equals each input alone", "[integration][embeddings]") {
+TEST_CASE("/v1/embeddings: a batch of 32 mixed-length inputs equals each input alone",
+          "[integration][embeddings]") {
     Client c("127.0.0.1", mean_server().port());
     const json g = bert_golden();
     json inputs = json::array();
@@ -133,7 +141,8 @@ TEST_CASE("/embedding (native): pooling none gives every token's hidden state", 
         const auto& rows = r[0]["embedding"];
         REQUIRE(rows.size() == cs["tokens"].size());
         for (size_t t = 0; t < rows.size(); ++t)
-            REQUIRE(cosine(rows[t].get<std::vector<float>>(), cs["hidden"][t].get<std::vector<float>>()) >= 0.999);
+            REQUIRE(cosine(rows[t].get<std::vector<float>>(), cs["hidden"][t].get<std::vector<float>>()) >=
+                    0.999);
     }
     // OpenAI's form has no per-token vectors
     require_error(c.post("/v1/embeddings", json{{"input", "hello"}}.dump()), 400, "not OAI compatible");
@@ -141,33 +150,40 @@ TEST_CASE("/embedding (native): pooling none gives every token's hidden state", 
 
 TEST_CASE("embeddings: bad input, generation and rerank get the right errors", "[integration][embeddings]") {
     Client c("127.0.0.1", mean_server().port());
-    require_error(c.post("/v1/embeddings", json::object().dump()), 400);                        // no input
-    require_error(c.post("/v1/embeddings", json{{"input", json::array()}}.dump()), 400);          // empty input
+    require_error(c.post("/v1/embeddings", json::object().dump()), 400);                  // no input
+    require_error(c.post("/v1/embeddings", json{{"input", json::array()}}.dump()), 400);  // empty input
     require_error(c.post("/v1/embeddings", json{{"input", ""}}.dump()), 400, "empty string");
-    require_error(c.post("/v1/embeddings", json{{"input", json::array({"a", ""})}}.dump()), 400, "empty string");
+    require_error(c.post("/v1/embeddings", json{{"input", json::array({"a", ""})}}.dump()), 400,
+                  "empty string");
     require_error(c.post("/v1/embeddings", json{{"input", {json::array()}}}.dump()), 400, "empty");
-    require_error(c.post("/v1/embeddings", json{{"input", {101, 999999}}}.dump()), 400, "outside the vocabulary");
+    require_error(c.post("/v1/embeddings", json{{"input", {101, 999999}}}.dump()), 400,
+                  "outside the vocabulary");
     require_error(c.post("/v1/embeddings", json{{"input", {101, -1}}}.dump()), 400, "outside the vocabulary");
-    require_error(c.post("/v1/embeddings", json{{"input", json::array({"text", json{101, 102}})}}.dump()), 400, "mixes");
+    require_error(c.post("/v1/embeddings", json{{"input", json::array({"text", json{101, 102}})}}.dump()),
+                  400, "mixes");
     require_error(c.post("/v1/embeddings", json{{"input", {json{101, 102}, "text"}}}.dump()), 400, "mixes");
     require_error(c.post("/v1/embeddings", json{{"input", {101, "x"}}}.dump()), 400);
-    require_error(c.post("/v1/embeddings", json{{"input", json::array({json{{"content", "x"}}})}}.dump()), 400,
-                  "multimodal");
-    require_error(c.post("/v1/embeddings", json{{"input", std::vector<int>(129, 2051)}}.dump()), 400, "raise -ub");
+    require_error(c.post("/v1/embeddings", json{{"input", json::array({json{{"content", "x"}}})}}.dump()),
+                  400, "multimodal");
+    require_error(c.post("/v1/embeddings", json{{"input", std::vector<int>(129, 2051)}}.dump()), 400,
+                  "raise -ub");
     std::string long_text;
     for (int i = 0; i < 200; ++i) long_text += "time ";
     require_error(c.post("/v1/embeddings", json{{"input", long_text}}.dump()), 400, "raise -ub");
     require_error(c.post("/v1/embeddings", json{{"input", "x"}, {"encoding_format", "hex"}}.dump()), 400);
     // an embeddings-only server does not generate
-    require_error(c.post("/v1/chat/completions", json{{"messages", {{{"role", "user"}, {"content", "hi"}}}}}.dump()), 501);
+    require_error(
+        c.post("/v1/chat/completions", json{{"messages", {{{"role", "user"}, {"content", "hi"}}}}}.dump()),
+        501);
     require_error(c.post("/v1/completions", json{{"prompt", "hi"}}.dump()), 501);
     require_error(c.post("/completion", json{{"prompt", "hi"}}.dump()), 501);
     // rerank: a missing query or documents is a 400; a valid request a 501 (no rank pooling here)
     require_error(c.post("/v1/rerank", json{{"query", "q"}}.dump()), 400);
     require_error(c.post("/rerank", json{{"query", "q"}, {"documents", json::array()}}.dump()), 400);
     require_error(c.post("/reranking", json{{"documents", json::array({"a"})}}.dump()), 400);
-    require_error(c.post("/v1/rerank", json{{"query", "q"}, {"documents", json::array({"a", "b"})}, {"top_n", 1}}.dump()), 501,
-                  "reranking is not supported");
+    require_error(c.post("/v1/rerank",
+                         json{{"query", "q"}, {"documents", json::array({"a", "b"})}, {"top_n", 1}}.dump()),
+                  501, "reranking is not supported");
     // the server still answers after all that
     REQUIRE(c.post("/v1/embeddings", json{{"input", "Once upon a time"}}.dump()).status == 200);
 }
@@ -177,7 +193,8 @@ TEST_CASE("embeddings: a generation model refuses them; --reranking and bad --po
     {
         ServerProcess s({"-m", stories_model(), "-c", "256", "-t", "1"});
         Client c("127.0.0.1", s.port());
-        require_error(c.post("/v1/embeddings", json{{"input", "hello"}}.dump()), 501, "not an embedding model");
+        require_error(c.post("/v1/embeddings", json{{"input", "hello"}}.dump()), 501,
+                      "not an embedding model");
     }
     for (auto args : {std::vector<std::string>{"--reranking"}, {"--pooling", "max"}}) {
         std::vector<std::string> a = {"-m", bert_model()};

@@ -20,8 +20,8 @@ using ggml::Tensor;
 
 void read_hparams(const ggml::gguf::File& f, HParams& h) {
     h.pooling_type = (int)read_u32(f, h, "pooling_type", 0);
-    if (h.pooling_type > 4) throw std::runtime_error("model metadata: unknown pooling_type " +
-                                                     std::to_string(h.pooling_type));
+    if (h.pooling_type > 4)
+        throw std::runtime_error("model metadata: unknown pooling_type " + std::to_string(h.pooling_type));
     h.n_token_types = read_u32(f, h, "token_type_count", 2);
     if (h.n_token_types == 0 || h.n_token_types > 1024)
         throw std::runtime_error("model metadata: implausible token_type_count");
@@ -57,7 +57,8 @@ Tensor* build(GraphBuilder& g) {
     const float kq_scale = 1.0f / std::sqrt((float)hp.n_embd_head_k);
     // Every token has type 0 (single-segment inputs): row 0 of token_types, broadcast.
     Tensor* type0 = ggml::view_1d(g.ctx, m.tok_types, hp.n_embd, 0);
-    Tensor* x = ggml::add(g.ctx, ggml::add(g.ctx, g.embed(), type0), ggml::get_rows(g.ctx, m.pos_embd, g.in.pos));
+    Tensor* x =
+        ggml::add(g.ctx, ggml::add(g.ctx, g.embed(), type0), ggml::get_rows(g.ctx, m.pos_embd, g.in.pos));
     x = g.layer_norm(x, m.tok_norm, m.tok_norm_b);
     for (uint32_t il = 0; il < hp.n_layer; ++il) {
         const LayerWeights& w = m.layers[il];

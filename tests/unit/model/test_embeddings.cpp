@@ -17,7 +17,8 @@ namespace {
 double cosine(const std::vector<float>& a, const std::vector<float>& b) {
     REQUIRE(a.size() == b.size());
     double ab = 0, aa = 0, bb = 0;
-    for (size_t i = 0; i < a.size(); ++i) ab += (double)a[i] * b[i], aa += (double)a[i] * a[i], bb += (double)b[i] * b[i];
+    for (size_t i = 0; i < a.size(); ++i)
+        ab += (double)a[i] * b[i], aa += (double)a[i] * a[i], bb += (double)b[i] * b[i];
     return ab / std::sqrt(aa * bb);
 }
 
@@ -32,7 +33,8 @@ ContextParams embd_params(uint32_t n_seq) {
 
 }  // namespace
 
-TEST_CASE("bert: pooled (mean, cls) and per-token embeddings match the llama.cpp golden", "[model][embeddings]") {
+TEST_CASE("bert: pooled (mean, cls) and per-token embeddings match the llama.cpp golden",
+          "[model][embeddings]") {
     auto model = Model::load(shared_path("models/synth/synth-bert-f16.gguf"));
     REQUIRE(model->hparams().pooling_type == 2);  // cls, from the file
     REQUIRE_FALSE(model->hparams().causal);
@@ -103,7 +105,8 @@ TEST_CASE("embeddings: bad input is refused clearly", "[model][embeddings]") {
     CHECK_THROWS_AS(embed(ctx, {{}}, {}), InvalidBatch);
     CHECK_THROWS_WITH(embed(ctx, {std::vector<Token>(17, 100)}, {}), Catch::Contains("raise -ub"));
     CHECK_THROWS_AS(embed(ctx, {{101, (Token)model->hparams().n_vocab, 102}}, {}), InvalidBatch);
-    CHECK_THROWS_WITH(embed(ctx, {{101, 102}}, {Pooling::Rank, 2, {}}), Catch::Contains("classification head"));
+    CHECK_THROWS_WITH(embed(ctx, {{101, 102}}, {Pooling::Rank, 2, {}}),
+                      Catch::Contains("classification head"));
     REQUIRE(ctx.kv().n_used() == 0);
     // a generation model is not an embedding model
     auto llama = Model::load(shared_path("models/synth/synth-qwen2-q8_0.gguf"));
@@ -113,11 +116,15 @@ TEST_CASE("embeddings: bad input is refused clearly", "[model][embeddings]") {
 
 TEST_CASE("pooling and embd_normalize on known vectors", "[model][embeddings][pooling]") {
     const std::vector<float> rows = {1, -2, 3, 4, 0, -1};  // 3 tokens x 2
-    CHECK(pool_rows(rows.data(), 3, 2, Pooling::Mean) == std::vector<float>{(1 + 3 + 0) / 3.0f, (-2 + 4 - 1) / 3.0f});
+    CHECK(pool_rows(rows.data(), 3, 2, Pooling::Mean) ==
+          std::vector<float>{(1 + 3 + 0) / 3.0f, (-2 + 4 - 1) / 3.0f});
     CHECK(pool_rows(rows.data(), 3, 2, Pooling::Cls) == std::vector<float>{1, -2});
     CHECK(pool_rows(rows.data(), 3, 2, Pooling::Last) == std::vector<float>{0, -1});
     CHECK_THROWS(pool_rows(rows.data(), 3, 2, Pooling::None));
-    auto norm = [](std::vector<float> v, int n) { normalize_embedding(v, n); return v; };
+    auto norm = [](std::vector<float> v, int n) {
+        normalize_embedding(v, n);
+        return v;
+    };
     const std::vector<float> v = {3, -4};
     CHECK(norm(v, -1) == v);
     auto approx = [](const std::vector<float>& a, const std::vector<double>& b) {
