@@ -1,10 +1,42 @@
 #include "engine/model/embeddings.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
 namespace engine {
+
+namespace {
+
+// y = W x (+ b): W [n_in, n_out] of any readable type on the host, one dequantized row at a time.
+std::vector<float> matvec(const ggml::Tensor* w, const ggml::Tensor* b, const std::vector<float>& x) {
+    const int64_t n_in = w->ne[0], n_out = w->ne[1];
+    std::vector<float> row((size_t)n_in), y((size_t)n_out);
+    std::vector<float> bias((size_t)n_out, 0.0f);
+    if (b) ggml::type_traits(b->type).to_float(b->data, bias.data(), n_out);
+    for (int64_t r = 0; r < n_out; ++r) {
+        ggml::type_traits(w->type).to_float((const char*)w->data + r * w->nb[1], row.data(), n_in);
+        double s = 0.0;
+        for (int64_t i = 0; i < n_in; ++i) s += (double)row[(size_t)i] * x[(size_t)i];
+        y[(size_t)r] = (float)s + bias[(size_t)r];
+    }
+    return y;
+}
+
+}  // namespace
+
+std::vector<float> rank_scores(const Model& m, const std::vector<float>& h_cls) {
+    if (!m.cls_out)
+        throw std::invalid_argument(
+            "rank pooling needs a classification head (cls.output), which this model lacks");
+    std::vector<float> x = h_cls;
+    if (m.cls) {
+        x = matvec(m.cls, m.cls_b, x);
+        for (float& v : x) v = std::tanh(v);
+    }
+    return matvec(m.cls_out, m.cls_out_b, x);
+}
 
 Pooling effective_pooling(const Model& m, Pooling requested) {
     if (requested != Pooling::Unspecified) return requested;
@@ -36,9 +68,9 @@ std::vector<std::vector<std::vector<float>>> embed(Context& ctx,
     const Model& m = ctx.model();
     if (m.output) throw std::invalid_argument("the model is not an embedding (encoder) model");
     const Pooling pooling = effective_pooling(m, opts.pooling);
-    if (pooling == Pooling::Rank)
+    if (pooling == Pooling::Rank && !m.cls_out)
         throw std::invalid_argument(
-            "rank pooling needs a reranker's classification head, which is not supported");
+            "rank pooling needs a classification head (cls.output), which this model lacks");
     const size_t limit = max_embed_tokens(ctx), n_embd = m.hparams().n_embd;
     std::vector<SeqId> seqs = opts.seqs;
     if (seqs.empty())
@@ -85,6 +117,8 @@ std::vector<std::vector<std::vector<float>>> embed(Context& ctx,
             if (pooling == Pooling::None) {
                 for (size_t t = 0; t < n; ++t)
                     out[idx].emplace_back(rows.begin() + t * n_embd, rows.begin() + (t + 1) * n_embd);
+            } else if (pooling == Pooling::Rank) {
+                out[idx].push_back(rank_scores(m, pool_rows(rows.data(), n, n_embd, Pooling::Cls)));
             } else {
                 std::vector<float> v = pool_rows(rows.data(), n, n_embd, pooling);
                 normalize_embedding(v, opts.normalize);

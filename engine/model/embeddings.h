@@ -31,10 +31,14 @@ inline size_t max_embed_tokens(const Context& ctx) {
 // The message for an input of n tokens over that limit, naming the setting to raise (-ub or -c).
 std::string embed_too_long(size_t n, const Model& m, uint32_t n_ubatch, uint32_t n_ctx);
 
-// For each input: one pooled, normalized vector (mean, cls, last), or one raw hidden-state row per token
-// (none). Throws InvalidBatch for an empty input, a bad token id or an input longer than
-// max_embed_tokens(), std::invalid_argument for a model that is not an encoder or rank pooling (a
-// reranker's classification head is not supported), std::runtime_error when the cache has no room.
+// A reranker's scores from the first ([CLS]) token's hidden state: cls_out tanh(cls h + cls_b) + cls_out_b
+// (without cls: cls_out h + cls_out_b), as llama.cpp's rank pooling. std::invalid_argument without a head.
+std::vector<float> rank_scores(const Model& m, const std::vector<float>& h_cls);
+
+// For each input: one pooled, normalized vector (mean, cls, last), the classification head's scores (rank,
+// not normalized), or one raw hidden-state row per token (none). Throws InvalidBatch for an empty input, a
+// bad token id or an input longer than max_embed_tokens(), std::invalid_argument for a model that is not an
+// encoder or rank pooling without a classification head, std::runtime_error when the cache has no room.
 std::vector<std::vector<std::vector<float>>> embed(Context& ctx,
                                                    const std::vector<std::vector<Token>>& inputs,
                                                    const EmbedOptions& opts);

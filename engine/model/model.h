@@ -99,12 +99,17 @@ public:
     ggml::Tensor* output = nullptr;  // tok_embd when the model ties embeddings
     ggml::Tensor* output_b = nullptr;
     // Encoders (BERT): token-type and absolute position embeddings, the LayerNorm of the input embeddings,
-    // (A reranker's classification head, cls.*, is not read: rank pooling is refused.)
+    // A reranker's classification head (rank pooling): cls (dense, then tanh; optional) and cls_out (the
+    // score rows), read on the host; nullptr in plain embedding models.
     // An encoder has no output matrix: its graph returns the final hidden states.
     ggml::Tensor* tok_types = nullptr;   // token_types.weight [n_embd, n_token_types]
     ggml::Tensor* pos_embd = nullptr;    // position_embd.weight [n_embd, n_ctx_train]
     ggml::Tensor* tok_norm = nullptr;    // token_embd_norm.weight
     ggml::Tensor* tok_norm_b = nullptr;  // token_embd_norm.bias
+    ggml::Tensor* cls = nullptr;         // cls.weight [n_embd, n_embd]
+    ggml::Tensor* cls_b = nullptr;       // cls.bias
+    ggml::Tensor* cls_out = nullptr;     // cls.output.weight [n_embd, n_cls_out]
+    ggml::Tensor* cls_out_b = nullptr;   // cls.output.bias
     // Rows of the graph's result per output token: n_vocab (logits), or n_embd for encoders.
     uint32_t n_out_width() const { return output ? hp_.n_vocab : hp_.n_embd; }
     std::vector<LayerWeights> layers;

@@ -29,6 +29,7 @@ struct ApiConfig {
     std::string slot_save_path;
     int format_threads = 2;  // threads formatting response chunks (FormatPool)
     bool embeddings = false;  // --embeddings: embeddings only, generation endpoints answer 501
+    bool reranking = false;   // --reranking: the rerank endpoints serve (a model with cls.output)
     engine::Pooling pooling = engine::Pooling::Unspecified;  // --pooling; Unspecified: the model's
     uint32_t n_ubatch = 512;  // -ub and -c (0: the model's): bound the longest embedding input
     uint32_t n_ctx = 0;

@@ -3,8 +3,10 @@
 // /embedding and /embeddings (every input's vectors as a list: one pooled vector, or one per token with
 // pooling none). Inputs are tokenized and checked here (empty, token ids, the micro-batch limit), then
 // one EmbedTask goes to the scheduler's engine thread; the reply is built on the formatting threads.
-// /v1/rerank, /rerank, /reranking validate their body and answer 501: rank pooling (a reranker's
-// classification head) is not implemented.
+// /v1/rerank, /rerank, /reranking (--reranking, a model with a classification head): each document is
+// paired with the query ([CLS] query [SEP] document [SEP]), scored by rank pooling, and the results are
+// sorted by relevance_score (top_n, return_documents) as Jina/Cohere clients expect.
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -132,7 +134,8 @@ Api::Reply Api::embeddings(Request& req, bool oai) {
         task->normalize = n->get<int>();
     const engine::Pooling pooling = engine::effective_pooling(*model_, config_.pooling);
     if (pooling == engine::Pooling::Rank)
-        throw HttpError(501, "rank pooling (rerankers) is not supported", "not_supported_error");
+        bad_request(
+            "the pooling is rank (a reranker): use /v1/rerank, or choose another pooling with --pooling");
     if (oai && pooling == engine::Pooling::None)
         bad_request("Pooling type 'none' is not OAI compatible. Please use a different pooling type");
     const bool b64 = body.value("encoding_format", json("float")) == "base64";
@@ -179,11 +182,79 @@ Api::Reply Api::embeddings(Request& req, bool oai) {
 
 Api::Reply Api::rerank(Request& req) {
     require_ready();
-    parse_body(req, "rerank.json");  // query and documents: a 400 naming what is missing
-    throw HttpError(501,
-                    "reranking is not supported: this server does not implement rank pooling (a reranker's "
-                    "classification head, cls.output)",
-                    "not_supported_error");
+    const json body = parse_body(req, "rerank.json");  // query and documents: a 400 naming what is missing
+    if (!config_.reranking)
+        throw HttpError(501, "This server does not support reranking. Start it with `--reranking`",
+                        "not_supported_error");
+    if (!model_->cls_out)
+        throw HttpError(501,
+                        "the model has no classification head (cls.output): reranking needs a reranker model",
+                        "not_supported_error");
+    const auto& vocab = model_->vocab();
+    const std::string query = body.at("query").get<std::string>();
+    const json& docs = body.contains("documents") ? body.at("documents") : body.at("texts");
+    if (query.empty()) bad_request("'query' is empty");
+    // [CLS] query [SEP] document [SEP]: the query with the vocabulary's special tokens, then the document's
+    // without its leading [CLS]
+    const std::vector<engine::Token> q = vocab.tokenize(query, true, true);
+    auto task = std::make_shared<sched::EmbedTask>();
+    const size_t limit = engine::max_embed_tokens(*model_, config_.n_ubatch, config_.n_ctx);
+    std::vector<std::string> texts;
+    int64_t n_tokens = 0;
+    for (const auto& d : docs) {
+        const std::string text = d.get<std::string>();
+        if (text.empty()) bad_request("'documents' contains an empty string");
+        std::vector<engine::Token> t = vocab.tokenize(text, true, true);
+        const size_t skip = !t.empty() && vocab.bos() >= 0 && t.front() == vocab.bos() ? 1 : 0;
+        std::vector<engine::Token> pair = q;
+        pair.insert(pair.end(), t.begin() + (std::ptrdiff_t)skip, t.end());
+        if (pair.size() > limit)
+            bad_request("document " + std::to_string(texts.size()) + " with the query: " +
+                        engine::embed_too_long(pair.size(), *model_, config_.n_ubatch, config_.n_ctx));
+        n_tokens += (int64_t)pair.size();
+        task->inputs.push_back(std::move(pair));
+        texts.push_back(text);
+    }
+    size_t top_n = texts.size();
+    if (const json* n = field(body, "top_n"); n && n->is_number_integer())
+        top_n = std::min(top_n, (size_t)n->get<int64_t>());
+    const bool return_documents = body.value("return_documents", json(false)) == true;
+    task->pooling = engine::Pooling::Rank;
+    task->normalize = -1;
+
+    auto deferred = req.defer();
+    auto serial = format_pool_->serial();
+    task->done = [deferred, serial, n_tokens, top_n, return_documents, texts = std::move(texts),
+                  name = model_name()](sched::EmbedResult&& r) {
+        serial->post([deferred, n_tokens, top_n, return_documents, texts, name, r = std::move(r)] {
+            if (r.status != 200) {
+                deferred->respond(server::http::error_response(r.status, r.error));
+                return;
+            }
+            std::vector<size_t> order(r.vectors.size());
+            for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+            auto score = [&](size_t i) { return r.vectors[i][0][0]; };
+            std::stable_sort(order.begin(), order.end(),
+                             [&](size_t a, size_t b) { return score(a) > score(b); });
+            json results = json::array();
+            for (size_t k = 0; k < top_n && k < order.size(); ++k) {
+                json e{{"index", order[k]}, {"relevance_score", score(order[k])}};
+                if (return_documents) e["document"] = {{"text", texts[order[k]]}};
+                results.push_back(e);
+            }
+            deferred->respond(server::http::Response::json(
+                {{"model", name},
+                 {"object", "list"},
+                 {"usage", {{"prompt_tokens", n_tokens}, {"total_tokens", n_tokens}}},
+                 {"results", results}}));
+        });
+    };
+    std::weak_ptr<sched::EmbedTask> weak = task;
+    deferred->on_cancel([weak] {
+        if (auto t = weak.lock()) t->cancelled.store(true);
+    });
+    scheduler_->submit_embed(std::move(task));
+    return deferred;
 }
 
 }  // namespace api

@@ -92,11 +92,12 @@ int cmd_serve(int argc, char** argv) {
                auto p = engine::parse_pooling(v);
                if (!p) throw ArgError("--pooling must be none, mean, cls or last, not '" + v + "'");
                if (*p == engine::Pooling::Rank)
-                   throw ArgError("--pooling rank: rerankers' classification heads are not supported");
+                   throw ArgError("--pooling rank: use --reranking (rank scores are served by /v1/rerank)");
                ac.pooling = *p;
            });
-    bool reranking = false;
-    ap.flag("--reranking,--rerank", "reranking endpoint (not supported: refused at startup)", &reranking);
+    ap.flag("--reranking,--rerank",
+            "rerank endpoints (/v1/rerank; the model needs a classification head); implies --embeddings",
+            &ac.reranking);
     ap.flag("-cb,--cont-batching", "continuous batching (always on)", &cont_batching);
     ap.flag("-v,--verbose", "verbose logging", &verbose);
     try {
@@ -113,9 +114,7 @@ int cmd_serve(int argc, char** argv) {
             ap.apply_config(cfg);
         }
         finish_model_options(ap, mo);
-        if (reranking)
-            throw ArgError("--reranking: reranking (rank pooling with a classification head) is not supported by "
-                           "this build");
+        if (ac.reranking) ac.embeddings = true;
         if (port < 0 || port > 65535) throw ArgError("--port must be in [0, 65535]");
         if (sc.n_parallel < 1 || sc.n_parallel > engine::kMaxSeq)
             throw ArgError("--parallel must be in [1, " + std::to_string(engine::kMaxSeq) + "]");

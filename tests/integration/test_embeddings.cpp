@@ -5,9 +5,12 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <random>
 
+#include "ggml/gguf.h"
 #include "server/http/client.h"
 #include "server_process.h"
 
@@ -177,18 +180,17 @@ TEST_CASE("embeddings: bad input, generation and rerank get the right errors", "
         501);
     require_error(c.post("/v1/completions", json{{"prompt", "hi"}}.dump()), 501);
     require_error(c.post("/completion", json{{"prompt", "hi"}}.dump()), 501);
-    // rerank: a missing query or documents is a 400; a valid request a 501 (no rank pooling here)
+    // rerank: a missing query or documents is a 400; a valid request a 501 without --reranking
     require_error(c.post("/v1/rerank", json{{"query", "q"}}.dump()), 400);
     require_error(c.post("/rerank", json{{"query", "q"}, {"documents", json::array()}}.dump()), 400);
     require_error(c.post("/reranking", json{{"documents", json::array({"a"})}}.dump()), 400);
-    require_error(c.post("/v1/rerank",
-                         json{{"query", "q"}, {"documents", json::array({"a", "b"})}, {"top_n", 1}}.dump()),
-                  501, "reranking is not supported");
+    require_error(c.post("/v1/rerank", json{{"query", "q"}, {"documents", json::array({"a", "b"})}}.dump()),
+                  501, "--reranking");
     // the server still answers after all that
     REQUIRE(c.post("/v1/embeddings", json{{"input", "Once upon a time"}}.dump()).status == 200);
 }
 
-TEST_CASE("embeddings: a generation model refuses them; --reranking and bad --pooling stop startup",
+TEST_CASE("embeddings: a generation model refuses them; a bad --pooling stops startup",
           "[integration][embeddings]") {
     {
         ServerProcess s({"-m", stories_model(), "-c", "256", "-t", "1"});
@@ -196,9 +198,86 @@ TEST_CASE("embeddings: a generation model refuses them; --reranking and bad --po
         require_error(c.post("/v1/embeddings", json{{"input", "hello"}}.dump()), 501,
                       "not an embedding model");
     }
-    for (auto args : {std::vector<std::string>{"--reranking"}, {"--pooling", "max"}}) {
+    for (auto args : {std::vector<std::string>{"--pooling", "max"}, {"--pooling", "rank"}}) {
         std::vector<std::string> a = {"-m", bert_model()};
         a.insert(a.end(), args.begin(), args.end());
         REQUIRE_THROWS(ServerProcess(a, std::chrono::seconds(20)));
     }
+}
+
+TEST_CASE("/v1/rerank: documents scored by a classification head, sorted, top_n and return_documents",
+          "[integration][embeddings][rerank]") {
+    // synth-bert with a random classification head (cls + cls.output, one score) written into a copy
+    auto f = ggml::gguf::File::open(bert_model());
+    const int64_t E = 128, n_out = 1;
+    std::mt19937 rng(11);
+    std::normal_distribution<float> nd(0.0f, 0.3f);
+    std::vector<float> cls(E * E), cls_b(E), out(E * n_out), out_b(n_out);
+    for (auto* v : {&cls, &cls_b, &out, &out_b})
+        for (float& x : *v) x = nd(rng);
+    ggml::gguf::Writer w;
+    w.set_alignment(f->alignment());
+    for (const auto& [k, v] : f->metadata()) w.set(k, v);
+    for (const auto& t : f->tensors()) w.add_tensor(t.name, t.type, t.n_dims, t.ne, t.data, t.size);
+    const int64_t ne_cls[2] = {E, E}, ne_out[2] = {E, n_out};
+    w.add_tensor("cls.weight", ggml::Type::F32, 2, ne_cls, cls.data(), cls.size() * 4);
+    w.add_tensor("cls.bias", ggml::Type::F32, 1, &E, cls_b.data(), cls_b.size() * 4);
+    w.add_tensor("cls.output.weight", ggml::Type::F32, 2, ne_out, out.data(), out.size() * 4);
+    w.add_tensor("cls.output.bias", ggml::Type::F32, 1, &n_out, out_b.data(), out_b.size() * 4);
+    const std::string path =
+        (std::filesystem::temp_directory_path() / ("ggserve-rerank-it-" + std::to_string(getpid()) + ".gguf"))
+            .string();
+    w.write(path);
+    ServerProcess s({"-m", path, "--reranking", "-np", "4", "-t", "2"});
+    std::filesystem::remove(path);  // the server has it mapped
+    Client c("127.0.0.1", s.port());
+    const json docs =
+        json::array({"a little girl", "once upon a time there was a dog", "time", "the forest"});
+    const json all =
+        c.post("/v1/rerank", json{{"query", "once upon a time"}, {"documents", docs}}.dump()).json();
+    INFO(all.dump());
+    REQUIRE(all["results"].size() == 4);
+    REQUIRE(all["usage"]["prompt_tokens"].get<int>() > 0);
+    std::vector<bool> seen(4, false);
+    for (size_t k = 0; k < 4; ++k) {
+        const auto& r = all["results"][k];
+        seen.at(r["index"].get<size_t>()) = true;
+        REQUIRE(r["relevance_score"].is_number());
+        REQUIRE_FALSE(r.contains("document"));
+        if (k > 0)
+            REQUIRE(r["relevance_score"].get<double>() <=
+                    all["results"][k - 1]["relevance_score"].get<double>());
+    }
+    REQUIRE(std::count(seen.begin(), seen.end(), true) == 4);
+    REQUIRE(all["results"][0]["relevance_score"] != all["results"][3]["relevance_score"]);
+    // top_n and return_documents (Jina/Cohere), /rerank and /reranking the same, a single document scored
+    // alike
+    const json top = c.post("/rerank", json{{"query", "once upon a time"},
+                                            {"documents", docs},
+                                            {"top_n", 2},
+                                            {"return_documents", true}}
+                                           .dump())
+                         .json();
+    REQUIRE(top["results"].size() == 2);
+    for (size_t k = 0; k < 2; ++k) {
+        REQUIRE(top["results"][k]["index"] == all["results"][k]["index"]);
+        REQUIRE(top["results"][k]["relevance_score"] == all["results"][k]["relevance_score"]);
+        REQUIRE(top["results"][k]["document"]["text"] == docs[top["results"][k]["index"].get<size_t>()]);
+    }
+    const size_t best = all["results"][0]["index"].get<size_t>();
+    const json one =
+        c.post("/reranking", json{{"query", "once upon a time"}, {"texts", json::array({docs[best]})}}.dump())
+            .json();
+    REQUIRE(one["results"][0]["relevance_score"] == all["results"][0]["relevance_score"]);
+    require_error(c.post("/v1/rerank", json{{"query", ""}, {"documents", docs}}.dump()), 400);
+    require_error(c.post("/v1/rerank", json{{"query", "q"}, {"documents", json::array({"a", ""})}}.dump()),
+                  400);
+}
+
+TEST_CASE("/v1/rerank with --reranking on a model without a classification head: 501",
+          "[integration][embeddings][rerank]") {
+    ServerProcess s({"-m", bert_model(), "--reranking", "-t", "1"});
+    Client c("127.0.0.1", s.port());
+    require_error(c.post("/v1/rerank", json{{"query", "q"}, {"documents", json::array({"a"})}}.dump()), 501,
+                  "classification head");
 }

@@ -49,6 +49,17 @@ void load_weights(WeightLoader& l) {
         l.req(il, w.layer_out_norm, "layer_output_norm.weight", {E});
         l.req(il, w.layer_out_norm_b, "layer_output_norm.bias", {E});
     }
+    // A reranker's classification head (rank pooling), when the file has one.
+    const ggml::gguf::File& f = m.gguf();
+    if (const ggml::gguf::TensorInfo* t = f.find_tensor("cls.output.weight")) {
+        const int64_t n_out = t->ne[1];
+        l.input(m.cls_out, "cls.output.weight", {E, n_out});
+        if (f.find_tensor("cls.output.bias")) l.input(m.cls_out_b, "cls.output.bias", {n_out});
+        if (f.find_tensor("cls.weight")) {
+            l.input(m.cls, "cls.weight", {E, E});
+            if (f.find_tensor("cls.bias")) l.input(m.cls_b, "cls.bias", {E});
+        }
+    }
 }
 
 Tensor* build(GraphBuilder& g) {

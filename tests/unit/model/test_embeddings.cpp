@@ -2,8 +2,12 @@
 // llama.cpp's /embedding with --pooling mean, cls and none): cosine similarity >= 0.999 (the golden
 // README's tolerance) for the pooled vectors and every token's hidden state; the same vectors for an input
 // alone and inside a batch of 32 mixed-length inputs; pooling and normalization on known vectors.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <filesystem>
+#include <random>
 #include <vector>
 
 #include "engine/model/embeddings.h"
@@ -112,6 +116,55 @@ TEST_CASE("embeddings: bad input is refused clearly", "[model][embeddings]") {
     auto llama = Model::load(shared_path("models/synth/synth-qwen2-q8_0.gguf"));
     Context lctx(*llama, cp);
     CHECK_THROWS_WITH(embed(lctx, {{1, 2}}, {}), Catch::Contains("not an embedding"));
+}
+
+TEST_CASE("rank pooling: a reranker's head (cls + tanh, cls.output) on the [CLS] hidden state",
+          "[model][embeddings]") {
+    // synth-bert with a random classification head written into a copy (f32 weights: an exact reference)
+    auto f = ggml::gguf::File::open(shared_path("models/synth/synth-bert-f16.gguf"));
+    const int64_t E = 128, n_out = 2;
+    std::mt19937 rng(7);
+    std::normal_distribution<float> nd(0.0f, 0.3f);
+    std::vector<float> cls(E * E), cls_b(E), out(E * n_out), out_b(n_out);
+    for (auto* v : {&cls, &cls_b, &out, &out_b})
+        for (float& x : *v) x = nd(rng);
+    ggml::gguf::Writer w;
+    w.set_alignment(f->alignment());
+    for (const auto& [k, v] : f->metadata()) w.set(k, v);
+    for (const auto& t : f->tensors()) w.add_tensor(t.name, t.type, t.n_dims, t.ne, t.data, t.size);
+    const int64_t ne_cls[2] = {E, E}, ne_out[2] = {E, n_out};
+    w.add_tensor("cls.weight", ggml::Type::F32, 2, ne_cls, cls.data(), cls.size() * 4);
+    w.add_tensor("cls.bias", ggml::Type::F32, 1, &E, cls_b.data(), cls_b.size() * 4);
+    w.add_tensor("cls.output.weight", ggml::Type::F32, 2, ne_out, out.data(), out.size() * 4);
+    w.add_tensor("cls.output.bias", ggml::Type::F32, 1, &n_out, out_b.data(), out_b.size() * 4);
+    const std::string path =
+        (std::filesystem::temp_directory_path() / ("ggserve-rerank-" + std::to_string(getpid()) + ".gguf"))
+            .string();
+    w.write(path);
+    auto model = Model::load(path);
+    std::filesystem::remove(path);
+    REQUIRE(model->cls_out != nullptr);
+    Context ctx(*model, embd_params(4));
+    const std::vector<std::vector<Token>> inputs = {
+        {101, 2320, 2588, 102}, {101, 2051, 102, 1037, 102}, {101, 102}};
+    const auto scores = embed(ctx, inputs, {Pooling::Rank, 2, {}});
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        const auto h = embed(ctx, {inputs[i]}, {Pooling::Cls, -1, {}})[0][0];  // raw [CLS] state
+        std::vector<double> x(E);
+        for (int64_t r = 0; r < E; ++r) {
+            double s = cls_b[r];
+            for (int64_t c = 0; c < E; ++c) s += (double)cls[r * E + c] * h[c];
+            x[r] = std::tanh(s);
+        }
+        REQUIRE(scores[i].size() == 1);
+        REQUIRE(scores[i][0].size() == (size_t)n_out);
+        for (int64_t o = 0; o < n_out; ++o) {
+            double want = out_b[o];
+            for (int64_t c = 0; c < E; ++c) want += (double)out[o * E + c] * x[c];
+            CHECK(scores[i][0][o] == Approx(want).margin(1e-4));
+        }
+    }
+    CHECK(scores[0][0] != scores[1][0]);
 }
 
 TEST_CASE("pooling and embd_normalize on known vectors", "[model][embeddings][pooling]") {
