@@ -99,9 +99,9 @@ public:
     ggml::Tensor* output = nullptr;  // tok_embd when the model ties embeddings
     ggml::Tensor* output_b = nullptr;
     // Encoders (BERT): token-type and absolute position embeddings, the LayerNorm of the input embeddings,
-    // A reranker's classification head (rank pooling): cls (dense, then tanh; optional) and cls_out (the
-    // score rows), read on the host; nullptr in plain embedding models.
-    // An encoder has no output matrix: its graph returns the final hidden states.
+    // and a reranker's classification head (rank pooling): cls (dense, then tanh; optional) and cls_out
+    // (the score rows), read on the host; nullptr in plain embedding models. An encoder has no output
+    // matrix: its graph returns the final hidden states.
     ggml::Tensor* tok_types = nullptr;   // token_types.weight [n_embd, n_token_types]
     ggml::Tensor* pos_embd = nullptr;    // position_embd.weight [n_embd, n_ctx_train]
     ggml::Tensor* tok_norm = nullptr;    // token_embd_norm.weight
