@@ -281,3 +281,27 @@ TEST_CASE("/v1/rerank with --reranking on a model without a classification head:
     require_error(c.post("/v1/rerank", json{{"query", "q"}, {"documents", json::array({"a"})}}.dump()), 501,
                   "classification head");
 }
+
+TEST_CASE("/v1/embeddings: concurrent requests (the engine thread may batch them together) equal each alone",
+          "[integration][embeddings]") {
+    const json g = bert_golden();
+    const uint16_t port = mean_server().port();
+    const size_t n = g["cases"].size();
+    std::vector<json> alone(n), together(n);
+    {
+        Client c("127.0.0.1", port);
+        for (size_t i = 0; i < n; ++i)
+            alone[i] = c.post("/v1/embeddings", json{{"input", g["cases"][i]["prompt"]}}.dump()).json();
+    }
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < n; ++i)
+        threads.emplace_back([&, i] {
+            Client c("127.0.0.1", port);
+            together[i] = c.post("/v1/embeddings", json{{"input", g["cases"][i]["prompt"]}}.dump()).json();
+        });
+    for (auto& t : threads) t.join();
+    for (size_t i = 0; i < n; ++i) {
+        INFO("case " << i << ": " << together[i].dump().substr(0, 200));
+        REQUIRE(together[i]["data"][0]["embedding"] == alone[i]["data"][0]["embedding"]);
+    }
+}
