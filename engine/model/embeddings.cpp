@@ -66,7 +66,10 @@ std::vector<std::vector<std::vector<float>>> embed(Context& ctx,
                                                    const std::vector<std::vector<Token>>& inputs,
                                                    const EmbedOptions& opts) {
     const Model& m = ctx.model();
-    if (m.output) throw std::invalid_argument("the model is not an embedding (encoder) model");
+    if (m.output && !ctx.params().embeddings)
+        throw std::invalid_argument(
+            "the model is not an embedding (encoder) model, and the context was not made "
+            "for embeddings");
     const Pooling pooling = effective_pooling(m, opts.pooling);
     if (pooling == Pooling::Rank && !m.cls_out)
         throw std::invalid_argument(

@@ -159,6 +159,9 @@ Tensor* GraphBuilder::outputs_only(Tensor* t, uint32_t il) const {
     return ggml::get_rows(ctx, t, in.out_ids);
 }
 
-Tensor* GraphBuilder::logits(Tensor* x) const { return mm(model.output, x, model.output_b); }
+Tensor* GraphBuilder::logits(Tensor* x) const {
+    hidden = x;
+    return mm(model.output, x, model.output_b);
+}
 
 }  // namespace engine

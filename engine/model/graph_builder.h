@@ -85,8 +85,10 @@ public:
     ggml::Tensor* ffn_geglu(const LayerWeights& w, ggml::Tensor* x) const;
     // At the last layer, the rows of the tokens that want logits (everything else is not needed).
     ggml::Tensor* outputs_only(ggml::Tensor* t, uint32_t il) const;
-    // The logits: the output matrix (+ bias) times the final hidden states.
+    // The logits: the output matrix (+ bias) times the final hidden states. Records x as `hidden`, which a
+    // context made for embeddings returns instead (the logits and what follows them are then not computed).
     ggml::Tensor* logits(ggml::Tensor* x) const;
+    mutable ggml::Tensor* hidden = nullptr;
 };
 
 }  // namespace engine

@@ -120,10 +120,11 @@ Api::Reply Api::embeddings(Request& req, bool oai) {
     require_ready();
     const json body = parse_body(req, "embeddings.json");
     if (!embeddings_only())
-        throw HttpError(501,
-                        "This server does not support embeddings: the model (" + model_->hparams().arch +
-                            ") is not an embedding model; supported encoders: bert",
-                        "not_supported_error");
+        throw HttpError(
+            501,
+            "This server does not support embeddings: the model (" + model_->hparams().arch +
+                ") is not an embedding model; start it with `--embeddings` to embed with its hidden states",
+            "not_supported_error");
     const json* input = field(body, "input");
     if (!input) input = field(body, "content");
     auto task = std::make_shared<sched::EmbedTask>();

@@ -195,6 +195,7 @@ int cmd_serve(int argc, char** argv) {
                          dev->name());
         engine::ContextParams cp = mo.context_params();
         cp.n_seq_max = (uint32_t)sc.n_parallel;
+        cp.embeddings = ac.embeddings;  // a decoder embeds with its final hidden states
         engine::Context ctx(*model, cp);
         sched::Scheduler scheduler(*model, ctx, sc);
         scheduler.start();

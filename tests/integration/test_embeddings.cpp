@@ -190,13 +190,29 @@ TEST_CASE("embeddings: bad input, generation and rerank get the right errors", "
     REQUIRE(c.post("/v1/embeddings", json{{"input", "Once upon a time"}}.dump()).status == 200);
 }
 
-TEST_CASE("embeddings: a generation model refuses them; a bad --pooling stops startup",
+TEST_CASE("embeddings: a generation model refuses them unless --embeddings; a bad --pooling stops startup",
           "[integration][embeddings]") {
     {
         ServerProcess s({"-m", stories_model(), "-c", "256", "-t", "1"});
         Client c("127.0.0.1", s.port());
         require_error(c.post("/v1/embeddings", json{{"input", "hello"}}.dump()), 501,
                       "not an embedding model");
+    }
+    {
+        // with --embeddings a decoder embeds with its final hidden states (here last-token pooling)
+        ServerProcess s({"-m", stories_model(), "--embeddings", "--pooling", "last", "-c", "256", "-t", "1"});
+        Client c("127.0.0.1", s.port());
+        const json r =
+            c.post("/v1/embeddings", json{{"input", json::array({"Once upon a time", "hi"})}}.dump()).json();
+        INFO(r.dump().substr(0, 300));
+        REQUIRE(r["data"].size() == 2);
+        const auto v = r["data"][0]["embedding"].get<std::vector<float>>();
+        REQUIRE(v.size() == 64);  // stories260K's n_embd
+        double norm = 0;
+        for (float x : v) norm += (double)x * x;
+        REQUIRE(norm == Approx(1.0).epsilon(1e-5));
+        REQUIRE(r["data"][0]["embedding"] != r["data"][1]["embedding"]);
+        require_error(c.post("/v1/completions", json{{"prompt", "hi"}}.dump()), 501);
     }
     for (auto args : {std::vector<std::string>{"--pooling", "max"}, {"--pooling", "rank"}}) {
         std::vector<std::string> a = {"-m", bert_model()};

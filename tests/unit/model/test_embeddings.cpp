@@ -12,6 +12,7 @@
 
 #include "engine/model/embeddings.h"
 #include "engine/tokenizer/vocab.h"
+#include "ggml/types.h"
 #include "golden_util.h"
 
 using namespace engine;
@@ -165,6 +166,51 @@ TEST_CASE("rank pooling: a reranker's head (cls + tanh, cls.output) on the [CLS]
         }
     }
     CHECK(scores[0][0] != scores[1][0]);
+}
+
+TEST_CASE("a decoder as an embedder: hidden states that give its logits; last pooling batch-invariant",
+          "[model][embeddings]") {
+    auto model = Model::load(shared_path("models/synth/synth-qwen2-q8_0.gguf"));
+    const auto golden = load_golden("synth-qwen2-q8_0.greedy.json");
+    const auto tokens = golden["cases"][0]["prompt_tokens"].get<std::vector<Token>>();
+    ContextParams cp = embd_params(4);
+    cp.embeddings = true;
+    Context ectx(*model, cp);
+    REQUIRE(ectx.out_width() == model->hparams().n_embd);
+    const auto rows = embed(ectx, {tokens}, {Pooling::None, 2, {}})[0];
+    REQUIRE(rows.size() == tokens.size());
+    // the same tokens through a generation context: logits = output (tied token embeddings) x hidden state
+    Context gctx(*model, embd_params(1));
+    Batch b;
+    for (size_t i = 0; i < tokens.size(); ++i) b.add(tokens[i], (Pos)i, {0}, true);
+    REQUIRE(gctx.decode(b) == Context::Status::Ok);
+    // each logit is the scalar reference dot product of the output row with the hidden state quantized to
+    // the weight's paired activation type, as mul_mat computes it: only the summation order differs
+    const ggml::Tensor* w = model->output;
+    const auto& tr = ggml::type_traits(w->type);
+    const int64_t E = w->ne[0];
+    std::vector<uint8_t> qh((size_t)(E / ggml::block_size(tr.vec_dot_type)) *
+                            ggml::type_size(tr.vec_dot_type));
+    double max_diff = 0;
+    for (size_t t = 0; t < tokens.size(); t += 3) {
+        ggml::type_traits(tr.vec_dot_type).from_float_ref(rows[t].data(), qh.data(), E);
+        for (int64_t v = 0; v < w->ne[1]; v += 7) {
+            float s = 0;
+            tr.vec_dot_ref(E, &s, (const char*)w->data + v * w->nb[1], qh.data());
+            max_diff = std::max(max_diff, (double)std::fabs(s - gctx.logits(t)[v]));
+        }
+    }
+    WARN("max |logit from the hidden state - logit| " << max_diff);
+    CHECK(max_diff < 1e-3);
+    // last pooling: an input alone equals the same input in a batch
+    std::vector<std::vector<Token>> inputs;
+    for (const auto& c : golden["cases"]) inputs.push_back(c["prompt_tokens"].get<std::vector<Token>>());
+    const auto batched = embed(ectx, inputs, {Pooling::Last, 2, {}});
+    for (size_t i = 0; i < inputs.size(); ++i)
+        REQUIRE(embed(ectx, {inputs[i]}, {Pooling::Last, 2, {}})[0] == batched[i]);
+    double norm = 0;
+    for (float x : batched[0][0]) norm += (double)x * x;
+    CHECK(norm == Approx(1.0).epsilon(1e-5));
 }
 
 TEST_CASE("pooling and embd_normalize on known vectors", "[model][embeddings][pooling]") {
