@@ -1,7 +1,8 @@
 // Embeddings against the real binary with synth-bert-f16 (--embeddings): /v1/embeddings float and base64
 // agree and match the llama.cpp golden (cosine >= 0.999), the native /embedding forms (pooling none:
-// per-token rows), a batch of 32 mixed-length inputs equals each input alone, and bad input gets the
-// right status with an OpenAI-style error body.
+// per-token rows), a batch of 32 mixed-length inputs and concurrent requests equal each input alone, a
+// decoder started with --embeddings, the rerank endpoints on a copy of the model with a classification
+// head, and bad input gets the right status with an OpenAI-style error body.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
