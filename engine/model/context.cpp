@@ -66,7 +66,7 @@ Context::Status Context::decode(const Batch& batch) {
     validate(batch);
     apply_kv_shift();
     const size_t n = batch.size();
-    const uint32_t n_vocab = model_.hparams().n_vocab;
+    const uint32_t n_vocab = out_width();  // hidden states for encoders and embeddings contexts
     size_t n_out = 0;
     logit_row_.assign(n, -1);
     for (size_t i = 0; i < n; ++i)
@@ -106,6 +106,7 @@ void Context::compute_ubatch(const UBatchView& ub, const std::vector<int32_t>& c
     GraphBuilder builder(gctx, model_, *kv_, shape);
     GraphInputs& in = builder.in;
     in.logits = model_.arch().build_graph(builder);
+    if (params_.embeddings && builder.hidden) in.logits = builder.hidden;  // the state the output matrix reads
     in.logits->flags |= ggml::kFlagOutput;
     in.logits->set_name("logits");
     ggml::Graph g;
@@ -123,13 +124,13 @@ void Context::compute_ubatch(const UBatchView& ub, const std::vector<int32_t>& c
 
     runner_->compute(g, ub.n == 1 ? params_.n_threads : params_.n_threads_batch);
     if (any_out)  // the logits may live on the offload backend
-        ggml::tensor_get(in.logits, logits_out, 0, out_ids.size() * model_.hparams().n_vocab * sizeof(float));
+        ggml::tensor_get(in.logits, logits_out, 0, out_ids.size() * out_width() * sizeof(float));
 }
 
 const float* Context::logits(size_t i) const {
     if (i >= logit_row_.size() || logit_row_[i] < 0)
         throw std::out_of_range("no logits for batch token " + std::to_string(i));
-    return logits_.data() + (size_t)logit_row_[i] * model_.hparams().n_vocab;
+    return logits_.data() + (size_t)logit_row_[i] * out_width();
 }
 
 }  // namespace engine

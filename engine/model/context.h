@@ -24,6 +24,9 @@ struct ContextParams {
     int n_threads = 0;        // single-token decode threads; 0 = hardware concurrency
     int n_threads_batch = 0;  // prompt threads; 0 = n_threads
     bool flash_attn = false;
+    // Embeddings: each output row is the final hidden state (after the output norm, n_embd floats) instead
+    // of the logits; a decoder used as an embedder (an encoder's rows are hidden states either way).
+    bool embeddings = false;
     ggml::Type type_k = ggml::Type::F16;
     ggml::Type type_v = ggml::Type::F16;
 };
@@ -50,9 +53,11 @@ class Context {
     // Applies pending position shifts now (before reading or saving the cache's keys).
     void apply_kv_shift();
 
-    // Logits of the i-th token of the last batch (which must have asked for them).
+    // Logits of the i-th token of the last batch (which must have asked for them); for an encoder (no
+    // output matrix) or an embeddings context its final hidden state: out_width() floats.
     const float* logits(size_t i) const;
     int n_vocab() const { return (int)model_.hparams().n_vocab; }
+    uint32_t out_width() const { return params_.embeddings ? model_.hparams().n_embd : model_.n_out_width(); }
     uint32_t n_ctx() const { return kv_->size(); }
     const ContextParams& params() const { return params_; }
     const Model& model() const { return model_; }

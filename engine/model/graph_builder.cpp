@@ -31,6 +31,12 @@ Tensor* GraphBuilder::rms_norm(Tensor* x, Tensor* w) const {
     return w ? ggml::mul(ctx, y, w) : y;
 }
 
+Tensor* GraphBuilder::layer_norm(Tensor* x, Tensor* w, Tensor* b) const {
+    Tensor* y = ggml::norm(ctx, x, hp.norm_eps);
+    if (w) y = ggml::mul(ctx, y, w);
+    return b ? ggml::add(ctx, y, b) : y;
+}
+
 GraphBuilder::Qkv GraphBuilder::qkv(const LayerWeights& w, Tensor* x) const {
     const int64_t n = x->ne[1], hd = hp.n_embd_head_k, hdv = hp.n_embd_head_v;
     const int64_t nq = hd * hp.n_head, nk = hd * hp.n_head_kv, nv = hdv * hp.n_head_kv;
@@ -153,6 +159,9 @@ Tensor* GraphBuilder::outputs_only(Tensor* t, uint32_t il) const {
     return ggml::get_rows(ctx, t, in.out_ids);
 }
 
-Tensor* GraphBuilder::logits(Tensor* x) const { return mm(model.output, x, model.output_b); }
+Tensor* GraphBuilder::logits(Tensor* x) const {
+    hidden = x;
+    return mm(model.output, x, model.output_b);
+}
 
 }  // namespace engine

@@ -56,6 +56,8 @@ public:
     ggml::Tensor* mm(ggml::Tensor* w, ggml::Tensor* x, ggml::Tensor* b = nullptr) const;
     // RMSNorm: x / rms(x) * w per row (w may be nullptr).
     ggml::Tensor* rms_norm(ggml::Tensor* x, ggml::Tensor* w) const;
+    // LayerNorm: (x - mean) / sqrt(var + norm_eps) * w + b per row (w, b may be nullptr).
+    ggml::Tensor* layer_norm(ggml::Tensor* x, ggml::Tensor* w, ggml::Tensor* b) const;
 
     // The attention projections of layer w: q [head, n_head, n], k [head, n_head_kv, n] and v
     // [head_v * n_head_kv, n], from separate or fused (attn_qkv) weights, biases added.
@@ -83,8 +85,10 @@ public:
     ggml::Tensor* ffn_geglu(const LayerWeights& w, ggml::Tensor* x) const;
     // At the last layer, the rows of the tokens that want logits (everything else is not needed).
     ggml::Tensor* outputs_only(ggml::Tensor* t, uint32_t il) const;
-    // The logits: the output matrix (+ bias) times the final hidden states.
+    // The logits: the output matrix (+ bias) times the final hidden states. Records x as `hidden`, which a
+    // context made for embeddings returns instead (the logits and what follows them are then not computed).
     ggml::Tensor* logits(ggml::Tensor* x) const;
+    mutable ggml::Tensor* hidden = nullptr;
 };
 
 }  // namespace engine

@@ -147,6 +147,12 @@ HParams HParams::from_gguf(const ggml::gguf::File& f, const RopeOverrides& o) {
     if (h.n_expert > 0 && h.n_expert_used == 0) bad("expert_used_count must be positive when expert_count is set");
     if (h.n_ff_exp > (1u << 22) || h.n_ff_shexp > (1u << 22)) bad("implausible expert feed-forward length");
 
+    // Embedding models built on decoders (e.g. Qwen3-Embedding: last) name their pooling too.
+    if (f.find(h.arch + ".pooling_type")) {
+        h.pooling_type = (int)read_u32(f, h, "pooling_type", 0);
+        if (h.pooling_type > 4) bad("unknown pooling_type " + std::to_string(h.pooling_type));
+    }
+
     row->read_hparams(f, h);
 
     if (!(h.rope_freq_base > 0.0f) || !(h.rope_freq_base_swa > 0.0f)) bad("rope.freq_base must be positive");

@@ -68,6 +68,11 @@ struct HParams {
     float attn_softcap = 0.0f;     // tanh soft-cap of the attention scores (0: none)
     float final_softcap = 0.0f;    // tanh soft-cap of the logits (0: none)
 
+    // Embeddings: the model's pooling (llama.cpp's pooling_type: -1 unspecified, 0 none, 1 mean, 2 cls,
+    // 3 last, 4 rank) and the number of token types (BERT's segment embeddings).
+    int pooling_type = -1;
+    uint32_t n_token_types = 0;
+
     // Mixture of experts.
     uint32_t n_expert = 0;
     uint32_t n_expert_used = 0;

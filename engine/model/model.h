@@ -47,6 +47,11 @@ struct LayerWeights {
     ggml::Tensor* b_up = nullptr;           // ffn_up.bias
     ggml::Tensor* b_down = nullptr;         // ffn_down.bias
     ggml::Tensor* ffn_post_norm = nullptr;  // post_ffw_norm.weight (gemma2/3)
+    // post-norm encoders (BERT): LayerNorm after each residual addition
+    ggml::Tensor* attn_out_norm = nullptr;     // attn_output_norm.weight
+    ggml::Tensor* attn_out_norm_b = nullptr;   // attn_output_norm.bias
+    ggml::Tensor* layer_out_norm = nullptr;    // layer_output_norm.weight
+    ggml::Tensor* layer_out_norm_b = nullptr;  // layer_output_norm.bias
     // mixture of experts
     ggml::Tensor* router = nullptr;          // ffn_gate_inp.weight: [n_embd, n_expert]
     ggml::Tensor* w_gate_exps = nullptr;     // ffn_gate_exps.weight: [n_embd, n_ff_exp, n_expert]
@@ -93,6 +98,20 @@ public:
     ggml::Tensor* output_norm_b = nullptr;
     ggml::Tensor* output = nullptr;  // tok_embd when the model ties embeddings
     ggml::Tensor* output_b = nullptr;
+    // Encoders (BERT): token-type and absolute position embeddings, the LayerNorm of the input embeddings,
+    // and a reranker's classification head (rank pooling): cls (dense, then tanh; optional) and cls_out
+    // (the score rows), read on the host; nullptr in plain embedding models. An encoder has no output
+    // matrix: its graph returns the final hidden states.
+    ggml::Tensor* tok_types = nullptr;   // token_types.weight [n_embd, n_token_types]
+    ggml::Tensor* pos_embd = nullptr;    // position_embd.weight [n_embd, n_ctx_train]
+    ggml::Tensor* tok_norm = nullptr;    // token_embd_norm.weight
+    ggml::Tensor* tok_norm_b = nullptr;  // token_embd_norm.bias
+    ggml::Tensor* cls = nullptr;         // cls.weight [n_embd, n_embd]
+    ggml::Tensor* cls_b = nullptr;       // cls.bias
+    ggml::Tensor* cls_out = nullptr;     // cls.output.weight [n_embd, n_cls_out]
+    ggml::Tensor* cls_out_b = nullptr;   // cls.output.bias
+    // Rows of the graph's result per output token: n_vocab (logits), or n_embd for encoders.
+    uint32_t n_out_width() const { return output ? hp_.n_vocab : hp_.n_embd; }
     std::vector<LayerWeights> layers;
 
     uint64_t n_params() const { return n_params_; }

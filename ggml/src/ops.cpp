@@ -63,7 +63,7 @@ const char* op_name(Op op) {
                                   "mul_mat", "mul_mat_t",  "get_rows", "set_rows", "reshape",  "view",
                                   "permute", "transpose",  "cont",     "rope",     "soft_max", "silu",
                                   "swiglu",  "flash_attn", "gelu",     "tanh",     "div",      "sum_rows",
-                                  "top_k",   "mul_mat_id"};
+                                  "top_k",   "mul_mat_id", "norm"};
     static_assert(sizeof(names) / sizeof(names[0]) == (size_t)Op::Count);
     const auto i = (size_t)op;
     return i < (size_t)Op::Count ? names[i] : "invalid";
@@ -100,6 +100,13 @@ Tensor* scale(Context& ctx, Tensor* a, float s) {
 Tensor* rms_norm(Context& ctx, Tensor* a, float eps) {
     require_f32("rms_norm", a);
     Tensor* t = result_like(ctx, Op::RmsNorm, a);
+    t->set_param<float>(0, eps);
+    return t;
+}
+
+Tensor* norm(Context& ctx, Tensor* a, float eps) {
+    require_f32("norm", a);
+    Tensor* t = result_like(ctx, Op::Norm, a);
     t->set_param<float>(0, eps);
     return t;
 }

@@ -94,6 +94,10 @@ void Api::register_routes() {
     http_.post("/completion", guard([this](Request& r) { return completion(r, Flavor::Native); }));
     http_.post("/completions", guard([this](Request& r) { return completion(r, Flavor::Completions); }));
     http_.post("/v1/completions", guard([this](Request& r) { return completion(r, Flavor::Completions); }));
+    http_.post("/v1/embeddings", guard([this](Request& r) { return embeddings(r, true); }));
+    http_.post("/embedding", guard([this](Request& r) { return embeddings(r, false); }));
+    http_.post("/embeddings", guard([this](Request& r) { return embeddings(r, false); }));
+    for (const char* path : {"/v1/rerank", "/rerank", "/reranking", "/v1/reranking"}) http_.post(path, bind(&Api::rerank));
 }
 
 void Api::attach(const engine::Model& model, sched::Scheduler& scheduler) {

@@ -9,6 +9,7 @@
 #include "engine/grammar/grammar.h"
 #include "engine/grammar/grammar_vocab.h"
 #include "engine/model/model.h"
+#include "engine/model/pooling.h"
 #include "server/api/chat_formatter.h"
 #include "server/api/format_pool.h"
 #include "server/api/request_params.h"
@@ -32,6 +33,11 @@ struct ApiConfig {
     std::string draft_model_path;  // -md, shown in /props
     int format_threads = 2;  // threads formatting response chunks (FormatPool)
     int work_threads = 2;    // threads running /tokenize, /detokenize, /apply-template off the I/O threads
+    bool embeddings = false;  // --embeddings: embeddings only, generation endpoints answer 501
+    bool reranking = false;   // --reranking: the rerank endpoints serve (a model with cls.output)
+    engine::Pooling pooling = engine::Pooling::Unspecified;  // --pooling; Unspecified: the model's
+    uint32_t n_ubatch = 512;  // -ub and -c (0: the model's): bound the longest embedding input
+    uint32_t n_ctx = 0;
 };
 
 // How a chat reply is parsed (tool calls, reasoning) when its response is formatted.
@@ -69,6 +75,14 @@ private:
     Reply tokenize(Request& req);
     Reply detokenize(Request& req);
     Reply apply_template(Request& req);
+    Reply embeddings(Request& req, bool oai);  // handlers_embeddings.cpp
+    Reply rerank(Request& req);
+    // --embeddings, or an encoder model (it cannot generate).
+    bool embeddings_only() const;
+    // Generation endpoints on an embeddings-only server: 501.
+    void require_generation() const;
+    // The inputs of an embeddings request, tokenized and checked (400 for bad ones).
+    std::vector<std::vector<engine::Token>> embedding_inputs(const json& input) const;
 
     // Submits one task per prompt x choice and wires the response; returns the async reply.
     Reply start_generation(Request& req, Flavor flavor, const json& body, const GenerationOptions& opts,

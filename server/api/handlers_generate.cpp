@@ -95,6 +95,7 @@ std::vector<engine::Token> Api::tokenize_prompt(const json& prompt) const {
 
 Api::Reply Api::completion(Request& req, Flavor flavor) {
     require_ready();
+    require_generation();
     const json body = parse_body(req, flavor == Flavor::Native ? "completion.json" : "completions.json");
     const json* prompt = field(body, "prompt");
     if (!prompt) bad_request("'prompt' is required");
@@ -127,6 +128,7 @@ Api::Reply Api::completion(Request& req, Flavor flavor) {
 
 Api::Reply Api::chat_completions(Request& req) {
     require_ready();
+    require_generation();
     const json body = parse_body(req, "chat_completions.json");
     const json* messages = field(body, "messages");
     if (!messages || !messages->is_array() || messages->empty()) bad_request("'messages' must be a non-empty array");

@@ -15,6 +15,7 @@
 
 #include "engine/model/context.h"
 #include "engine/model/model.h"
+#include "engine/model/pooling.h"
 #include "server/api/api.h"
 #include "server/api/chat_request_options.h"
 #include "server/cli/args.h"
@@ -154,6 +155,19 @@ int cmd_serve(int argc, char** argv) {
     ap.option("-lcd,--lookup-cache-dynamic", "FILE",
               "ngram-cache: n-gram statistics of earlier requests, loaded at start and saved at shutdown",
               &lookup_dynamic);
+    ap.flag("--embedding,--embeddings", "embeddings only: /v1/embeddings serves, generation endpoints answer 501",
+            &ac.embeddings);
+    ap.add("--pooling", "TYPE", "embedding pooling: none, mean, cls, last (default: the model's pooling_type)",
+           [&ac](const std::string& v) {
+               auto p = engine::parse_pooling(v);
+               if (!p) throw ArgError("--pooling must be none, mean, cls or last, not '" + v + "'");
+               if (*p == engine::Pooling::Rank)
+                   throw ArgError("--pooling rank: use --reranking (rank scores are served by /v1/rerank)");
+               ac.pooling = *p;
+           });
+    ap.flag("--reranking,--rerank",
+            "rerank endpoints (/v1/rerank; the model needs a classification head); implies --embeddings",
+            &ac.reranking);
     ap.flag("-cb,--cont-batching", "continuous batching (always on)", &cont_batching);
     ap.flag("-v,--verbose", "verbose logging", &verbose);
     try {
@@ -172,6 +186,7 @@ int cmd_serve(int argc, char** argv) {
         }
         finish_model_options(ap, mo);
         finish_chat_options(chat_template_file, chat_template_kwargs, ac);
+        if (ac.reranking) ac.embeddings = true;
         if (port < 0 || port > 65535) throw ArgError("--port must be in [0, 65535]");
         if (sc.n_parallel < 1 || sc.n_parallel > engine::kMaxSeq)
             throw ArgError("--parallel must be in [1, " + std::to_string(engine::kMaxSeq) + "]");
@@ -231,6 +246,8 @@ int cmd_serve(int argc, char** argv) {
     spdlog::set_default_logger(spdlog::stderr_color_mt("ggserve"));
     spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
     ac.slots = !no_slots;
+    ac.n_ubatch = mo.n_ubatch;
+    ac.n_ctx = mo.n_ctx;
     hc.port = (uint16_t)port;
     hc.n_threads = threads_http;
     hc.read_timeout = hc.write_timeout = std::chrono::seconds(timeout_s);
@@ -290,6 +307,7 @@ int cmd_serve(int argc, char** argv) {
                          dev->name());
         engine::ContextParams cp = mo.context_params();
         cp.n_seq_max = (uint32_t)sc.n_parallel;
+        cp.embeddings = ac.embeddings;  // a decoder embeds with its final hidden states
         engine::Context ctx(*model, cp);
 
         std::unique_ptr<engine::Model> draft;

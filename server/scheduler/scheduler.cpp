@@ -100,6 +100,15 @@ void Scheduler::submit(std::shared_ptr<Task> task) {
     cv_.notify_all();
 }
 
+void Scheduler::submit_embed(std::shared_ptr<EmbedTask> task) {
+    {
+        std::lock_guard<std::mutex> lk(mu_);
+        embed_queue_.push(std::move(task));
+        wake_ = true;
+    }
+    cv_.notify_all();
+}
+
 void Scheduler::submit_action(SlotAction action) {
     {
         std::lock_guard<std::mutex> lk(mu_);
@@ -145,6 +154,12 @@ void Scheduler::run() {
         }
         drop_cancelled();
         run_actions();
+        if (!embed_queue_.empty()) {  // on the sequences of idle slots that hold nothing
+            std::vector<engine::SeqId> seqs;
+            for (const auto& s : slots_)
+                if (!s.busy() && s.cache_tokens.empty()) seqs.push_back(s.id);
+            embed_queue_.run(ctx_, seqs);
+        }
         seat_tasks();
         prepare_drafts();
         try {
@@ -173,6 +188,7 @@ void Scheduler::run() {
         actions.swap(actions_);
     }
     for (auto& a : actions) a.done(SlotActionResult{503, "the server is shutting down"});
+    embed_queue_.fail_all(503, "the server is shutting down");
 }
 
 void Scheduler::run_actions() {

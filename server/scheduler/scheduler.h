@@ -17,6 +17,7 @@
 #include "engine/speculative/draft_model.h"
 #include "engine/speculative/ngram_cache.h"
 #include "engine/speculative/verify.h"
+#include "server/scheduler/embed_task.h"
 #include "server/scheduler/metrics.h"
 #include "server/scheduler/plan.h"
 #include "server/scheduler/prompt_cache.h"
@@ -58,6 +59,8 @@ class Scheduler {
     void submit(std::shared_ptr<Task> task);
     // Marks a task cancelled and wakes the engine thread so its slot is freed at once.
     void cancel(const std::shared_ptr<Task>& task);
+    // Queues an embedding task (embed_task.h); it runs between iterations on idle slots' sequences.
+    void submit_embed(std::shared_ptr<EmbedTask> task);
     // Queues a slot action; it runs once its slot is idle. action.slot must be < n_parallel().
     void submit_action(SlotAction action);
 
@@ -116,6 +119,7 @@ class Scheduler {
     std::condition_variable cv_;
     std::deque<std::shared_ptr<Task>> queue_;
     std::deque<SlotAction> actions_;
+    EmbedQueue embed_queue_;
     std::vector<Slot> slots_;         // engine thread only
     std::vector<SlotInfo> snapshot_;  // copied from slots_ after each iteration, under mu_
     bool stop_ = false;

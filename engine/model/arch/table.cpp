@@ -5,6 +5,7 @@
 
 namespace engine {
 
+extern const ArchRow kArchBert;
 extern const ArchRow kArchGemma2;
 extern const ArchRow kArchGemma3;
 extern const ArchRow kArchLlama;
@@ -23,6 +24,7 @@ const ArchRow* const kRows[] = {
     &kArchPhi3,
     &kArchGemma2,
     &kArchGemma3,
+    &kArchBert,
 };
 
 }  // namespace

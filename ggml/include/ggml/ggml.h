@@ -55,6 +55,7 @@ enum class Op : int32_t {
     SumRows,   // sum of each row: [1, ne1, ne2, ne3]
     TopK,      // I32 indices of each row's k largest values, largest first
     MulMatId,  // per token, the product with the weight matrices its ids select (experts)
+    Norm,      // LayerNorm without weight/bias: (x - mean(x)) / sqrt(var(x) + eps) per row
     Count,
 };
 const char* op_name(Op op);
@@ -147,6 +148,8 @@ Tensor* add(Context& ctx, Tensor* a, Tensor* b);
 Tensor* mul(Context& ctx, Tensor* a, Tensor* b);
 Tensor* scale(Context& ctx, Tensor* a, float s);
 Tensor* rms_norm(Context& ctx, Tensor* a, float eps);
+// LayerNorm's normalization per row (BERT): (x - mean) / sqrt(variance + eps); weight and bias are mul/add.
+Tensor* norm(Context& ctx, Tensor* a, float eps);
 Tensor* mul_mat(Context& ctx, Tensor* a, Tensor* b);
 Tensor* mul_mat_t(Context& ctx, Tensor* a, Tensor* b);
 Tensor* get_rows(Context& ctx, Tensor* a, Tensor* ids);

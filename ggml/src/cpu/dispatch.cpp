@@ -49,6 +49,7 @@ const OpRow kOps[] = {
     /* SumRows   */ {op_sum_rows, no_work},
     /* TopK      */ {op_top_k, no_work},
     /* MulMatId  */ {op_mul_mat_id, mul_mat_id_work_size},
+    /* Norm      */ {op_norm, no_work},
 };
 static_assert(sizeof(kOps) / sizeof(kOps[0]) == (size_t)Op::Count, "one row per op");
 

@@ -38,6 +38,7 @@ void op_add(const ComputeParams& p, Tensor* t);
 void op_mul(const ComputeParams& p, Tensor* t);
 void op_scale(const ComputeParams& p, Tensor* t);
 void op_rms_norm(const ComputeParams& p, Tensor* t);
+void op_norm(const ComputeParams& p, Tensor* t);
 void op_mul_mat(const ComputeParams& p, Tensor* t);
 void op_mul_mat_t(const ComputeParams& p, Tensor* t);
 void op_get_rows(const ComputeParams& p, Tensor* t);

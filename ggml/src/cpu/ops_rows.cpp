@@ -1,4 +1,4 @@
-// Row-wise ops: rms_norm, get_rows, set_rows, soft_max, rope.
+// Row-wise ops: rms_norm, norm, get_rows, set_rows, soft_max, rope.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -34,6 +34,30 @@ void op_rms_norm(const ComputeParams& p, Tensor* t) {
         const float mean = (float)(sum / (double)n);
         const float sc = 1.0f / std::sqrt(mean + eps);
         for (int64_t i = 0; i < n; ++i) y[i] = x[i * sa] * sc;
+    });
+}
+
+// LayerNorm's normalization: mean, then the variance of the centred values, both as sequential double
+// sums (as ggml's ggml_float accumulation; independent of the batch and the thread count).
+void op_norm(const ComputeParams& p, Tensor* t) {
+    const Tensor* a = t->src[0];
+    const float eps = t->param<float>(0);
+    const int64_t n = t->ne[0];
+    const size_t sa = a->nb[0] / sizeof(float);
+    for_rows(p, t, [&](int64_t i1, int64_t i2, int64_t i3) {
+        const float* x = (const float*)a->row_ptr(i1, i2, i3);
+        float* y = (float*)t->row_ptr(i1, i2, i3);
+        double sum = 0.0;
+        for (int64_t i = 0; i < n; ++i) sum += (double)x[i * sa];
+        const float mean = (float)(sum / (double)n);
+        double sum2 = 0.0;
+        for (int64_t i = 0; i < n; ++i) {
+            const float v = x[i * sa] - mean;
+            y[i] = v;
+            sum2 += (double)(v * v);
+        }
+        const float sc = 1.0f / std::sqrt((float)(sum2 / (double)n) + eps);
+        for (int64_t i = 0; i < n; ++i) y[i] *= sc;
     });
 }
 

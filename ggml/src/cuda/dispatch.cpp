@@ -127,6 +127,7 @@ const OpRow kOps[] = {
     /* SumRows   */ {none, no_scratch, noop},
     /* TopK      */ {none, no_scratch, noop},
     /* MulMatId  */ {none, no_scratch, noop},
+    /* Norm      */ {none, no_scratch, noop},
 };
 static_assert(sizeof(kOps) / sizeof(kOps[0]) == (size_t)Op::Count, "one row per op");
 

@@ -262,3 +262,48 @@ TEST_CASE("flash attention with soft-capping equals softcap + soft_max and a dou
             }
         }
 }
+
+TEST_CASE("norm (LayerNorm) matches the double reference at ragged shapes, strided input and thread counts",
+          "[ggml][norm]") {
+    for (int64_t n0 : {1, 7, 128, 333})
+        for (int nth : {1, 3}) {
+            Runner r;
+            Context ctx;
+            const int64_t n1 = 5, n2 = 2;
+            auto x = randn(n0 * n1 * n2, 40 + (uint32_t)n0, 3.0f);
+            for (auto& v : x) v += 2.5f;  // a mean far from 0: the centring matters
+            Tensor* tx = input(ctx, x, {n0, n1, n2});
+            const float eps = 1e-12f;
+            Tensor* y = norm(ctx, tx, eps);
+            // a transposed (strided) input: rows along the old ne1
+            Tensor* yt = norm(ctx, transpose(ctx, reshape_2d(ctx, tx, n0, n1 * n2)), 1e-5f);
+            Tensor* both = add(ctx, cont(ctx, yt), cont(ctx, yt));  // yt is computed through a graph node
+            r.run(y, nth);
+            const auto got = read(y);
+            for (int64_t row = 0; row < n1 * n2; ++row) {
+                double mean = 0, var = 0;
+                for (int64_t i = 0; i < n0; ++i) mean += x[row * n0 + i];
+                mean /= n0;
+                for (int64_t i = 0; i < n0; ++i) var += (x[row * n0 + i] - mean) * (x[row * n0 + i] - mean);
+                var /= n0;
+                for (int64_t i = 0; i < n0; ++i) {
+                    const double want = (x[row * n0 + i] - mean) / std::sqrt(var + eps);
+                    REQUIRE(std::fabs(got[row * n0 + i] - want) <= 1e-4 * (1 + std::fabs(want)));
+                }
+            }
+            r.run(both, nth);
+            const auto gt = read(both);  // [n1 * n2, n0]: row j is column j of the input, doubled
+            for (int64_t j = 0; j < n0; ++j) {
+                double mean = 0, var = 0;
+                const int64_t m = n1 * n2;
+                for (int64_t k = 0; k < m; ++k) mean += x[k * n0 + j];
+                mean /= m;
+                for (int64_t k = 0; k < m; ++k) var += (x[k * n0 + j] - mean) * (x[k * n0 + j] - mean);
+                var /= m;
+                for (int64_t k = 0; k < m; ++k) {
+                    const double want = 2 * (x[k * n0 + j] - mean) / std::sqrt(var + 1e-5);
+                    REQUIRE(std::fabs(gt[j * m + k] - want) <= 2e-4 * (1 + std::fabs(want)));
+                }
+            }
+        }
+}

@@ -19,7 +19,7 @@ TEST_CASE("every schema file is embedded verbatim and loads", "[http][schemas]")
     auto names = request_schema_names();
     for (const char* expected :
          {"apply_template.json", "chat_completions.json", "common.json", "completion.json",
-          "completions.json", "detokenize.json", "embeddings.json", "slots_action.json", "tokenize.json"}) {
+          "completions.json", "detokenize.json", "embeddings.json", "rerank.json", "slots_action.json", "tokenize.json"}) {
         CHECK(std::find(names.begin(), names.end(), expected) != names.end());
     }
     for (const auto& name : names) {
@@ -179,6 +179,12 @@ TEST_CASE("tokenize, detokenize, apply_template, embeddings and slots_action", "
     CHECK(check("embeddings", R"({"content":"llama.cpp style"})") == "");
     CHECK(check("embeddings", R"({"input":[{"content":[{"type":"text","text":"x"}]}]})") == "");
     CHECK(check("embeddings", R"({})") == "/input: is required");
+    CHECK(check("rerank", R"({"query":"q","documents":["a","b"],"top_n":1,"return_documents":true})") == "");
+    CHECK(check("rerank", R"({"query":"q","texts":["a"]})") == "");
+    CHECK(check("rerank", R"({"query":"q"})") != "");
+    CHECK(check("rerank", R"({"query":"q","documents":[]})") != "");
+    CHECK(check("rerank", R"({"query":"q","documents":["a",1]})") != "");
+    CHECK(check("rerank", R"({"documents":["a"]})") != "");
     CHECK(check("embeddings", R"({"input":5})") == "/input: must be string or array");
     CHECK(check("embeddings", R"({"input":"x","encoding_format":"int8"})") ==
           "/encoding_format: must be \"float\", \"base64\" or null");

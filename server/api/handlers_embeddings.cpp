@@ -1,0 +1,261 @@
+// Embedding and rerank endpoints. POST /v1/embeddings (OpenAI: input string, array of strings, token
+// array or array of token arrays; encoding_format float or base64; usage) and llama-server's native
+// /embedding and /embeddings (every input's vectors as a list: one pooled vector, or one per token with
+// pooling none). Inputs are tokenized and checked here (empty, token ids, the micro-batch limit), then
+// one EmbedTask goes to the scheduler's engine thread; the reply is built on the formatting threads.
+// /v1/rerank, /rerank, /reranking (--reranking, a model with a classification head): each document is
+// paired with the query ([CLS] query [SEP] document [SEP]), scored by rank pooling, and the results are
+// sorted by relevance_score (top_n, return_documents) as Jina/Cohere clients expect.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "engine/model/embeddings.h"
+#include "engine/tokenizer/vocab.h"
+#include "server/api/api.h"
+#include "server/http/errors.h"
+
+namespace api {
+
+using server::http::HttpError;
+
+namespace {
+
+std::string base64(const void* data, size_t n) {
+    static const char* tbl = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const auto* p = (const unsigned char*)data;
+    std::string out;
+    out.reserve((n + 2) / 3 * 4);
+    for (size_t i = 0; i < n; i += 3) {
+        const uint32_t v =
+            (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
+        out += tbl[v >> 18 & 63];
+        out += tbl[v >> 12 & 63];
+        out += i + 1 < n ? tbl[v >> 6 & 63] : '=';
+        out += i + 2 < n ? tbl[v & 63] : '=';
+    }
+    return out;
+}
+
+// The float32 bytes of v, little-endian (OpenAI's base64 encoding_format).
+std::string base64_floats(const std::vector<float>& v) {
+    static_assert(sizeof(float) == 4);
+    std::string bytes(v.size() * 4, '\0');
+    for (size_t i = 0; i < v.size(); ++i) {
+        uint32_t u;
+        std::memcpy(&u, &v[i], 4);
+        for (int b = 0; b < 4; ++b) bytes[i * 4 + (size_t)b] = (char)(u >> (8 * b) & 0xff);
+    }
+    return base64(bytes.data(), bytes.size());
+}
+
+}  // namespace
+
+bool Api::embeddings_only() const {
+    return config_.embeddings || model_->output == nullptr;
+}
+
+void Api::require_generation() const {
+    if (embeddings_only())
+        throw HttpError(501,
+                        config_.embeddings
+                            ? "This server does not support completions. Start it without `--embeddings`"
+                            : "This server does not support completions: the model is an embedding "
+                              "(encoder) model",
+                        "not_supported_error");
+}
+
+std::vector<std::vector<engine::Token>> Api::embedding_inputs(const json& input) const {
+    const auto& vocab = model_->vocab();
+    const size_t limit = engine::max_embed_tokens(*model_, config_.n_ubatch, config_.n_ctx);
+    auto text = [&](const json& s) {
+        const std::string str = s.get<std::string>();
+        if (str.empty()) bad_request("'input' contains an empty string");
+        return vocab.tokenize(str, true, true);
+    };
+    auto tokens = [&](const json& a) {
+        std::vector<engine::Token> t;
+        for (const auto& e : a) {
+            if (!e.is_number_integer()) bad_request("'input' mixes token ids with other types");
+            const int64_t id = e.get<int64_t>();
+            if (id < 0 || id >= vocab.n_tokens())
+                bad_request("token id " + std::to_string(id) + " is outside the vocabulary (0.." +
+                            std::to_string(vocab.n_tokens() - 1) + ")");
+            t.push_back((engine::Token)id);
+        }
+        return t;
+    };
+    std::vector<std::vector<engine::Token>> out;
+    if (input.is_string()) {
+        out.push_back(text(input));
+    } else if (input.is_array()) {
+        if (input.empty()) bad_request("'input' is empty");
+        for (const auto& e : input)
+            if (e.is_object()) bad_request("multimodal inputs are not supported: give text or token ids");
+        if (input[0].is_number_integer()) {
+            out.push_back(tokens(input));  // one input given as token ids
+        } else {
+            const bool strings = input[0].is_string();
+            for (const auto& e : input) {
+                if (strings ? !e.is_string() : !e.is_array())
+                    bad_request(
+                        "'input' mixes types: give strings, token ids or arrays of token ids, not a mixture");
+                out.push_back(strings ? text(e) : tokens(e));
+            }
+        }
+    } else {
+        bad_request("'input' must be a string or an array");
+    }
+    for (size_t i = 0; i < out.size(); ++i) {
+        if (out[i].empty()) bad_request("input " + std::to_string(i) + " is empty");
+        if (out[i].size() > limit)
+            bad_request("input " + std::to_string(i) + ": " +
+                        engine::embed_too_long(out[i].size(), *model_, config_.n_ubatch, config_.n_ctx));
+    }
+    return out;
+}
+
+Api::Reply Api::embeddings(Request& req, bool oai) {
+    require_ready();
+    const json body = parse_body(req, "embeddings.json");
+    if (!embeddings_only())
+        throw HttpError(
+            501,
+            "This server does not support embeddings: the model (" + model_->hparams().arch +
+                ") is not an embedding model; start it with `--embeddings` to embed with its hidden states",
+            "not_supported_error");
+    const json* input = field(body, "input");
+    if (!input) input = field(body, "content");
+    auto task = std::make_shared<sched::EmbedTask>();
+    task->inputs = embedding_inputs(*input);
+    task->pooling = config_.pooling;
+    task->normalize = 2;
+    if (const json* n = field(body, "embd_normalize"); n && n->is_number_integer())
+        task->normalize = n->get<int>();
+    const engine::Pooling pooling = engine::effective_pooling(*model_, config_.pooling);
+    if (pooling == engine::Pooling::Rank)
+        bad_request(
+            "the pooling is rank (a reranker): use /v1/rerank, or choose another pooling with --pooling");
+    if (oai && pooling == engine::Pooling::None)
+        bad_request("Pooling type 'none' is not OAI compatible. Please use a different pooling type");
+    const bool b64 = body.value("encoding_format", json("float")) == "base64";
+    int64_t n_tokens = 0;
+    for (const auto& in : task->inputs) n_tokens += (int64_t)in.size();
+
+    auto deferred = req.defer();
+    auto serial = format_pool_->serial();
+    task->done = [deferred, serial, oai, b64, n_tokens, name = model_name()](sched::EmbedResult&& r) {
+        serial->post([deferred, oai, b64, n_tokens, name, r = std::move(r)] {
+            if (r.status != 200) {
+                deferred->respond(server::http::error_response(r.status, r.error));
+                return;
+            }
+            json data = json::array();
+            for (size_t i = 0; i < r.vectors.size(); ++i) {
+                if (oai) {
+                    const auto& v = r.vectors[i][0];
+                    data.push_back({{"object", "embedding"},
+                                    {"index", i},
+                                    {"embedding", b64 ? json(base64_floats(v)) : json(v)}});
+                } else {
+                    data.push_back({{"index", i}, {"embedding", r.vectors[i]}});
+                }
+            }
+            if (!oai) {
+                deferred->respond(server::http::Response::json(data));
+                return;
+            }
+            deferred->respond(server::http::Response::json(
+                {{"object", "list"},
+                 {"model", name},
+                 {"data", data},
+                 {"usage", {{"prompt_tokens", n_tokens}, {"total_tokens", n_tokens}}}}));
+        });
+    };
+    std::weak_ptr<sched::EmbedTask> weak = task;
+    deferred->on_cancel([weak] {
+        if (auto t = weak.lock()) t->cancelled.store(true);
+    });
+    scheduler_->submit_embed(std::move(task));
+    return deferred;
+}
+
+Api::Reply Api::rerank(Request& req) {
+    require_ready();
+    const json body = parse_body(req, "rerank.json");  // query and documents: a 400 naming what is missing
+    if (!config_.reranking)
+        throw HttpError(501, "This server does not support reranking. Start it with `--reranking`",
+                        "not_supported_error");
+    if (!model_->cls_out)
+        throw HttpError(501,
+                        "the model has no classification head (cls.output): reranking needs a reranker model",
+                        "not_supported_error");
+    const auto& vocab = model_->vocab();
+    const std::string query = body.at("query").get<std::string>();
+    const json& docs = body.contains("documents") ? body.at("documents") : body.at("texts");
+    if (query.empty()) bad_request("'query' is empty");
+    // [CLS] query [SEP] document [SEP]: the query with the vocabulary's special tokens, then the document's
+    // without its leading [CLS]
+    const std::vector<engine::Token> q = vocab.tokenize(query, true, true);
+    auto task = std::make_shared<sched::EmbedTask>();
+    const size_t limit = engine::max_embed_tokens(*model_, config_.n_ubatch, config_.n_ctx);
+    std::vector<std::string> texts;
+    int64_t n_tokens = 0;
+    for (const auto& d : docs) {
+        const std::string text = d.get<std::string>();
+        if (text.empty()) bad_request("'documents' contains an empty string");
+        std::vector<engine::Token> t = vocab.tokenize(text, true, true);
+        const size_t skip = !t.empty() && vocab.bos() >= 0 && t.front() == vocab.bos() ? 1 : 0;
+        std::vector<engine::Token> pair = q;
+        pair.insert(pair.end(), t.begin() + (std::ptrdiff_t)skip, t.end());
+        if (pair.size() > limit)
+            bad_request("document " + std::to_string(texts.size()) + " with the query: " +
+                        engine::embed_too_long(pair.size(), *model_, config_.n_ubatch, config_.n_ctx));
+        n_tokens += (int64_t)pair.size();
+        task->inputs.push_back(std::move(pair));
+        texts.push_back(text);
+    }
+    size_t top_n = texts.size();
+    if (const json* n = field(body, "top_n"); n && n->is_number_integer())
+        top_n = std::min(top_n, (size_t)n->get<int64_t>());
+    const bool return_documents = body.value("return_documents", json(false)) == true;
+    task->pooling = engine::Pooling::Rank;
+    task->normalize = -1;
+
+    auto deferred = req.defer();
+    auto serial = format_pool_->serial();
+    task->done = [deferred, serial, n_tokens, top_n, return_documents, texts = std::move(texts),
+                  name = model_name()](sched::EmbedResult&& r) {
+        serial->post([deferred, n_tokens, top_n, return_documents, texts, name, r = std::move(r)] {
+            if (r.status != 200) {
+                deferred->respond(server::http::error_response(r.status, r.error));
+                return;
+            }
+            std::vector<size_t> order(r.vectors.size());
+            for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+            auto score = [&](size_t i) { return r.vectors[i][0][0]; };
+            std::stable_sort(order.begin(), order.end(),
+                             [&](size_t a, size_t b) { return score(a) > score(b); });
+            json results = json::array();
+            for (size_t k = 0; k < top_n && k < order.size(); ++k) {
+                json e{{"index", order[k]}, {"relevance_score", score(order[k])}};
+                if (return_documents) e["document"] = {{"text", texts[order[k]]}};
+                results.push_back(e);
+            }
+            deferred->respond(server::http::Response::json(
+                {{"model", name},
+                 {"object", "list"},
+                 {"usage", {{"prompt_tokens", n_tokens}, {"total_tokens", n_tokens}}},
+                 {"results", results}}));
+        });
+    };
+    std::weak_ptr<sched::EmbedTask> weak = task;
+    deferred->on_cancel([weak] {
+        if (auto t = weak.lock()) t->cancelled.store(true);
+    });
+    scheduler_->submit_embed(std::move(task));
+    return deferred;
+}
+
+}  // namespace api

@@ -1,0 +1,52 @@
+// Embedding requests on the engine thread: the API layer queues an EmbedTask (already tokenized and
+// validated); between iterations the scheduler hands the queue the sequence ids of its idle, empty
+// slots, and every queued task's inputs are embedded together (engine::embed packs them into
+// micro-batches), so many short inputs, of one request or several, share decode calls.
+#pragma once
+
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "engine/model/context.h"
+#include "engine/model/pooling.h"
+
+namespace sched {
+
+struct EmbedResult {
+    int status = 200;  // HTTP-like: 200, or 400/500/503 with error
+    std::string error;
+    // Per input: one pooled vector, or one row per token (pooling none).
+    std::vector<std::vector<std::vector<float>>> vectors;
+};
+
+struct EmbedTask {
+    std::vector<std::vector<engine::Token>> inputs;
+    engine::Pooling pooling = engine::Pooling::Unspecified;
+    int normalize = 2;
+    // Called once on the engine thread; must not block.
+    std::function<void(EmbedResult&&)> done;
+    std::atomic<bool> cancelled{false};
+};
+
+class EmbedQueue {
+  public:
+    void push(std::shared_ptr<EmbedTask> t);
+    bool empty() const;
+    // Engine thread: embeds every queued task using the sequence ids seqs (each holding no cells); does
+    // nothing when seqs is empty (the tasks wait).
+    void run(engine::Context& ctx, const std::vector<engine::SeqId>& seqs);
+    // Engine thread, at shutdown: fails what is left.
+    void fail_all(int status, const std::string& message);
+
+  private:
+    std::deque<std::shared_ptr<EmbedTask>> take();
+    mutable std::mutex mu_;
+    std::deque<std::shared_ptr<EmbedTask>> queue_;
+};
+
+}  // namespace sched

@@ -1,0 +1,324 @@
+// Embeddings against the real binary with synth-bert-f16 (--embeddings): /v1/embeddings float and base64
+// agree and match the llama.cpp golden (cosine >= 0.999), the native /embedding forms (pooling none:
+// per-token rows), a batch of 32 mixed-length inputs and concurrent requests equal each input alone, a
+// decoder started with --embeddings, the rerank endpoints on a copy of the model with a classification
+// head, and bad input gets the right status with an OpenAI-style error body.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "ggml/gguf.h"
+#include "server/http/client.h"
+#include "server_process.h"
+
+using json = nlohmann::json;
+using server::http::Client;
+
+namespace {
+
+std::string bert_model() {
+    return shared_path("models/synth/synth-bert-f16.gguf");
+}
+
+json bert_golden() {
+    std::ifstream f(shared_path("golden/synth-bert-f16.embeddings.json"));
+    return json::parse(f);
+}
+
+ServerProcess& mean_server() {
+    static ServerProcess s({"-m", bert_model(), "--embeddings", "--pooling", "mean", "-np", "4", "-c", "2048",
+                            "-ub", "128", "-t", "2"});
+    return s;
+}
+
+double cosine(const std::vector<float>& a, const std::vector<float>& b) {
+    REQUIRE(a.size() == b.size());
+    double ab = 0, aa = 0, bb = 0;
+    for (size_t i = 0; i < a.size(); ++i)
+        ab += (double)a[i] * b[i], aa += (double)a[i] * a[i], bb += (double)b[i] * b[i];
+    return ab / std::sqrt(aa * bb);
+}
+
+std::vector<float> from_base64(const std::string& s) {
+    auto val = [](char c) -> int {
+        if (c >= 'A' && c <= 'Z') return c - 'A';
+        if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+        if (c >= '0' && c <= '9') return c - '0' + 52;
+        return c == '+' ? 62 : c == '/' ? 63 : -1;
+    };
+    std::string bytes;
+    uint32_t acc = 0;
+    int bits = 0;
+    for (char c : s) {
+        const int v = val(c);
+        if (v < 0) break;  // '=' padding
+        acc = acc << 6 | (uint32_t)v;
+        bits += 6;
+        if (bits >= 8) bits -= 8, bytes += (char)(acc >> bits & 0xff);
+    }
+    REQUIRE(bytes.size() % 4 == 0);
+    std::vector<float> out(bytes.size() / 4);
+    std::memcpy(out.data(), bytes.data(), bytes.size());  // little-endian hosts only (x86-64, arm64)
+    return out;
+}
+
+void require_error(const server::http::ClientResponse& r, int status, const std::string& contains = "") {
+    INFO(r.body);
+    REQUIRE(r.status == status);
+    const json j = json::parse(r.body);
+    REQUIRE(j["error"]["message"].is_string());
+    REQUIRE(j["error"]["type"].is_string());
+    REQUIRE(j["error"]["code"] == status);
+    if (!contains.empty())
+        REQUIRE(j["error"]["message"].get<std::string>().find(contains) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("/v1/embeddings: float and base64 agree and match the golden (mean pooling)",
+          "[integration][embeddings]") {
+    Client c("127.0.0.1", mean_server().port());
+    const json g = bert_golden();
+    json prompts = json::array(), tokens = json::array();
+    for (const auto& cs : g["cases"]) prompts.push_back(cs["prompt"]), tokens.push_back(cs["tokens"]);
+    const auto f = c.post("/v1/embeddings", json{{"input", prompts}, {"model", "x"}}.dump());
+    INFO(f.body);
+    REQUIRE(f.status == 200);
+    const json fj = f.json();
+    REQUIRE(fj["object"] == "list");
+    REQUIRE(fj["data"].size() == g["cases"].size());
+    int64_t n_tokens = 0;
+    for (const auto& t : tokens) n_tokens += (int64_t)t.size();
+    REQUIRE(fj["usage"]["prompt_tokens"] == n_tokens);
+    REQUIRE(fj["usage"]["total_tokens"] == n_tokens);
+    const json bj =
+        c.post("/v1/embeddings", json{{"input", tokens}, {"encoding_format", "base64"}}.dump()).json();
+    double min_cs = 1;
+    for (size_t i = 0; i < g["cases"].size(); ++i) {
+        REQUIRE(fj["data"][i]["object"] == "embedding");
+        REQUIRE(fj["data"][i]["index"] == i);
+        const auto v = fj["data"][i]["embedding"].get<std::vector<float>>();
+        REQUIRE(from_base64(bj["data"][i]["embedding"].get<std::string>()) ==
+                v);  // text or tokens, float or base64
+        min_cs = std::min(min_cs, cosine(v, g["cases"][i]["mean"].get<std::vector<float>>()));
+    }
+    WARN("min cosine to the golden (mean): " << min_cs);
+    REQUIRE(min_cs >= 0.999);
+    // a single string equals the same string inside the list
+    const json one = c.post("/v1/embeddings", json{{"input", prompts[2]}}.dump()).json();
+    REQUIRE(one["data"].size() == 1);
+    REQUIRE(one["data"][0]["embedding"] == fj["data"][2]["embedding"]);
+}
+
+TEST_CASE("/v1/embeddings: a batch of 32 mixed-length inputs equals each input alone",
+          "[integration][embeddings]") {
+    Client c("127.0.0.1", mean_server().port());
+    const json g = bert_golden();
+    json inputs = json::array();
+    for (int i = 0; i < 32; ++i) {
+        auto t = g["cases"][i % g["cases"].size()]["tokens"].get<std::vector<int>>();
+        t.resize(std::max<size_t>(2, t.size() > (size_t)(i / 4) ? t.size() - (size_t)(i / 4) : 2));
+        inputs.push_back(t);
+    }
+    const json all = c.post("/v1/embeddings", json{{"input", inputs}}.dump()).json();
+    REQUIRE(all["data"].size() == 32);
+    for (int i = 0; i < 32; ++i) {
+        const json alone = c.post("/v1/embeddings", json{{"input", inputs[i]}}.dump()).json();
+        INFO("input " << i);
+        REQUIRE(alone["data"][0]["embedding"] == all["data"][i]["embedding"]);
+    }
+}
+
+TEST_CASE("/embedding (native): pooling none gives every token's hidden state", "[integration][embeddings]") {
+    ServerProcess s({"-m", bert_model(), "--embedding", "--pooling", "none", "-np", "2", "-t", "2"});
+    Client c("127.0.0.1", s.port());
+    const json g = bert_golden();
+    for (const char* path : {"/embedding", "/embeddings"}) {
+        const auto& cs = g["cases"][1];
+        const json r = c.post(path, json{{"content", cs["tokens"]}}.dump()).json();
+        REQUIRE(r.is_array());
+        REQUIRE(r[0]["index"] == 0);
+        const auto& rows = r[0]["embedding"];
+        REQUIRE(rows.size() == cs["tokens"].size());
+        for (size_t t = 0; t < rows.size(); ++t)
+            REQUIRE(cosine(rows[t].get<std::vector<float>>(), cs["hidden"][t].get<std::vector<float>>()) >=
+                    0.999);
+    }
+    // OpenAI's form has no per-token vectors
+    require_error(c.post("/v1/embeddings", json{{"input", "hello"}}.dump()), 400, "not OAI compatible");
+}
+
+TEST_CASE("embeddings: bad input, generation and rerank get the right errors", "[integration][embeddings]") {
+    Client c("127.0.0.1", mean_server().port());
+    require_error(c.post("/v1/embeddings", json::object().dump()), 400);                  // no input
+    require_error(c.post("/v1/embeddings", json{{"input", json::array()}}.dump()), 400);  // empty input
+    require_error(c.post("/v1/embeddings", json{{"input", ""}}.dump()), 400, "empty string");
+    require_error(c.post("/v1/embeddings", json{{"input", json::array({"a", ""})}}.dump()), 400,
+                  "empty string");
+    require_error(c.post("/v1/embeddings", json{{"input", {json::array()}}}.dump()), 400, "empty");
+    require_error(c.post("/v1/embeddings", json{{"input", {101, 999999}}}.dump()), 400,
+                  "outside the vocabulary");
+    require_error(c.post("/v1/embeddings", json{{"input", {101, -1}}}.dump()), 400, "outside the vocabulary");
+    require_error(c.post("/v1/embeddings", json{{"input", json::array({"text", json{101, 102}})}}.dump()),
+                  400, "mixes");
+    require_error(c.post("/v1/embeddings", json{{"input", {json{101, 102}, "text"}}}.dump()), 400, "mixes");
+    require_error(c.post("/v1/embeddings", json{{"input", {101, "x"}}}.dump()), 400);
+    require_error(c.post("/v1/embeddings", json{{"input", json::array({json{{"content", "x"}}})}}.dump()),
+                  400, "multimodal");
+    require_error(c.post("/v1/embeddings", json{{"input", std::vector<int>(129, 2051)}}.dump()), 400,
+                  "raise -ub");
+    std::string long_text;
+    for (int i = 0; i < 200; ++i) long_text += "time ";
+    require_error(c.post("/v1/embeddings", json{{"input", long_text}}.dump()), 400, "raise -ub");
+    require_error(c.post("/v1/embeddings", json{{"input", "x"}, {"encoding_format", "hex"}}.dump()), 400);
+    // an embeddings-only server does not generate
+    require_error(
+        c.post("/v1/chat/completions", json{{"messages", {{{"role", "user"}, {"content", "hi"}}}}}.dump()),
+        501);
+    require_error(c.post("/v1/completions", json{{"prompt", "hi"}}.dump()), 501);
+    require_error(c.post("/completion", json{{"prompt", "hi"}}.dump()), 501);
+    // rerank: a missing query or documents is a 400; a valid request a 501 without --reranking
+    require_error(c.post("/v1/rerank", json{{"query", "q"}}.dump()), 400);
+    require_error(c.post("/rerank", json{{"query", "q"}, {"documents", json::array()}}.dump()), 400);
+    require_error(c.post("/reranking", json{{"documents", json::array({"a"})}}.dump()), 400);
+    require_error(c.post("/v1/rerank", json{{"query", "q"}, {"documents", json::array({"a", "b"})}}.dump()),
+                  501, "--reranking");
+    // the server still answers after all that
+    REQUIRE(c.post("/v1/embeddings", json{{"input", "Once upon a time"}}.dump()).status == 200);
+}
+
+TEST_CASE("embeddings: a generation model refuses them unless --embeddings; a bad --pooling stops startup",
+          "[integration][embeddings]") {
+    {
+        ServerProcess s({"-m", stories_model(), "-c", "256", "-t", "1"});
+        Client c("127.0.0.1", s.port());
+        require_error(c.post("/v1/embeddings", json{{"input", "hello"}}.dump()), 501,
+                      "not an embedding model");
+    }
+    {
+        // with --embeddings a decoder embeds with its final hidden states (here last-token pooling)
+        ServerProcess s({"-m", stories_model(), "--embeddings", "--pooling", "last", "-c", "256", "-t", "1"});
+        Client c("127.0.0.1", s.port());
+        const json r =
+            c.post("/v1/embeddings", json{{"input", json::array({"Once upon a time", "hi"})}}.dump()).json();
+        INFO(r.dump().substr(0, 300));
+        REQUIRE(r["data"].size() == 2);
+        const auto v = r["data"][0]["embedding"].get<std::vector<float>>();
+        REQUIRE(v.size() == 64);  // stories260K's n_embd
+        double norm = 0;
+        for (float x : v) norm += (double)x * x;
+        REQUIRE(norm == Approx(1.0).epsilon(1e-5));
+        REQUIRE(r["data"][0]["embedding"] != r["data"][1]["embedding"]);
+        require_error(c.post("/v1/completions", json{{"prompt", "hi"}}.dump()), 501);
+    }
+    for (auto args : {std::vector<std::string>{"--pooling", "max"}, {"--pooling", "rank"}}) {
+        std::vector<std::string> a = {"-m", bert_model()};
+        a.insert(a.end(), args.begin(), args.end());
+        REQUIRE_THROWS(ServerProcess(a, std::chrono::seconds(20)));
+    }
+}
+
+TEST_CASE("/v1/rerank: documents scored by a classification head, sorted, top_n and return_documents",
+          "[integration][embeddings][rerank]") {
+    // synth-bert with a random classification head (cls + cls.output, one score) written into a copy
+    auto f = ggml::gguf::File::open(bert_model());
+    const int64_t E = 128, n_out = 1;
+    std::mt19937 rng(11);
+    std::normal_distribution<float> nd(0.0f, 0.3f);
+    std::vector<float> cls(E * E), cls_b(E), out(E * n_out), out_b(n_out);
+    for (auto* v : {&cls, &cls_b, &out, &out_b})
+        for (float& x : *v) x = nd(rng);
+    ggml::gguf::Writer w;
+    w.set_alignment(f->alignment());
+    for (const auto& [k, v] : f->metadata()) w.set(k, v);
+    for (const auto& t : f->tensors()) w.add_tensor(t.name, t.type, t.n_dims, t.ne, t.data, t.size);
+    const int64_t ne_cls[2] = {E, E}, ne_out[2] = {E, n_out};
+    w.add_tensor("cls.weight", ggml::Type::F32, 2, ne_cls, cls.data(), cls.size() * 4);
+    w.add_tensor("cls.bias", ggml::Type::F32, 1, &E, cls_b.data(), cls_b.size() * 4);
+    w.add_tensor("cls.output.weight", ggml::Type::F32, 2, ne_out, out.data(), out.size() * 4);
+    w.add_tensor("cls.output.bias", ggml::Type::F32, 1, &n_out, out_b.data(), out_b.size() * 4);
+    const std::string path =
+        (std::filesystem::temp_directory_path() / ("ggserve-rerank-it-" + std::to_string(getpid()) + ".gguf"))
+            .string();
+    w.write(path);
+    ServerProcess s({"-m", path, "--reranking", "-np", "4", "-t", "2"});
+    std::filesystem::remove(path);  // the server has it mapped
+    Client c("127.0.0.1", s.port());
+    const json docs =
+        json::array({"a little girl", "once upon a time there was a dog", "time", "the forest"});
+    const json all =
+        c.post("/v1/rerank", json{{"query", "once upon a time"}, {"documents", docs}}.dump()).json();
+    INFO(all.dump());
+    REQUIRE(all["results"].size() == 4);
+    REQUIRE(all["usage"]["prompt_tokens"].get<int>() > 0);
+    std::vector<bool> seen(4, false);
+    for (size_t k = 0; k < 4; ++k) {
+        const auto& r = all["results"][k];
+        seen.at(r["index"].get<size_t>()) = true;
+        REQUIRE(r["relevance_score"].is_number());
+        REQUIRE_FALSE(r.contains("document"));
+        if (k > 0)
+            REQUIRE(r["relevance_score"].get<double>() <=
+                    all["results"][k - 1]["relevance_score"].get<double>());
+    }
+    REQUIRE(std::count(seen.begin(), seen.end(), true) == 4);
+    REQUIRE(all["results"][0]["relevance_score"] != all["results"][3]["relevance_score"]);
+    // top_n and return_documents (Jina/Cohere), /rerank and /reranking the same, a single document scored
+    // alike
+    const json top = c.post("/rerank", json{{"query", "once upon a time"},
+                                            {"documents", docs},
+                                            {"top_n", 2},
+                                            {"return_documents", true}}
+                                           .dump())
+                         .json();
+    REQUIRE(top["results"].size() == 2);
+    for (size_t k = 0; k < 2; ++k) {
+        REQUIRE(top["results"][k]["index"] == all["results"][k]["index"]);
+        REQUIRE(top["results"][k]["relevance_score"] == all["results"][k]["relevance_score"]);
+        REQUIRE(top["results"][k]["document"]["text"] == docs[top["results"][k]["index"].get<size_t>()]);
+    }
+    const size_t best = all["results"][0]["index"].get<size_t>();
+    const json one =
+        c.post("/reranking", json{{"query", "once upon a time"}, {"texts", json::array({docs[best]})}}.dump())
+            .json();
+    REQUIRE(one["results"][0]["relevance_score"] == all["results"][0]["relevance_score"]);
+    require_error(c.post("/v1/rerank", json{{"query", ""}, {"documents", docs}}.dump()), 400);
+    require_error(c.post("/v1/rerank", json{{"query", "q"}, {"documents", json::array({"a", ""})}}.dump()),
+                  400);
+}
+
+TEST_CASE("/v1/rerank with --reranking on a model without a classification head: 501",
+          "[integration][embeddings][rerank]") {
+    ServerProcess s({"-m", bert_model(), "--reranking", "-t", "1"});
+    Client c("127.0.0.1", s.port());
+    require_error(c.post("/v1/rerank", json{{"query", "q"}, {"documents", json::array({"a"})}}.dump()), 501,
+                  "classification head");
+}
+
+TEST_CASE("/v1/embeddings: concurrent requests (the engine thread may batch them together) equal each alone",
+          "[integration][embeddings]") {
+    const json g = bert_golden();
+    const uint16_t port = mean_server().port();
+    const size_t n = g["cases"].size();
+    std::vector<json> alone(n), together(n);
+    {
+        Client c("127.0.0.1", port);
+        for (size_t i = 0; i < n; ++i)
+            alone[i] = c.post("/v1/embeddings", json{{"input", g["cases"][i]["prompt"]}}.dump()).json();
+    }
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < n; ++i)
+        threads.emplace_back([&, i] {
+            Client c("127.0.0.1", port);
+            together[i] = c.post("/v1/embeddings", json{{"input", g["cases"][i]["prompt"]}}.dump()).json();
+        });
+    for (auto& t : threads) t.join();
+    for (size_t i = 0; i < n; ++i) {
+        INFO("case " << i << ": " << together[i].dump().substr(0, 200));
+        REQUIRE(together[i]["data"][0]["embedding"] == alone[i]["data"][0]["embedding"]);
+    }
+}
