@@ -12,6 +12,7 @@ constexpr double kPriorAcc = 1.0, kPriorRej = 1.0;  // acceptance 0.5 before any
 constexpr double kMinGain = 1.03;      // a draft must promise 3 % more tokens per second
 constexpr int32_t kProbeLen = 2;
 constexpr int32_t kProbeMaxEvery = 64;
+constexpr int32_t kProbeCostEvery = 256;
 }  // namespace
 
 void StepCostModel::observe(double n, double t) {
@@ -77,7 +78,11 @@ int32_t DraftController::want(int32_t n_max, double extra_ratio, double draft_ra
         return best_k;
     }
     // Not worth it on the evidence: probe with a short draft now and then, less often while probes fail.
-    if (++idle_steps_ < probe_every_) return 0;
+    // When even drafts that are always accepted would not pay (a draft model as slow as the target),
+    // acceptance is not the question: probe only rarely, to measure the cost again.
+    const double perfect = (1.0 + n_max) / (1.0 + per * n_max);
+    const int32_t every = perfect < kMinGain && 2.0 / (1.0 + per) < kMinGain ? kProbeCostEvery : probe_every_;
+    if (++idle_steps_ < every) return 0;
     idle_steps_ = 0;
     probe_every_ = std::min(probe_every_ * 2, kProbeMaxEvery);
     return std::min(kProbeLen, n_max);

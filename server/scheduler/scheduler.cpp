@@ -399,8 +399,15 @@ void Scheduler::prepare_drafts() {
         s.draft_from = -1;
     }
     if (!config_.spec.enabled()) return;
-    const double extra = step_cost_.extra_token_ratio();
-    const double plain_step = step_cost_.step_seconds(1);
+    // Every stream in the batch waits for a step's extra tokens: with n streams generating, k draft
+    // tokens cost n * b * k against a step of a + n * b (b/a = rho), which is what the slot weighs.
+    int32_t n_gen = 0;
+    for (const auto& s : slots_) n_gen += s.state == SlotState::Generating ? 1 : 0;
+    const double r1 = std::min(step_cost_.extra_token_ratio(), 0.99);
+    const double rho = r1 / (1.0 - r1);
+    const double extra = n_gen * rho / (1.0 + n_gen * rho);
+    // A draft model's positions are drafted for all slots at once, and every stream waits for them.
+    const double plain_step = step_cost_.step_seconds(std::max(n_gen, 1)) / std::max(n_gen, 1);
     // Until a draft model has been timed, assume a draft position costs a third of a target step.
     const double model_ratio = draft_step_seconds_ > 0 && plain_step > 0 ? draft_step_seconds_ / plain_step : 0.3;
 
@@ -500,7 +507,11 @@ bool Scheduler::run_iteration() {
         }
         if (!e.decode && s.prompt_pos == 0) s.t_start = Clock::now();
     }
+    // The step's whole cost (decode, verification, sampling, delivery) feeds the draft controllers'
+    // cost model: drafted rows cost more than their share of the decode call.
+    const auto t0 = Clock::now();
     execute(plan.entries);
+    step_cost_.observe((double)plan.n_tokens(), std::chrono::duration<double>(Clock::now() - t0).count());
     ++iteration_;
     return true;
 }
@@ -579,7 +590,6 @@ void Scheduler::record_decode(const std::vector<PlanEntry>& entries, size_t n_to
             ++n_chunks;
         }
     }
-    step_cost_.observe((double)n_tokens, seconds);
     uint32_t busy = 0;
     for (const auto& s : slots_) busy += s.busy() ? 1 : 0;
     metrics_.update([&](MetricsSnapshot& m) {
