@@ -170,7 +170,7 @@ GGSERVE_API_KEY=$API_KEY python3 tests/docker/stack_checks.py settings "http://1
 
 step "streamed chat and the OpenAI SDK client test against 127.0.0.1:$BASE_PORT"
 GGSERVE_API_KEY=$API_KEY python3 tests/docker/stack_checks.py stream "http://127.0.0.1:$BASE_PORT"
-(cd tests/node && GGSERVE_URL="http://127.0.0.1:$BASE_PORT" node openai_client.test.mjs - - "$SHARED/golden/stories260K.greedy.json")
+(cd tests/node && GGSERVE_URL="http://127.0.0.1:$BASE_PORT" GGSERVE_MODEL_ID="$GGSERVE_ALIAS" node openai_client.test.mjs - - "$SHARED/golden/stories260K.greedy.json")
 
 step "SIGTERM stop"
 t=$(now)
