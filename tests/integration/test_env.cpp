@@ -89,7 +89,7 @@ TEST_CASE("bad environment values are exit code 2 naming the variable", "[integr
     }
 }
 
-TEST_CASE("--help lists the environment variables", "[integration][env]") {
+TEST_CASE("help lists the environment variables", "[integration][env]") {
     const auto r = ctxtest::run_cli({"serve", "--help"});
     CHECK(r.status == 0);
     for (const char* name : {"LLAMA_ARG_MODEL", "LLAMA_ARG_CTX_SIZE", "LLAMA_ARG_N_PARALLEL", "LLAMA_API_KEY",

@@ -122,7 +122,7 @@ TEST_CASE("the embedded UI at / needs no API key, has a CSP, gzip, ETag and cach
     REQUIRE(c.post("/v1/chat/completions", "{}").status == 401);
 }
 
-TEST_CASE("--no-webui: / is 404 and the API is unchanged", "[integration][webui]") {
+TEST_CASE("no-webui flag: / is 404 and the API is unchanged", "[integration][webui]") {
     ServerProcess server(with({"--no-webui"}));
     Client c("127.0.0.1", server.port());
     REQUIRE(c.get("/").status == 404);
@@ -130,7 +130,7 @@ TEST_CASE("--no-webui: / is 404 and the API is unchanged", "[integration][webui]
     REQUIRE(c.get("/health").status == 200);
 }
 
-TEST_CASE("--path DIR serves that directory and nothing outside it", "[integration][webui]") {
+TEST_CASE("the path flag serves that directory and nothing outside it", "[integration][webui]") {
     TempDir tmp;
     const fs::path root = tmp.path / "site";
     write_file(root / "index.html", "<h1>custom</h1>");
@@ -165,7 +165,7 @@ TEST_CASE("--path DIR serves that directory and nothing outside it", "[integrati
     REQUIRE(c.get("/v1/models").status == 401);  // the API keeps its key
 }
 
-TEST_CASE("--path must name a directory", "[integration][webui]") {
+TEST_CASE("the path flag must name a directory", "[integration][webui]") {
     const CliResult r = run_ggserve("serve --port 0 -m " + stories_model() + " --path /nonexistent/dir");
     INFO(r.output);
     REQUIRE(r.code == 2);

@@ -129,7 +129,7 @@ TEST_CASE("bad environment values are an ArgError naming the variable", "[cli][e
     }
 }
 
-TEST_CASE("--help shows each option's environment variable", "[cli][env]") {
+TEST_CASE("help shows each option's environment variable", "[cli][env]") {
     Opts o;
     const std::string u = o.ap.usage();
     CHECK(u.find("(env: LLAMA_ARG_CTX_SIZE)") != std::string::npos);

@@ -144,7 +144,7 @@ TEST_CASE("n-gram cache files round-trip and hostile files are rejected with the
     REQUIRE_THROWS_WITH(bad.load("/nonexistent/ngram.bin"), Catch::Contains("cannot open"));
 }
 
-TEST_CASE("--spec-type lists: llama-server's names, priority order, clear errors", "[speculative]") {
+TEST_CASE("spec-type lists: llama-server's names, priority order, clear errors", "[speculative]") {
     const auto v = parse_drafter_list("ngram-mod, draft-simple,ngram-cache");
     REQUIRE(v == std::vector<DrafterType>{DrafterType::NgramMod, DrafterType::DraftModel, DrafterType::NgramCache});
     REQUIRE(drafter_list_string(v) == "ngram-mod,draft-simple,ngram-cache");
