@@ -9,7 +9,7 @@ namespace {
 constexpr double kDecay = 0.98;        // about the last 50 observations count
 constexpr double kPriorRatio = 0.05;   // an extra token costs 5 % of a step until measured
 constexpr double kPriorAcc = 1.0, kPriorRej = 1.0;  // acceptance 0.5 before any evidence
-constexpr double kMinGain = 1.03;      // a draft must promise 3 % more tokens per second
+constexpr double kMinGain = 1.10;  // a draft must promise 10 % more tokens per second: the cost model is noisy
 constexpr int32_t kProbeLen = 2;
 constexpr int32_t kProbeMaxEvery = 64;
 constexpr int32_t kProbeCostEvery = 256;
@@ -21,22 +21,20 @@ void StepCostModel::observe(double n, double t) {
     snn_ = snn_ * kDecay + n * n;
     st_ = st_ * kDecay + t;
     snt_ = snt_ * kDecay + n * t;
+    // Until the measured steps differ in size by about a token on average, the slope is unknown.
+    const double var = w_ * snn_ - sn_ * sn_;
+    if (var >= 0.25 * w_ * w_) slope_ = std::max((w_ * snt_ - sn_ * st_) / var, 0.0);
 }
 
 double StepCostModel::step_seconds(double n) const {
     if (w_ <= 0) return 0;
-    const double var = w_ * snn_ - sn_ * sn_;
-    double b = var > 1e-9 * w_ * w_ ? (w_ * snt_ - sn_ * st_) / var : 0.0;
-    b = std::max(b, 0.0);
+    const double b = std::max(slope_, 0.0);
     const double a = std::max((st_ - b * sn_) / w_, 1e-9);
     return a + b * n;
 }
 
 double StepCostModel::extra_token_ratio() const {
-    if (w_ <= 0) return kPriorRatio;
-    const double var = w_ * snn_ - sn_ * sn_;
-    // Until the measured steps differ in size by about a token on average, the slope is unknown.
-    if (var < 0.25 * w_ * w_) return kPriorRatio;
+    if (w_ <= 0 || slope_ < 0) return kPriorRatio;
     const double one = step_seconds(1), two = step_seconds(2);
     return one > 0 ? std::max(two - one, 0.0) / one : kPriorRatio;
 }

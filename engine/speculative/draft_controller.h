@@ -19,6 +19,10 @@ class StepCostModel {
 
   private:
     double w_ = 0, sn_ = 0, snn_ = 0, st_ = 0, snt_ = 0;
+    // The per-token slope from the last window whose step sizes differed enough to fit it (< 0: none
+    // yet). Kept while steps are all alike (drafting off), so that a known cost is not forgotten and
+    // replaced by the prior, which would switch drafting on and off in turn.
+    double slope_ = -1;
 };
 
 class DraftController {

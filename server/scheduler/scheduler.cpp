@@ -408,6 +408,9 @@ void Scheduler::prepare_drafts() {
     const double extra = n_gen * rho / (1.0 + n_gen * rho);
     // A draft model's positions are drafted for all slots at once, and every stream waits for them.
     const double plain_step = step_cost_.step_seconds(std::max(n_gen, 1)) / std::max(n_gen, 1);
+    if (iteration_ % 50 == 0)
+        spdlog::debug("draft costs: {} streams, extra token ratio {:.3f} (one stream {:.3f}), step(1) {:.3f} ms, step(n) {:.3f} ms",
+                      n_gen, extra, r1, 1e3 * step_cost_.step_seconds(1), 1e3 * step_cost_.step_seconds(std::max(n_gen, 1)));
     // Until a draft model has been timed, assume a draft position costs a third of a target step.
     const double model_ratio = draft_step_seconds_ > 0 && plain_step > 0 ? draft_step_seconds_ / plain_step : 0.3;
 
