@@ -1,5 +1,7 @@
 #include "engine/grammar/schema_converter.h"
 
+#include <cmath>
+
 #include <algorithm>
 #include <cctype>
 
@@ -28,23 +30,28 @@ std::string group(const std::string& e) {
     return e.find(' ') == std::string::npos ? e : "(" + e + ")";
 }
 
+// A float that holds an integer value int64_t can represent (converting anything else is undefined).
+bool integral_double(double d) {
+    return std::isfinite(d) && d >= -9223372036854775808.0 && d < 9223372036854775808.0 && d == std::trunc(d);
+}
+
 uint64_t count_of(const ojson& s, const char* key, const std::string& ptr) {
     const ojson& v = s[key];
-    if (!v.is_number_integer() &&
-        !(v.is_number_float() && v.get<double>() == double(int64_t(v.get<double>())))) {
+    if (!v.is_number_integer() && !(v.is_number_float() && integral_double(v.get<double>()))) {
         throw SchemaError(ptr + "/" + key, std::string("'") + key + "' must be a non-negative integer");
     }
+    if (v.is_number_unsigned()) return v.get<uint64_t>();
     const double d = v.get<double>();
     if (d < 0)
         throw SchemaError(ptr + "/" + key, std::string("'") + key + "' must be a non-negative integer");
-    return uint64_t(d);
+    return uint64_t(d);  // d < 2^63: representable
 }
 
 bool json_type_is(const ojson& v, const std::string& t) {
     if (t == "string") return v.is_string();
     if (t == "integer")
         return v.is_number_integer() ||
-               (v.is_number_float() && v.get<double>() == double(int64_t(v.get<double>())));
+               (v.is_number_float() && integral_double(v.get<double>()));
     if (t == "number") return v.is_number();
     if (t == "boolean") return v.is_boolean();
     if (t == "object") return v.is_object();

@@ -313,3 +313,15 @@ TEST_CASE("an array schema without items converts", "[grammar][schema]") {
     CHECK(m.matches("[]"));
     CHECK_FALSE(m.matches("[1,2,3,4]"));
 }
+
+TEST_CASE("counts written as floats too large for an integer are refused, not converted", "[grammar][schema]") {
+    // Found by the json_schema fuzz target: converting 2.2e108 to an integer was undefined behaviour.
+    for (const char* s : {R"({"type":"array","maxItems":2.2e108})", R"({"type":"string","minLength":1e300})",
+                          R"({"type":"array","minItems":-1.0})"})
+        REQUIRE_THROWS_WITH(engine::json_schema_to_gbnf(ojson::parse(s)), Catch::Contains("non-negative integer"));
+    // Integral floats that fit are counts like any other.
+    const std::string gbnf = engine::json_schema_to_gbnf(ojson::parse(R"({"type":"array","maxItems":2.0})"));
+    GrammarMatcher m(gbnf);
+    CHECK(m.matches("[1,2]"));
+    CHECK_FALSE(m.matches("[1,2,3]"));
+}
