@@ -224,7 +224,7 @@ Api::Reply Api::props_post(Request& req) {
     require_ready();
     if (!config_.props_writable)
         throw HttpError(403, "this server does not allow changing properties; start it with --props", "permission_error");
-    const json body = parse_body(req, "completion.json");
+    const json body = parse_body(req, "props.json");
     const json* dgs = field(body, "default_generation_settings");
     const json& src = dgs ? *dgs : body;
     std::lock_guard<std::mutex> lk(defaults_mu_);
