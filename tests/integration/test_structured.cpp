@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "server/http/client.h"
+#include "checker_util.h"
 #include "server_process.h"
 
 namespace fs = std::filesystem;
@@ -39,27 +40,6 @@ std::string read_text(const fs::path& p) {
     std::stringstream ss;
     ss << f.rdbuf();
     return ss.str();
-}
-
-// Runs checkers/<script> on `cases` (handed over in a temporary file) and returns its JSON answer.
-json run_checker(const std::string& script, const json& cases) {
-    char path[] = "/tmp/ggserve_structured_XXXXXX";
-    const int fd = mkstemp(path);
-    REQUIRE(fd >= 0);
-    const std::string text = cases.dump(-1, ' ', false, json::error_handler_t::replace);
-    REQUIRE(write(fd, text.data(), text.size()) == (ssize_t)text.size());
-    close(fd);
-    const std::string cmd = "python3 '" + (kHere / "checkers" / script).string() + "' '" + path + "'";
-    std::string out;
-    FILE* p = popen(cmd.c_str(), "r");
-    REQUIRE(p != nullptr);
-    char buf[4096];
-    for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-    const int status = pclose(p);
-    std::remove(path);
-    INFO(cmd << "\n" << out);
-    REQUIRE(status == 0);
-    return json::parse(out);
 }
 
 struct Post {

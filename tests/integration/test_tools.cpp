@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/http/client.h"
+#include "checker_util.h"
 #include "server_process.h"
 
 namespace fs = std::filesystem;
@@ -51,24 +52,7 @@ json request(const json& tool_choice, int seed) {
 
 // python3-jsonschema's verdict on each (schema, text) case.
 json validate(const json& cases) {
-    char path[] = "/tmp/ggserve_tools_XXXXXX";
-    const int fd = mkstemp(path);
-    REQUIRE(fd >= 0);
-    const std::string text = cases.dump();
-    REQUIRE(write(fd, text.data(), text.size()) == (ssize_t)text.size());
-    close(fd);
-    const fs::path checker = fs::path(__FILE__).parent_path() / "checkers" / "validate_json_outputs.py";
-    const std::string cmd = "python3 '" + checker.string() + "' '" + path + "' 2>&1";
-    std::string out;
-    FILE* p = popen(cmd.c_str(), "r");
-    REQUIRE(p != nullptr);
-    char buf[4096];
-    for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-    const int status = pclose(p);
-    std::remove(path);
-    INFO(cases.dump() << "\n" << out);
-    REQUIRE(status == 0);
-    return json::parse(out);
+    return run_checker("validate_json_outputs.py", cases);
 }
 
 // The reply to a streamed request, reassembled from its deltas: {content, tool_calls, finish_reason}.
