@@ -4,6 +4,7 @@
 // between steps.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -17,6 +18,7 @@ namespace engine::spec {
 
 // The drafters, in llama-server's names (--spec-type).
 enum class DrafterType { DraftModel, NgramSimple, NgramMapK, NgramMapK4v, NgramMod, NgramCache };
+inline constexpr size_t kDrafterTypes = (size_t)DrafterType::NgramCache + 1;  // per-type tables
 
 std::string_view drafter_name(DrafterType t);
 // "draft-simple" (or "draft"), "ngram-simple", ...; false for an unknown name.

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "engine/speculative/ngram_hash.h"
+
 namespace engine::spec {
 
 Ngram Ngram::ending_at(std::span<const Token> seq, size_t end, int n) {
@@ -16,8 +18,8 @@ Ngram Ngram::ending_at(std::span<const Token> seq, size_t end, int n) {
 }
 
 size_t NgramHash::operator()(const Ngram& g) const {
-    uint64_t h = 1469598103934665603ull;
-    for (Token t : g.tok) h = (h ^ (uint32_t)t) * 1099511628211ull;
+    uint64_t h = kNgramHashBasis;
+    for (Token t : g.tok) h = ngram_hash_step(h, t);
     return (size_t)h;
 }
 

@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "engine/speculative/ngram_drafters.h"
+#include "engine/speculative/ngram_hash.h"
 
 namespace engine::spec {
 
@@ -11,11 +12,8 @@ namespace {
 
 uint64_t key_of(std::span<const Token> a, std::span<const Token> b, size_t end, int32_t n) {
     // The n tokens ending before `end` of the concatenation a ++ b.
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = end - (size_t)n; i < end; ++i) {
-        const Token t = i < a.size() ? a[i] : b[i - a.size()];
-        h = (h ^ (uint32_t)t) * 1099511628211ull;
-    }
+    uint64_t h = kNgramHashBasis;
+    for (size_t i = end - (size_t)n; i < end; ++i) h = ngram_hash_step(h, i < a.size() ? a[i] : b[i - a.size()]);
     return h;
 }
 

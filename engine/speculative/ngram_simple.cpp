@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "engine/speculative/ngram_drafters.h"
+#include "engine/speculative/ngram_hash.h"
 
 namespace engine::spec {
 
@@ -36,8 +37,8 @@ class NgramSimple final : public Drafter {
 };
 
 uint64_t hash_tokens(std::span<const Token> seq, size_t at, int32_t n) {
-    uint64_t h = 1469598103934665603ull;
-    for (int32_t i = 0; i < n; ++i) h = (h ^ (uint32_t)seq[at + (size_t)i]) * 1099511628211ull;
+    uint64_t h = kNgramHashBasis;
+    for (int32_t i = 0; i < n; ++i) h = ngram_hash_step(h, seq[at + (size_t)i]);
     return h;
 }
 

@@ -89,11 +89,11 @@ std::string Metrics::render_prometheus() const {
            "Iterations whose batch held both decode tokens and a prompt chunk.", (double)s_.mixed_iterations_total);
     metric("ggserve:prompt_chunks_total", "counter", "Prompt chunks evaluated (a long prompt takes several).",
            (double)s_.prompt_chunks_total);
-    static const char* const kDrafters[] = {"draft-simple", "ngram-simple", "ngram-map-k",
-                                             "ngram-map-k4v", "ngram-mod",    "ngram-cache"};
-    const auto per_drafter = [&](const char* name, const char* help, const std::array<uint64_t, 6>& v) {
+    const auto per_drafter = [&](const char* name, const char* help, const MetricsSnapshot::PerDrafter& v) {
         o << "# HELP " << name << " " << help << "\n# TYPE " << name << " counter\n";
-        for (size_t i = 0; i < v.size(); ++i) o << name << "{drafter=\"" << kDrafters[i] << "\"} " << v[i] << "\n";
+        for (size_t i = 0; i < v.size(); ++i)
+            o << name << "{drafter=\"" << engine::spec::drafter_name((engine::spec::DrafterType)i) << "\"} " << v[i]
+              << "\n";
     };
     per_drafter("ggserve:draft_tokens_total", "Speculative draft tokens evaluated by the target.",
                 s_.draft_tokens_total);

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/speculative/drafter.h"
+
 namespace sched {
 
 class Histogram {
@@ -42,10 +44,11 @@ struct MetricsSnapshot {
     int requests_deferred = 0;
     double kv_cache_usage_ratio = 0.0;
     uint64_t kv_cache_tokens = 0;
-    // Speculative decoding, per drafter kind (engine::spec::DrafterType order).
-    std::array<uint64_t, 6> draft_tokens_total{};
-    std::array<uint64_t, 6> draft_accepted_total{};
-    std::array<uint64_t, 6> draft_steps_total{};
+    // Speculative decoding, per drafter (indexed by engine::spec::DrafterType).
+    using PerDrafter = std::array<uint64_t, engine::spec::kDrafterTypes>;
+    PerDrafter draft_tokens_total{};
+    PerDrafter draft_accepted_total{};
+    PerDrafter draft_steps_total{};
 };
 
 class Metrics {

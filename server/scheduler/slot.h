@@ -17,8 +17,6 @@
 
 namespace sched {
 
-inline constexpr size_t kDrafterKinds = 6;  // engine::spec::DrafterType values
-
 enum class SlotState { Idle, WaitOther, Started, ProcessingPrompt, DonePrompt, Generating };
 const char* slot_state_name(SlotState s);
 
@@ -45,7 +43,7 @@ struct Slot {
     int32_t spec_n_max = 0, spec_n_min = 0;
     float spec_p_min = 0.0f;
     std::mt19937 spec_rng;
-    std::array<engine::spec::DraftController, kDrafterKinds> draft_ctl;
+    std::array<engine::spec::DraftController, engine::spec::kDrafterTypes> draft_ctl;
     // The server's n-gram drafters, one object each, kept across this slot's requests.
     std::vector<std::unique_ptr<engine::spec::Drafter>> drafters;
     std::vector<engine::Token> history;  // the request's prompt and every token it emitted
