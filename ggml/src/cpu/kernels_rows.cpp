@@ -14,6 +14,7 @@
 #include <initializer_list>
 #include <limits>
 
+#include "../expf_steps.h"
 #include "attn_kernels.h"
 #include "kernels.h"
 #include "kernels_simd_target.h"
@@ -60,19 +61,13 @@ void weighted_sum_scalar(int64_t n, const float* w, const float* v, size_t v_str
 GGML_TARGET_AVX512_BEGIN
 namespace {
 
-// glibc's __exp2f_data: 2^(i/32) as bits minus i << 47 (its table T), and the scaled constants.
-alignas(64) constexpr uint64_t kExpTable[32] = {
-    0x3ff0000000000000, 0x3fefd9b0d3158574, 0x3fefb5586cf9890f, 0x3fef9301d0125b51, 0x3fef72b83c7d517b,
-    0x3fef54873168b9aa, 0x3fef387a6e756238, 0x3fef1e9df51fdee1, 0x3fef06fe0a31b715, 0x3feef1a7373aa9cb,
-    0x3feedea64c123422, 0x3feece086061892d, 0x3feebfdad5362a27, 0x3feeb42b569d4f82, 0x3feeab07dd485429,
-    0x3feea47eb03a5585, 0x3feea09e667f3bcd, 0x3fee9f75e8ec5f74, 0x3feea11473eb0187, 0x3feea589994cce13,
-    0x3feeace5422aa0db, 0x3feeb737b0cdc5e5, 0x3feec49182a3f090, 0x3feed503b23e255d, 0x3feee89f995ad3ad,
-    0x3feeff76f2fb5e47, 0x3fef199bdd85529c, 0x3fef3720dcef9069, 0x3fef5818dcfba487, 0x3fef7c97337b9b5f,
-    0x3fefa4afa2a490da, 0x3fefd0765b6e4540,
-};
-constexpr uint64_t kInvLn2N = 0x40471547652b82fe;  // 32 / ln 2
-constexpr uint64_t kShift = 0x4338000000000000;    // 0x1.8p52
-constexpr uint64_t kC0 = 0x3ebc6af84b912394, kC1 = 0x3f2ebfce50fac4f3, kC2 = 0x3f962e42ff0c52d6;
+// glibc's expf steps (expf_steps.h).
+alignas(64) constexpr uint64_t kExpTable[32] = GGML_EXPF_TABLE;
+using expf_steps::kC0;
+using expf_steps::kC1;
+using expf_steps::kC2;
+using expf_steps::kInvLn2N;
+using expf_steps::kShift;
 
 inline __m512d bits_pd(uint64_t u) {
     return _mm512_castsi512_pd(_mm512_set1_epi64((long long)u));

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "../expf_steps.h"
+
 #ifdef __CUDACC__
 #define GGML_HD __host__ __device__ __forceinline__
 #else
@@ -51,12 +53,60 @@ GGML_HD int iq4nl_level(int i) {
 #endif
 }
 
-// e^x, cos and sin in double, rounded once: correctly rounded but for the rarest near-ties. glibc's float
-// versions are not always (expf differs from this by one ulp in about 6 of 10^4 inputs), so the ops that
-// use these agree with the CPU to an ulp, not to the bit. CUDA's own float versions may be 2 ulps off.
-GGML_HD float exp_f32(float x) {
-    return (float)exp((double)x);
+GGML_HD double as_double(uint64_t u) {
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
 }
+
+GGML_HD uint64_t as_uint64(double d) {
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u;
+}
+
+#ifdef __CUDACC__
+static __constant__ uint64_t kExpfTableDevice[32] = GGML_EXPF_TABLE;
+#endif
+GGML_HD uint64_t expf_table(uint64_t i) {
+#ifdef __CUDA_ARCH__
+    return kExpfTableDevice[i];
+#else
+    constexpr uint64_t table[32] = GGML_EXPF_TABLE;
+    return table[i];
+#endif
+}
+
+// e^x with the steps of glibc's expf (expf_steps.h), each fused multiply-add written out (the library is
+// built with --fmad=false, so nothing else is fused): the same bits as the CPU's std::exp, so softmax,
+// flash attention and SiLU match the CPU exactly (a one-ulp difference in a softmax weight can flip its
+// rounding to f16, a relative change of 2^-11).
+GGML_HD float exp_f32(float x) {
+    namespace e = expf_steps;
+    const uint32_t ux = as_uint(x);
+    if (((ux >> 20) & 0x7ff) >= e::kSpecialTop) {
+        if (ux == 0xff800000u) return 0.0f;               // -inf
+        if (((ux >> 20) & 0x7ff) >= 0x7f8) return x + x;  // inf, nan
+        if (x > as_float(e::kOverflowBits)) return INFINITY;
+        if (x < as_float(e::kUnderflowBits)) return 0.0f;
+        // Otherwise the main steps below, which round to a subnormal or to the largest floats.
+    }
+    const double xd = (double)x;
+    const double inv_ln2n = as_double(e::kInvLn2N), shift = as_double(e::kShift);
+    const double z = fma(inv_ln2n, xd, shift);
+    const uint64_t ki = as_uint64(z);
+    const double kd = z - shift;
+    const double r = fma(inv_ln2n, xd, -kd);
+    const double s = as_double(expf_table(ki & 31) + (ki << 47));
+    const double zz = fma(as_double(e::kC0), r, as_double(e::kC1));
+    const double r2 = r * r;
+    double y = fma(r, as_double(e::kC2), 1.0);
+    y = fma(zz, r2, y);
+    return (float)(y * s);
+}
+
+// cos and sin in double, rounded once: correctly rounded but for the rarest near-ties. glibc's cosf and
+// sinf are not always (within 0.56 ulp), so RoPE agrees with the CPU to an ulp, not always to the bit.
 GGML_HD float cos_f32(float x) {
     return (float)cos((double)x);
 }
