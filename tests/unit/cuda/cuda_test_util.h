@@ -16,6 +16,7 @@
 #include "ggml/backend.h"
 #include "ggml/ggml.h"
 #include "ggml/quants.h"
+#include "ggml/src/cpu/kernels.h"
 
 namespace cuda_test {
 
@@ -158,6 +159,29 @@ inline void check_close(const Build& build, double tol) {
     const double err = max_rel_error(got, ref);
     INFO("max relative error " << err << " (tolerance " << tol << ")");
     REQUIRE(err <= tol);
+}
+
+// The CPU's result at its reference (scalar) level: the arithmetic the kernels repeat. The CPU's SIMD
+// levels sum F32/F16/BF16 dot products in float lanes instead of in double, a last-bit difference in an
+// attention score that the f16 rounding of a softmax weight (for an F16 V) can turn into 2^-11 of that
+// weight; against the reference level the GPU's attention is exact.
+inline Bytes run_cpu_reference(const Build& build) {
+    struct LevelScope {
+        ggml::cpu::IsaLevel saved = ggml::cpu::isa_level();
+        LevelScope() { ggml::cpu::set_isa_level_for_testing(ggml::cpu::IsaLevel::Scalar); }
+        ~LevelScope() { ggml::cpu::set_isa_level_for_testing(saved); }
+    } scalar;
+    return run_cpu(build);
+}
+
+// CUDA's result is the bytes of the CPU's at its reference level.
+inline void check_identical_to_reference(const Build& build) {
+    Backend& cuda = cuda_backend();
+    const Bytes ref = run_cpu_reference(build);
+    const Bytes got = run_cuda(build, cuda);
+    INFO("max relative error " << max_rel_error(floats_of(got), floats_of(ref))
+                               << " against the CPU reference level");
+    REQUIRE(got == ref);
 }
 
 // The CPU's and CUDA's results are the same bytes.

@@ -1,6 +1,6 @@
 // Attention on CUDA: flash_attn with f16 and q8_0 (and the other cache types) K/V, GQA and masks, against
-// the CPU; the fused and unfused paths agreeing; and a sequence's result not depending on where its
-// cells sit among other sequences' (masked) cells.
+// the CPU reference level (the same bytes); the fused and unfused paths agreeing; and a sequence's result
+// not depending on where its cells sit among other sequences' (masked) cells.
 #include "cuda_test_util.h"
 
 using namespace cuda_test;
@@ -57,7 +57,8 @@ const Attn kShapes[] = {
 
 }  // namespace
 
-TEST_CASE("CUDA flash_attn with f16 and q8_0 K/V, GQA and masks, matches the CPU", "[cuda][flash_attn]") {
+TEST_CASE("CUDA flash_attn with f16 and q8_0 K/V, GQA and masks, equals the CPU reference",
+          "[cuda][flash_attn]") {
     for (const Attn& a : kShapes) {
         for (auto [kt, vt] : {std::pair{Type::F16, Type::F16},
                               {Type::Q8_0, Type::Q8_0},
@@ -66,7 +67,7 @@ TEST_CASE("CUDA flash_attn with f16 and q8_0 K/V, GQA and masks, matches the CPU
             INFO("hd " << a.hd << " n_kv " << a.n_kv << " hkv " << a.hkv << " n_q " << a.n_q << " h " << a.h
                        << " K " << type_name(kt) << " V " << type_name(vt));
             const AttnData d = make_data(a, 40, true);
-            check_close(fused(a, d, kt, vt), 1e-5);
+            check_identical_to_reference(fused(a, d, kt, vt));
         }
     }
 }
@@ -76,17 +77,17 @@ TEST_CASE("CUDA flash_attn with the other cache types", "[cuda][flash_attn]") {
     const AttnData d = make_data(a, 50, true);
     for (Type t : {Type::F32, Type::BF16, Type::Q4_0, Type::Q4_1, Type::Q5_0, Type::Q5_1, Type::IQ4_NL}) {
         INFO("K/V type " << type_name(t));
-        check_close(fused(a, d, t, t), 1e-5);
+        check_identical_to_reference(fused(a, d, t, t));
     }
 }
 
-TEST_CASE("CUDA unfused attention (mul_mat, soft_max, mul_mat_t) matches the CPU and the fused path",
+TEST_CASE("CUDA unfused attention (mul_mat, soft_max, mul_mat_t) equals the CPU reference and the fused path",
           "[cuda][flash_attn]") {
     Backend& cuda = cuda_backend();
     for (const Attn& a : kShapes) {
         INFO("hd " << a.hd << " n_kv " << a.n_kv << " n_q " << a.n_q);
         const AttnData d = make_data(a, 60, true);
-        check_close(unfused(a, d, Type::F16, Type::F16), 1e-5);
+        check_identical_to_reference(unfused(a, d, Type::F16, Type::F16));
         // Same steps, same bits (as on the CPU).
         REQUIRE(run_cuda(unfused(a, d, Type::F16, Type::F16), cuda) ==
                 run_cuda(fused(a, d, Type::F16, Type::F16), cuda));
