@@ -40,6 +40,26 @@ TEST_CASE("CUDA mul_mat matches the CPU for every weight type, decode and prompt
     }
 }
 
+TEST_CASE("CUDA mul_mat quantizes awkward activation blocks as the CPU does", "[cuda][mul_mat]") {
+    // Blocks of zeros (scale 0), of one value, of tiny values, of large ones, and values on rounding ties
+    // (k + 0.5 after scaling by 127 / amax), for the Q8_0, Q8_1 and Q8_K activation formats.
+    const int64_t K = 512, M = 5, N = 3;
+    std::vector<float> x = randn((size_t)(K * N), 26);
+    for (int64_t j = 0; j < 32; ++j) {
+        x[(size_t)j] = 0.0f;                                            // block 0 of column 0: zeros
+        x[(size_t)(32 + j)] = 3.0f;                                     // block 1: one value
+        x[(size_t)(64 + j)] = std::ldexp(1.0f, -120) * (float)(j + 1);  // block 2: tiny (scale 0 in f16)
+        x[(size_t)(96 + j)] = (j % 2 ? -1.0f : 1.0f) * 3e4f;            // block 3: large (f16 scale 236)
+        x[(size_t)(128 + j)] = (float)(j % 8) + 0.5f;                   // block 4: ties
+    }
+    x[(size_t)(128 + 31)] = 127.0f;  // amax 127: scale 1, the other values stay on their ties
+    const auto w = randn((size_t)(K * M), 27);
+    for (Type t : {Type::Q4_0, Type::Q8_0, Type::Q4_1, Type::Q5_1, Type::Q4_K}) {
+        INFO("type " << type_name(t));
+        check_identical(mul_mat_case(t, K, M, N, w, x));
+    }
+}
+
 TEST_CASE("CUDA mul_mat at model-like shapes", "[cuda][mul_mat]") {
     for (Type t : {Type::Q4_0, Type::Q8_0, Type::Q4_K, Type::Q6_K, Type::F16}) {
         for (auto [K, M] : {std::pair<int64_t, int64_t>{2048, 256}, {5632, 64}}) {
