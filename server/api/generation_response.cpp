@@ -115,7 +115,7 @@ json GenerationResponse::usage_json() const {
 }
 
 // Per-token probabilities in the shape each API uses.
-json GenerationResponse::probs_json(const std::vector<engine::TokenProbs>& probs) const {
+json GenerationResponse::probs_json(std::span<const engine::TokenProbs> probs) const {
     json out = json::array();
     const bool post = rc_.options.post_sampling_probs;
     for (const auto& p : probs) {
@@ -177,7 +177,11 @@ void GenerationResponse::on_tokens(size_t i, const sched::TokenOutput& out) {
     if (failed_) return;
     Choice& c = choices_[i];
     const bool want_probs = rc_.flavor == Flavor::Native ? rc_.options.sampling.n_probs > 0 : rc_.options.logprobs;
-    json probs = want_probs && !out.probs.empty() ? probs_json(out.probs) : json();
+    // The ending EOS: its probabilities are reported by the native API only (OpenAI's logprobs list the
+    // tokens of the text).
+    std::span<const engine::TokenProbs> shown(out.probs);
+    if (out.ends_with_eos && rc_.flavor != Flavor::Native && !shown.empty()) shown = shown.first(shown.size() - 1);
+    json probs = want_probs && !shown.empty() ? probs_json(shown) : json();
     if (!stream_) {
         if (!probs.is_null())
             for (auto& p : probs) c.logprobs.push_back(p);

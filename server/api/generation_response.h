@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -64,7 +65,7 @@ private:
     void on_error(size_t i, int status, const std::string& message);
 
     json chunk_base(const char* object) const;
-    json probs_json(const std::vector<engine::TokenProbs>& probs) const;
+    json probs_json(std::span<const engine::TokenProbs> probs) const;
     json usage_json() const;
     json native_final(size_t i, const sched::FinalOutput& f) const;
     json timings_json(const sched::Timings& t) const;

@@ -697,9 +697,11 @@ void Scheduler::deliver(Slot& slot, engine::spec::Verified&& v) {
 
     TokenOutput out;
     out.text = step.text;
-    out.tokens.assign(v.tokens.begin(), v.tokens.begin() + (long)step.n_shown);
-    if (!v.probs.empty()) out.probs.assign(v.probs.begin(), v.probs.begin() + (long)step.n_shown);
-    if (step.n_shown > 0 || !out.text.empty()) t.sink->on_tokens(out);
+    out.ends_with_eos = step.end && step.end->eos;
+    const long n_out = (long)step.n_shown + (out.ends_with_eos ? 1 : 0);
+    out.tokens.assign(v.tokens.begin(), v.tokens.begin() + n_out);
+    if (!v.probs.empty()) out.probs.assign(v.probs.begin(), v.probs.begin() + n_out);
+    if (n_out > 0 || !out.text.empty()) t.sink->on_tokens(out);
     if (step.end) {
         finish(slot, *step.end);
         return;
@@ -760,6 +762,7 @@ void Scheduler::finish(Slot& slot, const PipelineEnd& end) {
     f.stopping_word = end.word;
     f.content = slot.pipeline->content();
     f.tokens = slot.pipeline->tokens();
+    if (end.eos) f.tokens.push_back(slot.history.back());  // the EOS: consumed, not shown
     f.n_prompt_tokens = (int32_t)t.prompt.size();
     f.n_cached_tokens = slot.n_cached;
     f.slot_id = slot.id;

@@ -46,6 +46,9 @@ struct TokenOutput {
     std::string text;
     std::vector<engine::Token> tokens;
     std::vector<engine::TokenProbs> probs;  // one per token when n_probs > 0
+    // The last token is the end-of-generation token that ended the request: it has no text, and the
+    // native API reports it with its probabilities (as llama-server does), the OpenAI ones leave it out.
+    bool ends_with_eos = false;
 };
 
 enum class FinishReason { Stop, Length };
@@ -57,7 +60,7 @@ struct FinalOutput {
     bool stopped_limit = false;
     std::string stopping_word;
     std::string content;                // the whole generated text (stop string excluded)
-    std::vector<engine::Token> tokens;  // the whole generated sequence
+    std::vector<engine::Token> tokens;  // the whole generated sequence, an ending EOS included
     int32_t n_prompt_tokens = 0;        // prompt length (cached or not)
     int32_t n_cached_tokens = 0;        // prompt tokens reused from the cache
     Timings timings;

@@ -115,6 +115,56 @@ TEST_CASE("stop strings end generation and are not emitted, also when streamed",
     REQUIRE(text == ", there was a little girl named ");
 }
 
+TEST_CASE("an ending EOS is reported in tokens and completion_probabilities, as llama-server does",
+          "[integration][api]") {
+    // synth-phi3's golden case 1 ends at EOS after 5 tokens; llama-server reports the EOS as the 6th token
+    // (and its probabilities) with no text. The OpenAI APIs list the text's tokens only.
+    std::ifstream f(shared_path("golden/synth-phi3-q8_0.greedy.json"));
+    const json cs = json::parse(f)["cases"][1];
+    REQUIRE(cs["stop_type"] == "eos");
+    const json want = cs["completion_tokens"];
+    const size_t n = want.size();
+    ServerProcess srv(
+        {"-m", shared_path("models/synth/synth-phi3-q8_0.gguf"), "-np", "1", "-c", "512", "-t", "1"});
+    Client c("127.0.0.1", srv.port());
+    const json body{{"prompt", cs["prompt_tokens"]},
+                    {"n_predict", 32},
+                    {"temperature", 0},
+                    {"return_tokens", true},
+                    {"n_probs", 3}};
+    const json r = c.post("/completion", body.dump()).json();
+    REQUIRE(r["stop_type"] == "eos");
+    REQUIRE(r["tokens"] == want);
+    REQUIRE(r["content"] == cs["completion_text"]);
+    REQUIRE(r["completion_probabilities"].size() == n);
+    REQUIRE(r["completion_probabilities"][n - 1]["id"] == want[n - 1]);
+    REQUIRE(r["timings"]["predicted_n"] == n);
+
+    json sbody = body;
+    sbody["stream"] = true;
+    json tokens = json::array(), probs = json::array();
+    std::string text;
+    c.stream("POST", "/completion", sbody.dump(), {}, [&](const server::http::SseEvent& e) {
+        const json j = json::parse(e.data);
+        text += j["content"].get<std::string>();
+        for (const auto& t : j.value("tokens", json::array())) tokens.push_back(t);
+        for (const auto& p : j.value("completion_probabilities", json::array())) probs.push_back(p["id"]);
+        return true;
+    });
+    REQUIRE(tokens == want);
+    REQUIRE(probs == want);
+    REQUIRE(text == cs["completion_text"]);
+
+    const json oai =
+        c.post("/v1/completions",
+               json{{"prompt", cs["prompt_tokens"]}, {"max_tokens", 32}, {"temperature", 0}, {"logprobs", 2}}
+                   .dump())
+            .json();
+    REQUIRE(oai["choices"][0]["finish_reason"] == "stop");
+    REQUIRE(oai["choices"][0]["logprobs"]["tokens"].size() == n - 1);
+    REQUIRE(oai["usage"]["completion_tokens"] == n);
+}
+
 TEST_CASE("chat completions with usage and logprobs", "[integration][api]") {
     Client c("127.0.0.1", shared_server().port());
     const json body{{"messages", json::array({{{"role", "user"}, {"content", "Hello"}}})},
