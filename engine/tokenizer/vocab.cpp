@@ -141,6 +141,15 @@ Token Vocab::fim_suf() const {
 Token Vocab::fim_mid() const {
     return impl_->fim_mid;
 }
+Token Vocab::fim_pad() const {
+    return impl_->fim_pad;
+}
+Token Vocab::fim_rep() const {
+    return impl_->fim_rep;
+}
+Token Vocab::fim_sep() const {
+    return impl_->fim_sep;
+}
 bool Vocab::add_bos() const {
     return impl_->add_bos;
 }

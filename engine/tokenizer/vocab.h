@@ -90,6 +90,9 @@ class Vocab {
     Token fim_pre() const;
     Token fim_suf() const;
     Token fim_mid() const;
+    Token fim_pad() const;
+    Token fim_rep() const;  // repository name marker (repo-level infill)
+    Token fim_sep() const;  // file separator (repo-level infill)
     bool add_bos() const;
     bool add_eos() const;
     bool add_sep() const;

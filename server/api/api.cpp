@@ -92,6 +92,7 @@ void Api::register_routes() {
     http_.post("/v1/chat/completions", bind(&Api::chat_completions));
     http_.post("/chat/completions", bind(&Api::chat_completions));
     http_.post("/completion", guard([this](Request& r) { return completion(r, Flavor::Native); }));
+    http_.post("/infill", bind(&Api::infill));
     http_.post("/completions", guard([this](Request& r) { return completion(r, Flavor::Completions); }));
     http_.post("/v1/completions", guard([this](Request& r) { return completion(r, Flavor::Completions); }));
     http_.post("/v1/embeddings", guard([this](Request& r) { return embeddings(r, true); }));

@@ -38,6 +38,8 @@ struct ApiConfig {
     engine::Pooling pooling = engine::Pooling::Unspecified;  // --pooling; Unspecified: the model's
     uint32_t n_ubatch = 512;  // -ub and -c (0: the model's): bound the longest embedding input
     uint32_t n_ctx = 0;
+    uint32_t n_batch = 2048;  // -b: /infill fits prefix, suffix and prompt into one batch
+    bool spm_infill = false;  // --spm-infill: suffix before prefix in /infill prompts
 };
 
 // How a chat reply is parsed (tool calls, reasoning) when its response is formatted.
@@ -64,6 +66,7 @@ private:
     using Reply = server::http::Reply;
 
     Reply completion(Request& req, Flavor flavor);
+    Reply infill(Request& req);  // handlers_infill.cpp
     Reply chat_completions(Request& req);
     Reply models(Request& req);
     Reply health(Request& req);

@@ -4,6 +4,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
@@ -113,6 +114,8 @@ int cmd_serve(int argc, char** argv) {
     ap.option("--reasoning-budget", "N", "-1: unlimited thinking (default); 0: disable thinking (enable_thinking false)",
               &ac.reasoning_budget);
     ap.flag("--metrics", "enable the Prometheus /metrics endpoint", &ac.metrics);
+    ap.flag("--spm-infill", "/infill: suffix before prefix (SPM order) for models trained so (default PSM)",
+            &ac.spm_infill);
     ap.flag("--props", "allow POST /props to change the default generation settings", &ac.props_writable);
     ap.flag("--no-slots", "disable the /slots endpoint", &no_slots);
     ap.flag("--slots", "enable the /slots endpoint (default)", &no_slots, false);
@@ -248,6 +251,7 @@ int cmd_serve(int argc, char** argv) {
     ac.slots = !no_slots;
     ac.n_ubatch = mo.n_ubatch;
     ac.n_ctx = mo.n_ctx;
+    ac.n_batch = mo.n_ctx > 0 ? std::min(mo.n_batch, mo.n_ctx) : mo.n_batch;  // as the context clamps it
     hc.port = (uint16_t)port;
     hc.n_threads = threads_http;
     hc.read_timeout = hc.write_timeout = std::chrono::seconds(timeout_s);
