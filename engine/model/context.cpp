@@ -34,6 +34,7 @@ Context::Context(const Model& model, const ContextParams& params) : model_(model
     runner_ = std::make_unique<GraphRunner>(*backend_, model.offload_backend());
     // LongRoPE's long factors apply once a sequence's share of the context exceeds the original context.
     long_rope_ = params_.n_ctx / params_.n_seq_max > hp.n_ctx_orig;
+    lora_scales_.assign(params_.n_seq_max, std::vector<float>(params_.lora.size(), 0.0f));
 }
 
 Context::~Context() = default;
@@ -56,6 +57,19 @@ void Context::validate(const Batch& b) const {
             if (s < 0 || (uint32_t)s >= params_.n_seq_max)
                 throw InvalidBatch("sequence id " + std::to_string(s) + " is out of range");
     }
+}
+
+void Context::set_lora_scales(SeqId seq, std::vector<float> scales) {
+    if (seq < 0 || (size_t)seq >= lora_scales_.size())
+        throw std::invalid_argument("LoRA scales: sequence id " + std::to_string(seq) + " out of range");
+    if (scales.size() != params_.lora.size())
+        throw std::invalid_argument("LoRA scales: " + std::to_string(scales.size()) + " given, the context has " +
+                                    std::to_string(params_.lora.size()) + " adapters");
+    lora_scales_[(size_t)seq] = std::move(scales);
+}
+
+const std::vector<float>& Context::lora_scales(SeqId seq) const {
+    return lora_scales_.at((size_t)seq);
 }
 
 void Context::apply_kv_shift() {
@@ -105,6 +119,19 @@ void Context::compute_ubatch(const UBatchView& ub, const std::vector<int32_t>& c
     ggml::Context gctx(0, true);
     GraphBuilder builder(gctx, model_, *kv_, shape);
     GraphInputs& in = builder.in;
+    // Adapters some token of this micro-batch uses: a token takes its (first) sequence's scales.
+    std::vector<std::vector<float>> lora_token_scales;
+    for (size_t a = 0; a < params_.lora.size(); ++a) {
+        std::vector<float> sc(ub.n);
+        bool any = false;
+        for (uint32_t i = 0; i < ub.n; ++i) {
+            sc[i] = lora_scales_[(size_t)ub.seqs[i].front()][a];
+            any |= sc[i] != 0.0f;
+        }
+        if (!any) continue;
+        builder.add_lora(params_.lora[a]);
+        lora_token_scales.push_back(std::move(sc));
+    }
     in.logits = model_.arch().build_graph(builder);
     if (params_.embeddings && builder.hidden) in.logits = builder.hidden;  // the state the output matrix reads
     in.logits->flags |= ggml::kFlagOutput;
@@ -121,6 +148,14 @@ void Context::compute_ubatch(const UBatchView& ub, const std::vector<int32_t>& c
     if (in.mask->data)  // unused when every layer has a sliding window
         kv_->fill_mask(ub.pos, ub.seqs, ub.n, shape.n_kv, (float*)in.mask->data, hp.causal);
     if (in.mask_swa) kv_->fill_mask(ub.pos, ub.seqs, ub.n, shape.n_kv, (float*)in.mask_swa->data, hp.causal, hp.n_swa);
+
+    for (size_t k = 0; k < builder.lora.size(); ++k) {
+        const LoraInput& l = builder.lora[k];
+        const std::vector<float>& sc = lora_token_scales[k];
+        if (l.scale->data) std::memcpy(l.scale->data, sc.data(), ub.n * sizeof(float));
+        if (l.scale_out->data)
+            for (size_t j = 0; j < out_ids.size(); ++j) ((float*)l.scale_out->data)[j] = sc[(size_t)out_ids[j]];
+    }
 
     runner_->compute(g, ub.n == 1 ? params_.n_threads : params_.n_threads_batch);
     if (any_out)  // the logits may live on the offload backend

@@ -11,6 +11,7 @@
 #include "engine/model/batch.h"
 #include "engine/model/graph_runner.h"
 #include "engine/model/kv_cache.h"
+#include "engine/model/lora.h"
 #include "engine/model/model.h"
 #include "ggml/backend.h"
 
@@ -29,6 +30,9 @@ struct ContextParams {
     bool embeddings = false;
     ggml::Type type_k = ggml::Type::F16;
     ggml::Type type_v = ggml::Type::F16;
+    // LoRA adapters this context can apply (their order gives the ids of set_lora_scales' vectors). They
+    // must outlive the context.
+    std::vector<const LoraAdapter*> lora;
 };
 
 // Invalid input to decode() (bad token id, position, sequence id): the caller's fault, nothing changed.
@@ -50,6 +54,11 @@ class Context {
     // Evaluates the batch. On NoKvSpace nothing of the batch remains in the cache. Pending position
     // shifts of the cache (KvCache::seq_add) are applied to the stored keys first.
     Status decode(const Batch& batch);
+    // The adapters' scales for a sequence's tokens (one per ContextParams::lora entry; 0: not applied),
+    // from the next decode on; every sequence starts with all zeros. Tokens of a sequence evaluated
+    // earlier keep what they were computed with (the caller decides when a cached prefix is reusable).
+    void set_lora_scales(SeqId seq, std::vector<float> scales);
+    const std::vector<float>& lora_scales(SeqId seq) const;
     // Applies pending position shifts now (before reading or saving the cache's keys).
     void apply_kv_shift();
 
@@ -84,6 +93,7 @@ class Context {
     std::vector<float> logits_;
     std::vector<int32_t> logit_row_;  // batch index -> row in logits_ (-1: none)
     bool long_rope_ = false;
+    std::vector<std::vector<float>> lora_scales_;  // [seq][adapter]
 };
 
 }  // namespace engine

@@ -1,6 +1,10 @@
 #include "engine/model/graph_builder.h"
 
 #include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "engine/model/lora.h"
 
 namespace engine {
 
@@ -23,7 +27,27 @@ Tensor* GraphBuilder::embed() const { return ggml::get_rows(ctx, model.tok_embd,
 
 Tensor* GraphBuilder::mm(Tensor* w, Tensor* x, Tensor* b) const {
     Tensor* y = ggml::mul_mat(ctx, w, x);
+    for (const LoraInput& l : lora) {
+        const LoraAdapter::Pair* p = l.adapter->find(w->name);
+        if (!p) continue;
+        // x is [in, n_tokens], or [in, n_outputs] after the last layer dropped the other tokens.
+        Tensor* s = x->ne[1] == (int64_t)shape.n_tokens ? l.scale : x->ne[1] == (int64_t)shape.n_outputs ? l.scale_out : nullptr;
+        if (!s || x->ne[2] != 1 || x->ne[3] != 1)
+            throw std::logic_error(std::string("LoRA: the product of ") + w->name + " has no per-token scale");
+        Tensor* d = ggml::mul_mat(ctx, p->b, ggml::mul_mat(ctx, p->a, x));
+        if (p->factor != 1.0f) d = ggml::scale(ctx, d, p->factor);
+        y = ggml::add(ctx, y, ggml::mul(ctx, d, s));
+    }
     return b ? ggml::add(ctx, y, b) : y;
+}
+
+LoraInput& GraphBuilder::add_lora(const LoraAdapter* adapter) {
+    LoraInput l{adapter, ctx.new_tensor_2d(ggml::Type::F32, 1, shape.n_tokens),
+                ctx.new_tensor_2d(ggml::Type::F32, 1, shape.n_outputs)};
+    l.scale->flags |= ggml::kFlagInput;
+    l.scale_out->flags |= ggml::kFlagInput;
+    lora.push_back(l);
+    return lora.back();
 }
 
 Tensor* GraphBuilder::rms_norm(Tensor* x, Tensor* w) const {

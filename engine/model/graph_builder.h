@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "engine/model/kv_cache.h"
 #include "engine/model/model.h"
@@ -23,6 +24,16 @@ struct GraphInputs {
     ggml::Tensor* mask_swa = nullptr;  // F32 [n_kv, n_tokens]: the sliding-window layers' mask (or nullptr)
     ggml::Tensor* out_ids = nullptr;   // I32 [n_outputs]: tokens whose logits are computed
     ggml::Tensor* logits = nullptr;    // F32 [n_vocab, n_outputs] (the result)
+};
+
+class LoraAdapter;
+
+// An adapter in this graph: its per-token scales (each token's sequence's scale, F32 [1, n_tokens]) and
+// those of the output tokens ([1, n_outputs]), for products after the last layer keeps only outputs.
+struct LoraInput {
+    const LoraAdapter* adapter = nullptr;
+    ggml::Tensor* scale = nullptr;
+    ggml::Tensor* scale_out = nullptr;
 };
 
 struct GraphShape {
@@ -49,11 +60,15 @@ public:
     const KvCache& kv;
     const GraphShape shape;
     GraphInputs in;
+    std::vector<LoraInput> lora;  // adapters some token of this graph uses (add_lora)
 
     // Token embeddings: rows of token_embd, [n_embd, n_tokens].
     ggml::Tensor* embed() const;
-    // w x (+ b): the one place where a weight matrix multiplies activations.
+    // w x (+ b): the one place where a weight matrix multiplies activations. With adapters, each one
+    // that adapts w adds scale_t * factor * B (A x) to every token's column t.
     ggml::Tensor* mm(ggml::Tensor* w, ggml::Tensor* x, ggml::Tensor* b = nullptr) const;
+    // Adds an adapter's scale inputs (before the graph is built).
+    LoraInput& add_lora(const LoraAdapter* adapter);
     // RMSNorm: x / rms(x) * w per row (w may be nullptr).
     ggml::Tensor* rms_norm(ggml::Tensor* x, ggml::Tensor* w) const;
     // LayerNorm: (x - mean) / sqrt(var + norm_eps) * w + b per row (w, b may be nullptr).

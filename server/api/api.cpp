@@ -93,6 +93,8 @@ void Api::register_routes() {
     http_.post("/chat/completions", bind(&Api::chat_completions));
     http_.post("/completion", guard([this](Request& r) { return completion(r, Flavor::Native); }));
     http_.post("/infill", bind(&Api::infill));
+    http_.get("/lora-adapters", bind(&Api::lora_adapters_get));
+    http_.post("/lora-adapters", bind(&Api::lora_adapters_post));
     http_.post("/completions", guard([this](Request& r) { return completion(r, Flavor::Completions); }));
     http_.post("/v1/completions", guard([this](Request& r) { return completion(r, Flavor::Completions); }));
     http_.post("/v1/embeddings", guard([this](Request& r) { return embeddings(r, true); }));

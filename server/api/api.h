@@ -5,6 +5,7 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/grammar/grammar.h"
 #include "engine/grammar/grammar_vocab.h"
@@ -40,6 +41,10 @@ struct ApiConfig {
     uint32_t n_ctx = 0;
     uint32_t n_batch = 2048;  // -b: /infill fits prefix, suffix and prompt into one batch
     bool spm_infill = false;  // --spm-infill: suffix before prefix in /infill prompts
+    // --lora / --lora-scaled: the adapters' files (ids are their order) and initial scales
+    // (--lora-init-without-apply: 0).
+    std::vector<std::string> lora_paths;
+    std::vector<float> lora_scales;
 };
 
 // How a chat reply is parsed (tool calls, reasoning) when its response is formatted.
@@ -67,6 +72,11 @@ private:
 
     Reply completion(Request& req, Flavor flavor);
     Reply infill(Request& req);  // handlers_infill.cpp
+    Reply lora_adapters_get(Request& req);  // handlers_lora.cpp
+    Reply lora_adapters_post(Request& req);
+    // A request's adapter scales: its "lora" list ([{id, scale}], adapters not named get 0), else the
+    // server's current scales.
+    std::vector<float> request_lora(const json& body) const;
     Reply chat_completions(Request& req);
     Reply models(Request& req);
     Reply health(Request& req);
@@ -108,7 +118,7 @@ private:
     std::unique_ptr<ChatFormatter> chat_;
     std::shared_ptr<const engine::GrammarVocab> grammar_vocab_;
     std::atomic<uint64_t> next_task_id_{1};
-    mutable std::mutex defaults_mu_;  // guards config_.defaults (POST /props)
+    mutable std::mutex defaults_mu_;  // guards config_.defaults (POST /props) and config_.lora_scales
     std::unique_ptr<FormatPool> format_pool_;
     // Blocking work (large tokenizations, templating) runs here, answered through a DeferredResponse, so
     // that a few huge requests cannot occupy every HTTP I/O thread (/health and small requests stay fast).

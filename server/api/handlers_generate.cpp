@@ -170,7 +170,7 @@ Api::Reply Api::chat_completions(Request& req) {
     return start_generation(req, Flavor::Chat, body, opts, {toks}, {text}, &parse);
 }
 
-Api::Reply Api::start_generation(Request& req, Flavor flavor, const json&, const GenerationOptions& opts,
+Api::Reply Api::start_generation(Request& req, Flavor flavor, const json& body, const GenerationOptions& opts,
                                  const std::vector<std::vector<engine::Token>>& prompts,
                                  const std::vector<std::string>& prompt_texts, const ChatParse* chat_parse) {
     std::unique_ptr<engine::Grammar> grammar = compile_grammar(opts);
@@ -194,10 +194,12 @@ Api::Reply Api::start_generation(Request& req, Flavor flavor, const json&, const
     const size_t n_tasks = prompts.size() * (size_t)opts.n_choices;
     auto response = std::make_shared<GenerationResponse>(std::move(rc), model_->vocab(), n_tasks, format_pool_->serial());
 
+    const std::vector<float> lora = request_lora(body);
     std::vector<std::shared_ptr<sched::Task>> tasks;
     for (size_t p = 0; p < prompts.size(); ++p)
         for (int c = 0; c < opts.n_choices; ++c) {
             auto t = std::make_shared<sched::Task>();
+            t->lora = lora;
             t->id = next_task_id_.fetch_add(1);
             t->prompt = prompts[p];
             t->n_predict = opts.n_predict;

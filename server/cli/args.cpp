@@ -55,6 +55,13 @@ void ArgParser::add(const std::string& names, const std::string& value_name, con
     push({split_names(names), value_name, help, std::move(set), false, "", nullptr, true});
 }
 
+void ArgParser::add_with_number(const std::string& names, const std::string& value_name, const std::string& help,
+                                std::function<void(const std::string&)> set) {
+    Opt o{split_names(names), value_name, help, std::move(set), false, "", nullptr, true};
+    o.takes_number = true;
+    push(std::move(o));
+}
+
 void ArgParser::flag(const std::string& names, const std::string& help, bool* target, bool value) {
     push({split_names(names), "", help, [target, value](const std::string&) { *target = value; }, true, "", target,
           value});
@@ -122,6 +129,11 @@ bool ArgParser::parse(int argc, char** argv, int first) {
         if (!o->is_flag && !has_inline) {
             if (i + 1 >= argc) throw ArgError("option " + a + " needs a value (" + o->value_name + ")");
             value = argv[++i];
+            if (o->takes_number && i + 1 < argc) {
+                char* end = nullptr;
+                std::strtod(argv[i + 1], &end);
+                if (end != argv[i + 1] && *end == '\0') value += std::string("\n") + argv[++i];
+            }
         }
         o->set(value);
         mark_given(*o);

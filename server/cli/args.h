@@ -26,6 +26,11 @@ public:
     void add(const std::string& names, const std::string& value_name, const std::string& help,
              std::function<void(const std::string&)> set);
     void flag(const std::string& names, const std::string& help, bool* target, bool value = true);
+    // An option whose value may be followed by a second one on the command line (llama-server's
+    // `--lora-scaled FNAME SCALE`): a next argument that is a number is taken too and given to set
+    // after a '\n'. The environment and --config give the single value.
+    void add_with_number(const std::string& names, const std::string& value_name, const std::string& help,
+                         std::function<void(const std::string&)> set);
     void option(const std::string& names, const std::string& value_name, const std::string& help, std::string* target);
     void option(const std::string& names, const std::string& value_name, const std::string& help, int* target);
     void option(const std::string& names, const std::string& value_name, const std::string& help, float* target);
@@ -58,6 +63,7 @@ private:
         std::string env;             // environment variable ("" for options with no long name)
         bool* flag_target = nullptr;  // flags: the variable and the value the flag sets
         bool flag_value = true;
+        bool takes_number = false;  // add_with_number
     };
     const Opt* find(const std::string& name) const;
     void push(Opt o);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +16,7 @@
 #include <thread>
 
 #include "engine/model/context.h"
+#include "engine/model/lora.h"
 #include "engine/model/model.h"
 #include "engine/model/pooling.h"
 #include "server/api/api.h"
@@ -67,6 +69,41 @@ void finish_chat_options(const std::string& template_file, const std::string& kw
         throw ArgError("--reasoning-budget must be -1 (unlimited) or 0 (no thinking); token budgets are not supported");
 }
 
+std::vector<std::string> split_list(const std::string& v) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    for (;;) {
+        const size_t comma = v.find(',', start);
+        const std::string item = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        if (item.empty()) throw ArgError("empty file name in '" + v + "'");
+        out.push_back(item);
+        if (comma == std::string::npos) return out;
+        start = comma + 1;
+    }
+}
+
+// "FNAME\nSCALE" (two arguments) or "FNAME:SCALE[,FNAME:SCALE...]".
+std::vector<std::pair<std::string, float>> parse_lora_scaled(const std::string& v) {
+    auto scale_of = [&](const std::string& s) {
+        char* end = nullptr;
+        const double x = std::strtod(s.c_str(), &end);
+        if (s.empty() || *end != '\0' || !std::isfinite(x)) throw ArgError("--lora-scaled: bad scale '" + s + "'");
+        return (float)x;
+    };
+    std::vector<std::pair<std::string, float>> out;
+    if (const size_t nl = v.find('\n'); nl != std::string::npos) {
+        out.emplace_back(v.substr(0, nl), scale_of(v.substr(nl + 1)));
+        return out;
+    }
+    for (const std::string& item : split_list(v)) {
+        const size_t colon = item.rfind(':');
+        if (colon == std::string::npos || colon == 0)
+            throw ArgError("--lora-scaled takes FNAME SCALE or FNAME:SCALE, got '" + item + "'");
+        out.emplace_back(item.substr(0, colon), scale_of(item.substr(colon + 1)));
+    }
+    return out;
+}
+
 }  // namespace
 
 int cmd_serve(int argc, char** argv) {
@@ -114,6 +151,23 @@ int cmd_serve(int argc, char** argv) {
     ap.option("--reasoning-budget", "N", "-1: unlimited thinking (default); 0: disable thinking (enable_thinking false)",
               &ac.reasoning_budget);
     ap.flag("--metrics", "enable the Prometheus /metrics endpoint", &ac.metrics);
+    bool lora_without_apply = false;
+    ap.add("--lora", "FNAME", "LoRA adapter, scale 1 (repeatable, or a comma-separated list)", [&ac](const std::string& v) {
+        for (const std::string& path : split_list(v)) {
+            ac.lora_paths.push_back(path);
+            ac.lora_scales.push_back(1.0f);
+        }
+    });
+    ap.add_with_number("--lora-scaled", "FNAME SCALE",
+                       "LoRA adapter with a scale: FNAME SCALE, or FNAME:SCALE[,FNAME:SCALE...] (repeatable)",
+                       [&ac](const std::string& v) {
+                           for (const auto& [path, scale] : parse_lora_scaled(v)) {
+                               ac.lora_paths.push_back(path);
+                               ac.lora_scales.push_back(scale);
+                           }
+                       });
+    ap.flag("--lora-init-without-apply", "load the LoRA adapters with scale 0 (set them with POST /lora-adapters)",
+            &lora_without_apply);
     ap.flag("--spm-infill", "/infill: suffix before prefix (SPM order) for models trained so (default PSM)",
             &ac.spm_infill);
     ap.flag("--props", "allow POST /props to change the default generation settings", &ac.props_writable);
@@ -249,6 +303,7 @@ int cmd_serve(int argc, char** argv) {
     spdlog::set_default_logger(spdlog::stderr_color_mt("ggserve"));
     spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
     ac.slots = !no_slots;
+    if (lora_without_apply) ac.lora_scales.assign(ac.lora_scales.size(), 0.0f);
     ac.n_ubatch = mo.n_ubatch;
     ac.n_ctx = mo.n_ctx;
     ac.n_batch = mo.n_ctx > 0 ? std::min(mo.n_batch, mo.n_ctx) : mo.n_batch;  // as the context clamps it
@@ -309,7 +364,14 @@ int cmd_serve(int argc, char** argv) {
             spdlog::info("offload: {} of {} layers{} on {}", model->n_offloaded_layers(),
                          model->hparams().n_layer, model->output_offloaded() ? " and the output" : "",
                          dev->name());
+        std::vector<std::unique_ptr<engine::LoraAdapter>> adapters;
         engine::ContextParams cp = mo.context_params();
+        for (const std::string& path : ac.lora_paths) {
+            adapters.push_back(engine::LoraAdapter::load(path, *model));
+            cp.lora.push_back(adapters.back().get());
+            spdlog::info("LoRA adapter {}: {} ({} weights, alpha {}), scale {}", adapters.size() - 1, path,
+                         adapters.back()->n_pairs(), adapters.back()->alpha(), ac.lora_scales[adapters.size() - 1]);
+        }
         cp.n_seq_max = (uint32_t)sc.n_parallel;
         cp.embeddings = ac.embeddings;  // a decoder embeds with its final hidden states
         engine::Context ctx(*model, cp);
@@ -328,6 +390,7 @@ int cmd_serve(int argc, char** argv) {
                 throw std::runtime_error("cannot load the draft model '" + model_draft + "': " + e.what());
             }
             engine::ContextParams dcp = cp;
+            dcp.lora.clear();  // adapters belong to the target model
             dcp.n_ctx = ctx_draft ? ctx_draft : ctx.n_ctx();
             drafter = std::make_unique<engine::spec::DraftModel>(*draft, *model, dcp);
             sc.draft_model = drafter.get();

@@ -11,15 +11,22 @@ size_t common_prefix(const std::vector<engine::Token>& a, const std::vector<engi
     return i;
 }
 
+size_t reusable_prefix(const SlotCacheView& slot, const std::vector<engine::Token>& prompt,
+                       const std::vector<float>& lora) {
+    static const std::vector<float> none;
+    if ((slot.lora ? *slot.lora : none) != lora) return 0;
+    return common_prefix(*slot.cache, prompt);
+}
+
 int choose_slot(const std::vector<SlotCacheView>& slots, const std::vector<engine::Token>& prompt,
-                bool cache_prompt, int requested) {
+                bool cache_prompt, int requested, const std::vector<float>& lora) {
     int best = -1;
     size_t best_prefix = 0;
     bool best_empty = false;
     uint64_t best_used = 0;
     for (const SlotCacheView& s : slots) {
         if (!s.idle || (requested >= 0 && s.id != requested)) continue;
-        const size_t prefix = cache_prompt ? common_prefix(*s.cache, prompt) : 0;
+        const size_t prefix = cache_prompt ? reusable_prefix(s, prompt, lora) : 0;
         const bool empty = s.cache->empty();
         bool better;
         if (best < 0)
@@ -41,11 +48,11 @@ int choose_slot(const std::vector<SlotCacheView>& slots, const std::vector<engin
 }
 
 PrefixReuse plan_prefix_reuse(const std::vector<SlotCacheView>& slots, int slot,
-                              const std::vector<engine::Token>& prompt) {
+                              const std::vector<engine::Token>& prompt, const std::vector<float>& lora) {
     PrefixReuse r;
     size_t own = 0, best = 0;
     for (const SlotCacheView& s : slots) {
-        const size_t n = common_prefix(*s.cache, prompt);
+        const size_t n = reusable_prefix(s, prompt, lora);
         if (s.id == slot)
             own = n;
         else if (n > best) {

@@ -18,13 +18,20 @@ struct SlotCacheView {
     bool idle = true;
     const std::vector<engine::Token>* cache = nullptr;  // tokens the slot's sequence holds
     uint64_t last_used = 0;                             // higher: used more recently
+    // The LoRA scales the cached tokens were computed with (nullptr: none, as an empty vector): a prefix
+    // is reusable only by a prompt with the same scales.
+    const std::vector<float>* lora = nullptr;
 };
+
+// How much of the prompt (computed with these LoRA scales) the slot's cache holds.
+size_t reusable_prefix(const SlotCacheView& slot, const std::vector<engine::Token>& prompt,
+                       const std::vector<float>& lora);
 
 // The idle slot for a prompt (requested >= 0: only that one), or -1 if none is idle. With
 // cache_prompt: the longest common prefix with the slot's cache wins; without a match, an empty slot,
 // then the least recently used, so that useful caches survive.
 int choose_slot(const std::vector<SlotCacheView>& slots, const std::vector<engine::Token>& prompt,
-                bool cache_prompt, int requested);
+                bool cache_prompt, int requested, const std::vector<float>& lora = {});
 
 struct PrefixReuse {
     int donor = -1;       // another slot whose prefix is copied (seq_cp); -1: the slot's own cache
@@ -33,6 +40,6 @@ struct PrefixReuse {
 
 // At least the last prompt token is evaluated: its logits start the generation.
 PrefixReuse plan_prefix_reuse(const std::vector<SlotCacheView>& slots, int slot,
-                              const std::vector<engine::Token>& prompt);
+                              const std::vector<engine::Token>& prompt, const std::vector<float>& lora = {});
 
 }  // namespace sched

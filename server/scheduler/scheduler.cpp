@@ -41,7 +41,10 @@ Scheduler::Scheduler(const engine::Model& model, engine::Context& ctx, Scheduler
     if (config_.n_parallel < 1) config_.n_parallel = 1;
     n_ctx_slot_ = (int32_t)(ctx_.n_ctx() / (uint32_t)config_.n_parallel);
     slots_.resize((size_t)config_.n_parallel);
-    for (int i = 0; i < config_.n_parallel; ++i) slots_[(size_t)i].id = i;
+    for (int i = 0; i < config_.n_parallel; ++i) {
+        slots_[(size_t)i].id = i;
+        slots_[(size_t)i].cache_lora.assign(ctx_.params().lora.size(), 0.0f);
+    }
     const auto& vocab = model_.vocab();
     pieces_.resize((size_t)vocab.n_tokens());
     for (int i = 0; i < vocab.n_tokens(); ++i) pieces_[(size_t)i] = vocab.token_to_piece(i);
@@ -93,6 +96,10 @@ void Scheduler::stop() {
 }
 
 void Scheduler::submit(std::shared_ptr<Task> task) {
+    // No adapter scales given: none applied.
+    if (task->lora.empty()) task->lora.assign(ctx_.params().lora.size(), 0.0f);
+    if (task->lora.size() != ctx_.params().lora.size())
+        throw std::invalid_argument("a task's LoRA scales must name every loaded adapter");
     {
         std::lock_guard<std::mutex> lk(mu_);
         queue_.push_back(std::move(task));
@@ -156,8 +163,13 @@ void Scheduler::run() {
         run_actions();
         if (!embed_queue_.empty()) {  // on the sequences of idle slots that hold nothing
             std::vector<engine::SeqId> seqs;
-            for (const auto& s : slots_)
-                if (!s.busy() && s.cache_tokens.empty()) seqs.push_back(s.id);
+            for (auto& s : slots_)
+                if (!s.busy() && s.cache_tokens.empty()) {
+                    seqs.push_back(s.id);
+                    // Embeddings are computed without LoRA adapters.
+                    s.cache_lora.assign(ctx_.params().lora.size(), 0.0f);
+                    ctx_.set_lora_scales(s.id, s.cache_lora);
+                }
             embed_queue_.run(ctx_, seqs);
         }
         seat_tasks();
@@ -214,6 +226,12 @@ SlotActionResult Scheduler::do_action(Slot& slot, const SlotAction& a) {
     try {
         switch (a.kind) {
             case SlotAction::Kind::Save:
+                // A slot file holds tokens and keys, not the adapter settings they were computed with.
+                for (float x : slot.cache_lora)
+                    if (x != 0.0f)
+                        throw engine::StateFileError("slot " + std::to_string(slot.id) +
+                                                     " holds a cache computed with LoRA adapters, which slot files "
+                                                     "cannot record; save a slot used without adapters");
                 r.n_bytes = engine::save_seq_state(ctx_, slot.id, slot.cache_tokens, a.path);
                 r.n_tokens = (int32_t)slot.cache_tokens.size();
                 break;
@@ -222,6 +240,7 @@ SlotActionResult Scheduler::do_action(Slot& slot, const SlotAction& a) {
                 engine::LoadedState st =
                     engine::load_seq_state(ctx_, slot.id, a.path, (size_t)n_ctx_slot_ - 1);
                 slot.cache_tokens = std::move(st.tokens);
+                slot.cache_lora.assign(ctx_.params().lora.size(), 0.0f);  // saved without adapters (above)
                 slot.last_used = ++use_counter_;
                 r.n_tokens = (int32_t)slot.cache_tokens.size();
                 r.n_bytes = st.n_bytes;
@@ -246,7 +265,7 @@ SlotActionResult Scheduler::do_action(Slot& slot, const SlotAction& a) {
 
 std::vector<SlotCacheView> Scheduler::cache_views() const {
     std::vector<SlotCacheView> v;
-    for (const auto& s : slots_) v.push_back({s.id, !s.busy(), &s.cache_tokens, s.last_used});
+    for (const auto& s : slots_) v.push_back({s.id, !s.busy(), &s.cache_tokens, s.last_used, &s.cache_lora});
     return v;
 }
 
@@ -285,7 +304,7 @@ void Scheduler::seat_tasks() {
             std::lock_guard<std::mutex> lk(mu_);
             const std::vector<SlotCacheView> views = cache_views();
             for (auto it = queue_.begin(); it != queue_.end(); ++it) {
-                const int id = choose_slot(views, (*it)->prompt, (*it)->cache_prompt, (*it)->id_slot);
+                const int id = choose_slot(views, (*it)->prompt, (*it)->cache_prompt, (*it)->id_slot, (*it)->lora);
                 if (id < 0) continue;
                 target = &slots_[(size_t)id];
                 task = *it;
@@ -340,7 +359,7 @@ void Scheduler::start_task(Slot& slot, std::shared_ptr<Task> task) {
     // holds (the cells are stored once); evaluate only the rest.
     engine::KvCache& kv = ctx_.kv();
     PrefixReuse reuse;
-    if (t.cache_prompt) reuse = plan_prefix_reuse(cache_views(), slot.id, t.prompt);
+    if (t.cache_prompt) reuse = plan_prefix_reuse(cache_views(), slot.id, t.prompt, t.lora);
     if (reuse.donor >= 0) {
         kv.seq_rm(slot.id, -1, -1);
         kv.seq_cp(reuse.donor, slot.id, 0, reuse.n_reuse);
@@ -348,6 +367,9 @@ void Scheduler::start_task(Slot& slot, std::shared_ptr<Task> task) {
         kv.seq_rm(slot.id, reuse.n_reuse, -1);
     }
     slot.cache_tokens.assign(t.prompt.begin(), t.prompt.begin() + reuse.n_reuse);
+    // The rest of this slot's sequence is computed with the request's adapters.
+    slot.cache_lora = t.lora;
+    ctx_.set_lora_scales(slot.id, t.lora);
     slot.prompt_pos = (size_t)reuse.n_reuse;
     slot.n_cached = reuse.n_reuse;
     slot.last_used = ++use_counter_;

@@ -28,6 +28,7 @@ struct Slot {
     // What the KV cache holds for this slot's sequence: cache_tokens[i] at position i. It outlives the
     // request, so that the next prompt with the same prefix starts where this one left off.
     std::vector<engine::Token> cache_tokens;
+    std::vector<float> cache_lora;  // the LoRA scales cache_tokens were computed with
     uint64_t last_used = 0;      // for choosing which idle slot's cache to overwrite
     size_t prompt_pos = 0;       // next prompt token to evaluate
     int32_t n_cached = 0;        // prompt tokens reused from the cache

@@ -88,6 +88,9 @@ struct Task {
     bool cache_prompt = true;  // reuse the longest prefix already in the KV cache
     int32_t n_keep = 0;        // context shift: prompt tokens kept besides BOS (-1: the whole prompt)
     int id_slot = -1;          // requested slot, -1: any
+    // Each LoRA adapter's scale for this request (one per loaded adapter; 0: not applied). A cached
+    // prefix computed with other scales is not reused.
+    std::vector<float> lora;
     // Builds the grammar constraint for this request (nullptr: none). Called on the engine thread.
     std::function<std::unique_ptr<engine::TokenConstraint>()> make_grammar;
     bool grammar_first = false;

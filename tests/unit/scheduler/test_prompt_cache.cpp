@@ -51,3 +51,24 @@ TEST_CASE("prefix reuse takes the slot's own cache or a longer prefix another sl
     REQUIRE(r.donor == -1);
     REQUIRE(r.n_reuse == 0);
 }
+
+TEST_CASE("a cached prefix computed with other LoRA scales is not reused", "[scheduler][prompt_cache][lora]") {
+    const Tokens a{1, 10, 11, 12, 13}, empty;
+    const std::vector<float> none{0.0f, 0.0f}, with_a{1.0f, 0.0f};
+    std::vector<SlotCacheView> slots{{0, true, &a, 5, &with_a}, {1, true, &empty, 1, &none}, {2, true, &a, 2, &none}};
+    REQUIRE(reusable_prefix(slots[0], {1, 10, 11, 99}, with_a) == 3);
+    REQUIRE(reusable_prefix(slots[0], {1, 10, 11, 99}, none) == 0);
+    REQUIRE(choose_slot(slots, {1, 10, 11, 99}, true, -1, with_a) == 0);
+    REQUIRE(choose_slot(slots, {1, 10, 11, 99}, true, -1, none) == 2);
+    // Slot 1 serves a prompt without adapters: slot 2's prefix is shared, slot 0's (with adapters) is not.
+    PrefixReuse r = plan_prefix_reuse(slots, 1, {1, 10, 11, 12, 99}, none);
+    REQUIRE(r.donor == 2);
+    REQUIRE(r.n_reuse == 4);
+    slots[2].lora = &with_a;
+    r = plan_prefix_reuse(slots, 1, {1, 10, 11, 12, 99}, none);
+    REQUIRE(r.donor == -1);
+    REQUIRE(r.n_reuse == 0);
+    // Its own cache, computed with other scales, is not kept either.
+    r = plan_prefix_reuse(slots, 0, {1, 10, 11, 12, 99}, none);
+    REQUIRE(r.n_reuse == 0);
+}
