@@ -29,6 +29,10 @@ struct ContextParams {
     bool embeddings = false;
     ggml::Type type_k = ggml::Type::F16;
     ggml::Type type_v = ggml::Type::F16;
+    // KV cache of offloaded layers on their device (llama-server's -nkvo turns it off: the cache stays in
+    // host memory and attention runs on the CPU, the device computes the rest of each layer).
+    bool offload_kqv = true;
+    ggml::CpuThreadOptions cpu;  // placement and polling of the CPU threads
 };
 
 // Invalid input to decode() (bad token id, position, sequence id): the caller's fault, nothing changed.
