@@ -16,10 +16,20 @@
 
 namespace api {
 
-const char* build_version() { return GGSERVE_VERSION; }
-const char* build_commit() { return GGSERVE_BUILD_COMMIT; }
-const char* build_compiler() { return GGSERVE_BUILD_COMPILER; }
-const char* build_target() { return GGSERVE_BUILD_TARGET; }
-const char* build_info() { return "b" GGSERVE_VERSION "-" GGSERVE_BUILD_COMMIT; }
+const char* build_version() {
+    return GGSERVE_VERSION;
+}
+const char* build_commit() {
+    return GGSERVE_BUILD_COMMIT;
+}
+const char* build_compiler() {
+    return GGSERVE_BUILD_COMPILER;
+}
+const char* build_target() {
+    return GGSERVE_BUILD_TARGET;
+}
+const char* build_info() {
+    return "b" GGSERVE_VERSION "-" GGSERVE_BUILD_COMMIT;
+}
 
 }  // namespace api

@@ -11,13 +11,13 @@
 namespace cli {
 
 struct LogOptions {
-    bool verbose = false;    // -v: everything (spdlog trace), and __verbose in API responses
-    int verbosity = -1;      // -lv N: 0 output only, 1 errors, 2 warnings, 3 info, 4 debug, 5 trace; -1: unset
-    bool disable = false;    // --log-disable: nothing on the console
-    std::string file;        // --log-file: also (or only, with --log-disable) to this file
+    bool verbose = false;  // -v: everything (spdlog trace), and __verbose in API responses
+    int verbosity = -1;    // -lv N: 0 output only, 1 errors, 2 warnings, 3 info, 4 debug, 5 trace; -1: unset
+    bool disable = false;  // --log-disable: nothing on the console
+    std::string file;      // --log-file: also (or only, with --log-disable) to this file
     std::string colors = "auto";  // --log-colors on|off|auto
-    bool prefix = true;      // --log-prefix / --no-log-prefix: the level tag
-    bool timestamps = true;  // --log-timestamps / --no-log-timestamps
+    bool prefix = true;           // --log-prefix / --no-log-prefix: the level tag
+    bool timestamps = true;       // --log-timestamps / --no-log-timestamps
 };
 
 void add_log_options(ArgParser& ap, LogOptions& lo);

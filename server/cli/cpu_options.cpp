@@ -126,18 +126,20 @@ void add_cpu_options(ArgParser& ap, CpuOptions& c) {
               &c.range);
     ap.option("--cpu-strict", "0|1", "1: pin thread i to the i-th CPU of the set (default 0: any of them)",
               &c.strict);
-    ap.option("--prio", "N",
-              "process priority: -1 low, 0 normal (default), 1 medium, 2 high, 3 realtime (nice 5, 0, -5, -10, "
-              "-20)",
-              &c.prio);
-    ap.option("--poll", "0..100", "how long idle threads poll for work before sleeping (default 50; 0: sleep)",
-              &c.poll);
+    ap.option(
+        "--prio", "N",
+        "process priority: -1 low, 0 normal (default), 1 medium, 2 high, 3 realtime (nice 5, 0, -5, -10, "
+        "-20)",
+        &c.prio);
+    ap.option("--poll", "0..100",
+              "how long idle threads poll for work before sleeping (default 50; 0: sleep)", &c.poll);
     ap.option("-Cb,--cpu-mask-batch", "M",
               "as --cpu-mask for prompt batches; ggserve runs batches on the same threads, so it must agree",
               &c.mask_batch);
     ap.option("-Crb,--cpu-range-batch", "LO-HI", "as --cpu-range for prompt batches (must agree)",
               &c.range_batch);
-    ap.option("--cpu-strict-batch", "0|1", "as --cpu-strict for prompt batches (must agree)", &c.strict_batch);
+    ap.option("--cpu-strict-batch", "0|1", "as --cpu-strict for prompt batches (must agree)",
+              &c.strict_batch);
     ap.option("--prio-batch", "N", "as --prio for prompt batches (must agree)", &c.prio_batch);
     ap.option("--poll-batch", "0..100", "as --poll for prompt batches (must agree)", &c.poll_batch);
     ap.add("--numa", "TYPE",
@@ -145,7 +147,8 @@ void add_cpu_options(ArgParser& ap, CpuOptions& c) {
            "process started on), numactl (the CPU set numactl gave the process)",
            [&c](const std::string& v) {
                if (v != "distribute" && v != "isolate" && v != "numactl")
-                   throw ArgError("invalid value '" + v + "' for --numa: expected distribute, isolate or numactl");
+                   throw ArgError("invalid value '" + v +
+                                  "' for --numa: expected distribute, isolate or numactl");
                c.numa = v;
            });
 }
@@ -192,7 +195,8 @@ void CpuOptions::finish() {
     if (numa == "distribute") {
         // Round-robin over the nodes: thread i on node i % nodes, so the threads spread evenly.
         const auto nodes = numa_nodes();
-        if (nodes.empty()) throw ArgError("--numa distribute: this system reports no NUMA nodes (/sys/devices/system/node)");
+        if (nodes.empty())
+            throw ArgError("--numa distribute: this system reports no NUMA nodes (/sys/devices/system/node)");
         for (size_t k = 0;; ++k) {
             bool any = false;
             for (const auto& n : nodes)
@@ -207,7 +211,8 @@ void CpuOptions::finish() {
         const int here = sched_getcpu();
         for (const auto& n : numa_nodes())
             if (std::find(n.begin(), n.end(), here) != n.end()) order = n;
-        if (order.empty()) throw ArgError("--numa isolate: cannot find the NUMA node of CPU " + std::to_string(here));
+        if (order.empty())
+            throw ArgError("--numa isolate: cannot find the NUMA node of CPU " + std::to_string(here));
     } else if (numa == "numactl") {
         order = allowed;  // numactl (or taskset) restricted the process already
     }
@@ -224,7 +229,8 @@ void CpuOptions::finish() {
     } else {
         for (int c : set)
             if (std::find(allowed.begin(), allowed.end(), c) == allowed.end())
-                throw ArgError("CPU " + std::to_string(c) + " of --cpu-mask/--cpu-range is not available to this process (allowed: " +
+                throw ArgError("CPU " + std::to_string(c) +
+                               " of --cpu-mask/--cpu-range is not available to this process (allowed: " +
                                cpu_list_string(allowed) + ")");
     }
     threads.cpus = set;
@@ -238,7 +244,8 @@ std::string CpuOptions::apply_priority() const {
     const int nice = kNice[prio + 1];
     if (setpriority(PRIO_PROCESS, 0, nice) != 0)
         return "cannot set --prio " + std::to_string(prio) + " (nice " + std::to_string(nice) +
-               "): " + std::strerror(errno) + (errno == EACCES || errno == EPERM ? " (raising priority needs CAP_SYS_NICE)" : "");
+               "): " + std::strerror(errno) +
+               (errno == EACCES || errno == EPERM ? " (raising priority needs CAP_SYS_NICE)" : "");
     return "";
 }
 

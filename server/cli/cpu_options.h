@@ -18,7 +18,7 @@ struct CpuOptions {
     int poll = 50;            // --poll 0..100
     std::string mask_batch, range_batch;
     int strict_batch = -1, prio_batch = -100, poll_batch = -1;  // unset: as the plain settings
-    std::string numa;  // distribute, isolate, numactl ("": none)
+    std::string numa;                                           // distribute, isolate, numactl ("": none)
 
     // Resolved by finish().
     ggml::CpuThreadOptions threads;

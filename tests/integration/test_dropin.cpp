@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <poll.h>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cmath>
@@ -15,7 +16,6 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <poll.h>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -63,7 +63,8 @@ std::string hex_mask(int cpu) {
 std::string words(int from, int to) {
     static const char* kWords[] = {"alpha", "bird", "cat", "dog", "egg", "fish", "goat", "hat", "ink", "jam"};
     std::string out;
-    for (int i = from; i < to; ++i) out += std::string(out.empty() ? "" : " ") + kWords[i % 10] + " " + kWords[(i / 10) % 10];
+    for (int i = from; i < to; ++i)
+        out += std::string(out.empty() ? "" : " ") + kWords[i % 10] + " " + kWords[(i / 10) % 10];
     return out;
 }
 
@@ -171,10 +172,10 @@ void check_dropin_settings(ServerProcess& s, const std::string& log_file, int cp
     INFO(props.dump(1));
     const json& dgs = props["default_generation_settings"];
     const json& p = dgs["params"];
-    CHECK(props["total_slots"] == 2);                     // -np
-    CHECK(dgs["n_ctx"] == 256);                           // -c / -np
-    CHECK(props["model_alias"] == "dropin");              // -a
-    CHECK(p["n_predict"] == 40);                          // --predict
+    CHECK(props["total_slots"] == 2);                      // -np
+    CHECK(dgs["n_ctx"] == 256);                            // -c / -np
+    CHECK(props["model_alias"] == "dropin");               // -a
+    CHECK(p["n_predict"] == 40);                           // --predict
     CHECK(p["temperature"].get<double>() == Approx(0.7));  // --temp
     CHECK(p["top_k"] == 30);
     CHECK(p["top_p"].get<double>() == Approx(0.9));
@@ -194,7 +195,7 @@ void check_dropin_settings(ServerProcess& s, const std::string& log_file, int cp
     CHECK(p["n_keep"] == 4);
     CHECK(p["n_cache_reuse"] == 16);
     const json& srv = props["server"];
-    CHECK(srv["flash_attn"] == "on");  // bare -fa
+    CHECK(srv["flash_attn"] == "on");   // bare -fa
     CHECK(srv["kv_offload"] == false);  // -nkvo
     CHECK(srv["warmup"] == false);
     CHECK(srv["special"] == true);
@@ -221,7 +222,8 @@ void check_dropin_settings(ServerProcess& s, const std::string& log_file, int cp
     CHECK(std::regex_match(r["content"].get<std::string>(), std::regex("[a-z ]*")));
     CHECK(r["generation_settings"]["n_predict"] == 40);
     // -sp: a special token (BOS, pushed up by the request's bias) shows as its text.
-    const json sp = c.post("/completion", R"({"prompt": "Hello", "n_predict": 3, "grammar": "", "logit_bias": [[1, 100]]})")
+    const json sp = c.post("/completion",
+                           R"({"prompt": "Hello", "n_predict": 3, "grammar": "", "logit_bias": [[1, 100]]})")
                         .json();
     CHECK(sp["content"].get<std::string>().find("<s>") != std::string::npos);
     // --override-kv tokenizer.ggml.add_bos_token=bool:false: no BOS even when special tokens are added.
@@ -230,9 +232,11 @@ void check_dropin_settings(ServerProcess& s, const std::string& log_file, int cp
     CHECK(tk["tokens"][0] != 1);
     // --cache-reuse 16: a prompt that drops a middle part reuses the chunk after it by shifting.
     const std::string a = words(0, 6), b = words(6, 12), tail = words(12, 30);
-    const json first = c.post("/completion", json{{"prompt", a + " " + b + " " + tail}, {"n_predict", 1}, {"id_slot", 0},
-                                                  {"grammar", ""}}.dump())
-                           .json();
+    const json first =
+        c.post("/completion",
+               json{{"prompt", a + " " + b + " " + tail}, {"n_predict", 1}, {"id_slot", 0}, {"grammar", ""}}
+                   .dump())
+            .json();
     const json second =
         c.post("/completion",
                json{{"prompt", a + " " + tail}, {"n_predict", 1}, {"id_slot", 0}, {"grammar", ""}}.dump())
@@ -259,7 +263,8 @@ void check_dropin_settings(ServerProcess& s, const std::string& log_file, int cp
     const auto statuses = thread_status(pid);
     const std::string vm_lck = status_field(read_text("/proc/" + std::to_string(pid) + "/status"), "VmLck");
     INFO("VmLck " << vm_lck);
-    CHECK((std::stol(vm_lck) >= 1000 || log.find("--mlock: cannot lock the model in RAM") != std::string::npos));
+    CHECK((std::stol(vm_lck) >= 1000 ||
+           log.find("--mlock: cannot lock the model in RAM") != std::string::npos));
     CHECK(nice_of(pid) == 5);
     int pinned = 0;
     for (const auto& st : statuses) pinned += status_field(st, "Cpus_allowed_list") == std::to_string(cpu);
@@ -337,7 +342,8 @@ TEST_CASE("options that cannot apply stop with their reason, never as unknown", 
     CHECK(g.output.find("--grammar") != std::string::npos);
 }
 
-TEST_CASE("version and device listing (--version, --list-devices) --list-devices print and exit 0", "[integration][dropin]") {
+TEST_CASE("version and device listing (--version, --list-devices) --list-devices print and exit 0",
+          "[integration][dropin]") {
     const CliResult v = run_ggserve("serve --version");
     CHECK(v.code == 0);
     CHECK(std::regex_search(v.output, std::regex("^ggserve \\d+\\.\\d+\\.\\d+ \\(")));
@@ -394,7 +400,9 @@ TEST_CASE("HTTPS with --ssl-key-file and --ssl-cert-file", "[integration][dropin
     INFO(health.second);
     CHECK(health.first == 0);
     CHECK(json::parse(health.second)["status"] == "ok");
-    const auto gen_r = curl("-k " + base + "/completion -H 'Content-Type: application/json' -d '{\"prompt\": \"Once\", \"n_predict\": 4}'");
+    const auto gen_r =
+        curl("-k " + base +
+             "/completion -H 'Content-Type: application/json' -d '{\"prompt\": \"Once\", \"n_predict\": 4}'");
     INFO(gen_r.second);
     CHECK(json::parse(gen_r.second)["tokens_predicted"] == 4);
     // Plain HTTP on the TLS port gets no answer.
@@ -402,8 +410,8 @@ TEST_CASE("HTTPS with --ssl-key-file and --ssl-cert-file", "[integration][dropin
     CHECK(plain.second.find("\"ok\"") == std::string::npos);
     // A bad certificate is a startup error naming the file.
     std::ofstream(dir.file("bad.pem")) << "not a certificate";
-    const CliResult bad = run_ggserve("serve --port 0 -m " + stories_model() + " --ssl-key-file " + dir.file("key.pem") +
-                                      " --ssl-cert-file " + dir.file("bad.pem"));
+    const CliResult bad = run_ggserve("serve --port 0 -m " + stories_model() + " --ssl-key-file " +
+                                      dir.file("key.pem") + " --ssl-cert-file " + dir.file("bad.pem"));
     CHECK(bad.code == 1);
     CHECK(bad.output.find("bad.pem") != std::string::npos);
 }
@@ -446,13 +454,19 @@ TEST_CASE("llama-server defaults: warmup, -n caps requests, native /completions,
     CHECK(c.get("/models").status == 200);
     CHECK(c.get("/props").status == 401);
     // -n 5: a request without a limit gets 5, one asking for more gets 5, one asking for less its own.
-    CHECK(c.post("/completion", R"({"prompt": "Once", "ignore_eos": true})", key).json()["tokens_predicted"] == 5);
-    CHECK(c.post("/completion", R"({"prompt": "Once", "ignore_eos": true, "n_predict": 50})", key).json()["tokens_predicted"] == 5);
-    CHECK(c.post("/completion", R"({"prompt": "Once", "ignore_eos": true, "n_predict": 3})", key).json()["tokens_predicted"] == 3);
-    const json chat = c.post("/v1/chat/completions",
-                             R"({"model": "my-model", "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 50, "ignore_eos": true})",
-                             key)
-                          .json();
+    CHECK(
+        c.post("/completion", R"({"prompt": "Once", "ignore_eos": true})", key).json()["tokens_predicted"] ==
+        5);
+    CHECK(c.post("/completion", R"({"prompt": "Once", "ignore_eos": true, "n_predict": 50})", key)
+              .json()["tokens_predicted"] == 5);
+    CHECK(c.post("/completion", R"({"prompt": "Once", "ignore_eos": true, "n_predict": 3})", key)
+              .json()["tokens_predicted"] == 3);
+    const json chat =
+        c.post(
+             "/v1/chat/completions",
+             R"({"model": "my-model", "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 50, "ignore_eos": true})",
+             key)
+            .json();
     CHECK(chat["usage"]["completion_tokens"] == 5);
     CHECK(chat["model"] == "my-model");  // echoed, as llama-server does
     // /completions without /v1 is the native endpoint.
@@ -465,13 +479,17 @@ TEST_CASE("llama-server defaults: warmup, -n caps requests, native /completions,
 TEST_CASE("content given as a list of text parts is joined with new lines", "[integration][dropin]") {
     ServerProcess s({"-m", stories_model(), "-c", "256", "-t", "1", "--chat-template", "chatml"});
     Client c("127.0.0.1", s.port());
-    const json r = c.post("/apply-template",
-                          R"({"messages": [{"role": "user", "content": [{"type": "text", "text": "first"}, {"type": "text", "text": "second"}]}]})")
-                       .json();
+    const json r =
+        c.post(
+             "/apply-template",
+             R"({"messages": [{"role": "user", "content": [{"type": "text", "text": "first"}, {"type": "text", "text": "second"}]}]})")
+            .json();
     CHECK(r["prompt"].get<std::string>().find("first\nsecond") != std::string::npos);
 }
 
-TEST_CASE("slot prompt similarity (-sps): a prompt goes to the slot it shares enough with, else to a fresh one", "[integration][dropin]") {
+TEST_CASE(
+    "slot prompt similarity (-sps): a prompt goes to the slot it shares enough with, else to a fresh one",
+    "[integration][dropin]") {
     const std::string base = words(0, 10);
     // 0.5: a prompt sharing 80% of its tokens with slot X's cache goes there; one sharing 30% does not.
     ServerProcess s({"-m", stories_model(), "-c", "1024", "-np", "2", "-t", "1", "-sps", "0.5"});
@@ -496,17 +514,20 @@ TEST_CASE("slot prompt similarity (-sps): a prompt goes to the slot it shares en
 TEST_CASE("after a slot restore, the next request into that slot reuses the restored prefix",
           "[integration][dropin]") {
     ctxtest::TempDir dir;
-    ServerProcess s({"-m", stories_model(), "-c", "1024", "-np", "2", "-t", "1", "--slot-save-path", dir.file("slots")});
+    ServerProcess s(
+        {"-m", stories_model(), "-c", "1024", "-np", "2", "-t", "1", "--slot-save-path", dir.file("slots")});
     Client c("127.0.0.1", s.port());
     const std::string p = "Once upon a time there was a little girl named Lily who loved to play";
     const auto run = [&](const std::string& prompt, int slot) {
-        return c.post("/completion", json{{"prompt", prompt}, {"n_predict", 4}, {"temperature", 0}, {"id_slot", slot}}.dump())
+        return c
+            .post("/completion",
+                  json{{"prompt", prompt}, {"n_predict", 4}, {"temperature", 0}, {"id_slot", slot}}.dump())
             .json();
     };
     const json first = run(p, 0);
     REQUIRE(c.post("/slots/0?action=save", R"({"filename": "p.bin"})").status == 200);
     run("The dog ran home quickly and happily today", 0);  // slot 0 now holds something else
-    const json other = run(p, 1);                             // slot 1 holds the same prompt
+    const json other = run(p, 1);                          // slot 1 holds the same prompt
     REQUIRE(c.post("/slots/0?action=restore", R"({"filename": "p.bin"})").status == 200);
     const json again = run(p, 0);
     CHECK(again["id_slot"] == 0);
@@ -525,11 +546,15 @@ TEST_CASE("embd-normalize option sets the embeddings' default normalization", "[
     ServerProcess l2({"-m", stories_model(), "-c", "256", "-t", "1", "--embeddings", "--pooling", "mean"});
     ServerProcess raw({"-m", stories_model(), "-c", "256", "-t", "1", "--embeddings", "--pooling", "mean",
                        "--embd-normalize", "-1"});
-    const json a = Client("127.0.0.1", l2.port()).post("/v1/embeddings", R"({"input": "hello there"})").json();
-    const json b = Client("127.0.0.1", raw.port()).post("/v1/embeddings", R"({"input": "hello there"})").json();
+    const json a =
+        Client("127.0.0.1", l2.port()).post("/v1/embeddings", R"({"input": "hello there"})").json();
+    const json b =
+        Client("127.0.0.1", raw.port()).post("/v1/embeddings", R"({"input": "hello there"})").json();
     CHECK(norm(a["data"][0]["embedding"]) == Approx(1.0).epsilon(1e-4));
     CHECK(norm(b["data"][0]["embedding"]) != Approx(1.0).epsilon(1e-2));
     // The request's own value still wins.
-    const json c = Client("127.0.0.1", raw.port()).post("/v1/embeddings", R"({"input": "hello there", "embd_normalize": 2})").json();
+    const json c = Client("127.0.0.1", raw.port())
+                       .post("/v1/embeddings", R"({"input": "hello there", "embd_normalize": 2})")
+                       .json();
     CHECK(norm(c["data"][0]["embedding"]) == Approx(1.0).epsilon(1e-4));
 }

@@ -19,7 +19,8 @@ using server::http::Client;
 
 const json& fixture() {
     static const json f = [] {
-        std::ifstream in(std::string(GGSERVE_SOURCE_DIR) + "/tests/integration/fixtures/llama_server_shapes.json");
+        std::ifstream in(std::string(GGSERVE_SOURCE_DIR) +
+                         "/tests/integration/fixtures/llama_server_shapes.json");
         return json::parse(in);
     }();
     return f;
@@ -31,15 +32,17 @@ bool has_type(const json& v, const std::string& types) {
         const size_t bar = types.find('|', start);
         const std::string t = types.substr(start, bar == std::string::npos ? std::string::npos : bar - start);
         if ((t == "string" && v.is_string()) || (t == "integer" && v.is_number_integer()) ||
-            (t == "number" && v.is_number()) || (t == "boolean" && v.is_boolean()) || (t == "null" && v.is_null()) ||
-            (t == "object" && v.is_object()) || (t == "array" && v.is_array()))
+            (t == "number" && v.is_number()) || (t == "boolean" && v.is_boolean()) ||
+            (t == "null" && v.is_null()) || (t == "object" && v.is_object()) ||
+            (t == "array" && v.is_array()))
             return true;
         if (bar == std::string::npos) return false;
         start = bar + 1;
     }
 }
 
-void check_shape(const json& v, const json& shape, const std::string& where, std::vector<std::string>& errors) {
+void check_shape(const json& v, const json& shape, const std::string& where,
+                 std::vector<std::string>& errors) {
     if (shape.is_string()) {
         const std::string s = shape.get<std::string>();
         if (s[0] == '$') return check_shape(v, fixture()["$defs"][s.substr(1)], where, errors);
@@ -51,7 +54,8 @@ void check_shape(const json& v, const json& shape, const std::string& where, std
             errors.push_back(where + ": expected an array, got " + v.dump().substr(0, 80));
             return;
         }
-        for (size_t i = 0; i < v.size(); ++i) check_shape(v[i], shape[0], where + "[" + std::to_string(i) + "]", errors);
+        for (size_t i = 0; i < v.size(); ++i)
+            check_shape(v[i], shape[0], where + "[" + std::to_string(i) + "]", errors);
         return;
     }
     if (!v.is_object()) {
@@ -98,11 +102,13 @@ ServerProcess& shape_server() {
     return s;
 }
 
-const json kChat = json::parse(R"({"messages": [{"role": "user", "content": "Tell me a story"}], "max_tokens": 8, "temperature": 0})");
+const json kChat = json::parse(
+    R"({"messages": [{"role": "user", "content": "Tell me a story"}], "max_tokens": 8, "temperature": 0})");
 
 }  // namespace
 
-TEST_CASE("shapes: /health, /v1/models, /props, /slots, tokenizer endpoints, errors", "[integration][shapes]") {
+TEST_CASE("shapes: /health, /v1/models, /props, /slots, tokenizer endpoints, errors",
+          "[integration][shapes]") {
     Client c("127.0.0.1", shape_server().port());
     require_shape(c.get("/health").json(), "GET /health");
     require_shape(c.get("/v1/models").json(), "GET /v1/models");
@@ -158,7 +164,8 @@ TEST_CASE("shapes: /v1/completions and /v1/chat/completions, whole and streamed"
     cs["stream"] = true;
     auto events = stream_events(c, "/v1/completions", cs);
     REQUIRE(events.size() >= 2);
-    for (size_t i = 0; i + 1 < events.size(); ++i) require_shape(events[i], "POST /v1/completions stream chunk");
+    for (size_t i = 0; i + 1 < events.size(); ++i)
+        require_shape(events[i], "POST /v1/completions stream chunk");
     require_shape(events.back(), "POST /v1/completions stream final");  // usage without include_usage
     CHECK(events.back()["usage"]["completion_tokens"] == 8);
 
@@ -176,7 +183,8 @@ TEST_CASE("shapes: /v1/completions and /v1/chat/completions, whole and streamed"
     REQUIRE(events.size() >= 3);
     require_shape(events.front(), "POST /v1/chat/completions stream first");
     CHECK(events.front()["choices"][0]["delta"]["role"] == "assistant");
-    for (size_t i = 1; i + 1 < events.size(); ++i) require_shape(events[i], "POST /v1/chat/completions stream chunk");
+    for (size_t i = 1; i + 1 < events.size(); ++i)
+        require_shape(events[i], "POST /v1/chat/completions stream chunk");
     require_shape(events.back(), "POST /v1/chat/completions stream final");
     CHECK(events.back()["usage"]["completion_tokens"] == 8);
 
@@ -202,7 +210,8 @@ TEST_CASE("shapes: /v1/completions and /v1/chat/completions, whole and streamed"
 TEST_CASE("shapes: slot save, restore and erase", "[integration][shapes]") {
     Client c("127.0.0.1", shape_server().port());
     c.post("/completion", R"({"prompt": "Once upon a time", "n_predict": 4, "id_slot": 0})");
-    require_shape(c.post("/slots/0?action=save", R"({"filename": "shape.bin"})").json(), "POST /slots/0?action=save");
+    require_shape(c.post("/slots/0?action=save", R"({"filename": "shape.bin"})").json(),
+                  "POST /slots/0?action=save");
     require_shape(c.post("/slots/0?action=restore", R"({"filename": "shape.bin"})").json(),
                   "POST /slots/0?action=restore");
     require_shape(c.post("/slots/0?action=erase", "{}").json(), "POST /slots/0?action=erase");
@@ -219,8 +228,9 @@ TEST_CASE("shapes: embeddings endpoints", "[integration][shapes]") {
 
 TEST_CASE("timings_per_token: every streamed chunk carries the timings so far", "[integration][fields]") {
     Client c("127.0.0.1", shape_server().port());
-    auto events = stream_events(c, "/completion",
-                                json{{"prompt", "Once"}, {"n_predict", 6}, {"stream", true}, {"timings_per_token", true}});
+    auto events = stream_events(
+        c, "/completion",
+        json{{"prompt", "Once"}, {"n_predict", 6}, {"stream", true}, {"timings_per_token", true}});
     int last = 0;
     for (size_t i = 0; i + 1 < events.size(); ++i) {
         require_shape(events[i], "POST /completion stream chunk timings_per_token");
@@ -241,8 +251,11 @@ TEST_CASE("timings_per_token: every streamed chunk carries the timings so far", 
 
 TEST_CASE("response_fields keeps the named fields, lifting nested ones", "[integration][fields]") {
     Client c("127.0.0.1", shape_server().port());
-    const json r = c.post("/completion", R"({"prompt": "Once", "n_predict": 3, "response_fields": ["content", "generation_settings/n_predict", "missing"]})")
-                       .json();
+    const json r =
+        c.post(
+             "/completion",
+             R"({"prompt": "Once", "n_predict": 3, "response_fields": ["content", "generation_settings/n_predict", "missing"]})")
+            .json();
     CHECK(r.size() == 2);
     CHECK(r["content"].is_string());
     CHECK(r["generation_settings/n_predict"] == 3);
@@ -251,7 +264,9 @@ TEST_CASE("response_fields keeps the named fields, lifting nested ones", "[integ
 TEST_CASE("n_indent stops at a line indented less, keeping its indentation", "[integration][fields]") {
     Client c("127.0.0.1", shape_server().port());
     // The grammar makes the model write exactly this text.
-    const json body{{"prompt", "Once"}, {"n_predict", 64}, {"grammar", R"(root ::= "def f():\n    a = 1\n    b = 2\nc = 3\n")"}};
+    const json body{{"prompt", "Once"},
+                    {"n_predict", 64},
+                    {"grammar", R"(root ::= "def f():\n    a = 1\n    b = 2\nc = 3\n")"}};
     const json plain = c.post("/completion", body.dump()).json();
     CHECK(plain["content"] == "def f():\n    a = 1\n    b = 2\nc = 3\n");
     json indent = body;
@@ -263,7 +278,8 @@ TEST_CASE("n_indent stops at a line indented less, keeping its indentation", "[i
 
 TEST_CASE("t_max_predict_ms ends generation at a new line once the time is up", "[integration][fields]") {
     Client c("127.0.0.1", shape_server().port());
-    const json body{{"prompt", "Once"}, {"n_predict", 300}, {"ignore_eos", true}, {"grammar", R"(root ::= ("ab\n")+)"}};
+    const json body{
+        {"prompt", "Once"}, {"n_predict", 300}, {"ignore_eos", true}, {"grammar", R"(root ::= ("ab\n")+)"}};
     const json plain = c.post("/completion", body.dump()).json();
     CHECK(plain["tokens_predicted"] == 300);
     json limited = body;
@@ -278,7 +294,10 @@ TEST_CASE("t_max_predict_ms ends generation at a new line once the time is up", 
 TEST_CASE("echo repeats the prompt in /v1/completions; with logprobs it is a 400", "[integration][fields]") {
     Client c("127.0.0.1", shape_server().port());
     const json body{{"prompt", "Once upon a time"}, {"max_tokens", 4}, {"temperature", 0}, {"echo", true}};
-    const json plain = c.post("/v1/completions", json{{"prompt", "Once upon a time"}, {"max_tokens", 4}, {"temperature", 0}}.dump()).json();
+    const json plain =
+        c.post("/v1/completions",
+               json{{"prompt", "Once upon a time"}, {"max_tokens", 4}, {"temperature", 0}}.dump())
+            .json();
     const json r = c.post("/v1/completions", body.dump()).json();
     CHECK(r["choices"][0]["text"] == "Once upon a time" + plain["choices"][0]["text"].get<std::string>());
     json sbody = body;
@@ -314,8 +333,11 @@ TEST_CASE("n_cmpl, n_cache_reuse, n_discard and return_progress work", "[integra
     CHECK(many.size() == 2);
     // return_progress: the prompt's progress comes before the tokens.
     const auto events = stream_events(c, "/completion",
-                                      json{{"prompt", "Once upon a time there was"}, {"n_predict", 2}, {"stream", true},
-                                           {"return_progress", true}, {"cache_prompt", false}});
+                                      json{{"prompt", "Once upon a time there was"},
+                                           {"n_predict", 2},
+                                           {"stream", true},
+                                           {"return_progress", true},
+                                           {"cache_prompt", false}});
     REQUIRE(!events.empty());
     REQUIRE(events[0].contains("prompt_progress"));
     const json& pp = events[0]["prompt_progress"];
@@ -326,12 +348,18 @@ TEST_CASE("n_cmpl, n_cache_reuse, n_discard and return_progress work", "[integra
     std::string a = "the cat sat on the mat", b = " and the dog ran far away", rest;
     for (int i = 0; i < 6; ++i) rest += " then the bird sang a song number " + std::to_string(i);
     c.post("/completion", json{{"prompt", a + b + rest}, {"n_predict", 1}, {"id_slot", 1}}.dump());
-    const json reused = c.post("/completion", json{{"prompt", a + rest}, {"n_predict", 1}, {"id_slot", 1}, {"n_cache_reuse", 8}}.dump()).json();
+    const json reused =
+        c.post("/completion",
+               json{{"prompt", a + rest}, {"n_predict", 1}, {"id_slot", 1}, {"n_cache_reuse", 8}}.dump())
+            .json();
     CHECK(reused["tokens_cached"].get<int>() == reused["tokens_evaluated"].get<int>() - 1);
     // n_discard: the context shift drops that many tokens instead of half.
     ServerProcess small({"-m", stories_model(), "-c", "64", "-t", "1"});
     Client sc("127.0.0.1", small.port());
-    const json base{{"prompt", "Once upon a time"}, {"n_predict", 120}, {"temperature", 0}, {"ignore_eos", true},
+    const json base{{"prompt", "Once upon a time"},
+                    {"n_predict", 120},
+                    {"temperature", 0},
+                    {"ignore_eos", true},
                     {"return_tokens", true}};
     const json half = sc.post("/completion", base.dump()).json();
     json d = base;

@@ -54,8 +54,8 @@ TEST_CASE("a bare -fa means on, before another option or at the end; a value sti
 }
 
 TEST_CASE("download options are refused with the reason, never as unknown", "[cli][compat]") {
-    for (const std::string opt : {"-hf", "-hfr", "--hf-repo", "-hff", "--hf-file", "-hft", "--hf-token", "-mu",
-                                  "--model-url", "-hfd", "--docker-repo"}) {
+    for (const std::string opt : {"-hf", "-hfr", "--hf-repo", "-hff", "--hf-file", "-hft", "--hf-token",
+                                  "-mu", "--model-url", "-hfd", "--docker-repo"}) {
         INFO(opt);
         cli::ArgParser ap("serve");
         cli::add_download_options(ap);
@@ -68,8 +68,8 @@ TEST_CASE("download options are refused with the reason, never as unknown", "[cl
     cli::add_download_options(ap);
     parse(ap, {});
     CHECK_THROWS_WITH(ap.apply_env([](const std::string& n) -> const char* {
-                          return n == "LLAMA_ARG_HF_REPO" ? "org/model" : nullptr;
-                      }),
+        return n == "LLAMA_ARG_HF_REPO" ? "org/model" : nullptr;
+    }),
                       Catch::Contains("LLAMA_ARG_HF_REPO") && Catch::Contains("cannot download"));
 }
 
@@ -142,7 +142,8 @@ TEST_CASE("CPU options resolve to the thread placement; the -batch twins must ag
         CHECK_FALSE(m.mo.cpu.threads.cpus.empty());  // the CPUs the process may use
     }
     Model m;
-    CHECK_THROWS_WITH(parse(m.ap, {"--numa", "everywhere"}), Catch::Contains("distribute, isolate or numactl"));
+    CHECK_THROWS_WITH(parse(m.ap, {"--numa", "everywhere"}),
+                      Catch::Contains("distribute, isolate or numactl"));
 }
 
 TEST_CASE("override-kv parses KEY=TYPE:VALUE lists", "[cli][compat]") {
@@ -156,7 +157,8 @@ TEST_CASE("override-kv parses KEY=TYPE:VALUE lists", "[cli][compat]") {
     CHECK(out[3].second.as_string() == "x:y");
     CHECK_THROWS_WITH(cli::parse_kv_overrides("a=int:x", out), Catch::Contains("not an integer"));
     CHECK_THROWS_WITH(cli::parse_kv_overrides("a=bool:yes", out), Catch::Contains("true or false"));
-    CHECK_THROWS_WITH(cli::parse_kv_overrides("a=list:1", out), Catch::Contains("not int, float, bool or str"));
+    CHECK_THROWS_WITH(cli::parse_kv_overrides("a=list:1", out),
+                      Catch::Contains("not int, float, bool or str"));
     CHECK_THROWS_WITH(cli::parse_kv_overrides("novalue", out), Catch::Contains("KEY=TYPE:VALUE"));
 }
 
@@ -176,8 +178,8 @@ TEST_CASE("logit bias option (-l) TOKEN_ID(+/-)BIAS", "[cli][compat]") {
     engine::SamplingParams sp;
     cli::ArgParser ap("serve");
     cli::add_sampling_options(ap, sp);
-    parse(ap, {"-l", "3+1", "--logit-bias", "4-1", "--dry-sequence-breaker", "\\n", "--dry-sequence-breaker", "##",
-               "--dynatemp-range", "0.5", "--dynatemp-exp", "2"});
+    parse(ap, {"-l", "3+1", "--logit-bias", "4-1", "--dry-sequence-breaker", "\\n", "--dry-sequence-breaker",
+               "##", "--dynatemp-range", "0.5", "--dynatemp-exp", "2"});
     REQUIRE(sp.logit_bias.size() == 2);
     CHECK(sp.logit_bias[1].token == 4);
     CHECK(sp.dry_sequence_breakers == std::vector<std::string>{"\n", "##"});  // the defaults are replaced
@@ -192,10 +194,30 @@ TEST_CASE("logit bias option (-l) TOKEN_ID(+/-)BIAS", "[cli][compat]") {
 
 TEST_CASE("RoPE, mmap, mlock and KV offload flags reach the model and context parameters", "[cli][compat]") {
     Model m;
-    parse(m.ap, {"-m", "x.gguf", "--rope-scaling", "yarn", "--rope-scale", "4", "--rope-freq-base", "20000",
-                 "--yarn-orig-ctx", "512", "--yarn-ext-factor", "0.5", "--yarn-attn-factor", "1.5",
-                 "--yarn-beta-slow", "2", "--yarn-beta-fast", "16", "--no-mmap", "--mlock", "--check-tensors", "-nkvo",
-                 "--override-kv", "general.name=str:renamed"});
+    parse(m.ap, {"-m",
+                 "x.gguf",
+                 "--rope-scaling",
+                 "yarn",
+                 "--rope-scale",
+                 "4",
+                 "--rope-freq-base",
+                 "20000",
+                 "--yarn-orig-ctx",
+                 "512",
+                 "--yarn-ext-factor",
+                 "0.5",
+                 "--yarn-attn-factor",
+                 "1.5",
+                 "--yarn-beta-slow",
+                 "2",
+                 "--yarn-beta-fast",
+                 "16",
+                 "--no-mmap",
+                 "--mlock",
+                 "--check-tensors",
+                 "-nkvo",
+                 "--override-kv",
+                 "general.name=str:renamed"});
     cli::finish_model_options(m.ap, m.mo);
     const engine::ModelParams p = m.mo.model_params();
     CHECK(p.rope.scaling_set);

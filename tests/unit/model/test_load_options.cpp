@@ -1,12 +1,12 @@
 // Model loading options of llama-server: --no-mmap (the file read into memory), --check-tensors (a NaN
 // or infinity in any tensor is a load error naming it), --override-kv (metadata replaced before use).
+#include <unistd.h>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <limits>
-#include <unistd.h>
 
 #include "golden_util.h"
 
@@ -20,7 +20,8 @@ std::vector<uint8_t> file_bytes(const std::string& path) {
 }
 
 struct TempFile {
-    std::string path = "/tmp/ggserve-test-" + std::to_string(getpid()) + "-" + std::to_string(counter()++) + ".gguf";
+    std::string path =
+        "/tmp/ggserve-test-" + std::to_string(getpid()) + "-" + std::to_string(counter()++) + ".gguf";
     static int& counter() {
         static int n = 0;
         return n;
@@ -63,27 +64,32 @@ TEST_CASE("no-mmap reads the model into memory and computes the same tokens", "[
 }
 
 TEST_CASE("check-tensors finds NaN and infinity, naming the tensor", "[model][load]") {
-    for (const float bad : {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::infinity()}) {
+    for (const float bad :
+         {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::infinity()}) {
         TempFile tmp;
         write_with_value(tmp.path, "blk.1.attn_norm.weight", 3, bad);
         // Without the check the file loads (the damage shows only in the outputs).
         CHECK_NOTHROW(Model::load(tmp.path));
         ModelParams p;
         p.check_tensors = true;
-        CHECK_THROWS_WITH(Model::load(tmp.path, p),
-                          Catch::Contains("--check-tensors") && Catch::Contains("blk.1.attn_norm.weight") &&
-                              Catch::Contains("element 3") && Catch::Contains(std::isnan(bad) ? "NaN" : "-inf"));
+        CHECK_THROWS_WITH(Model::load(tmp.path, p), Catch::Contains("--check-tensors") &&
+                                                        Catch::Contains("blk.1.attn_norm.weight") &&
+                                                        Catch::Contains("element 3") &&
+                                                        Catch::Contains(std::isnan(bad) ? "NaN" : "-inf"));
     }
     ModelParams p;
     p.check_tensors = true;
     CHECK_NOTHROW(Model::load(shared_path("models/stories260K.gguf"), p));
     // Quantized tensors are checked through their dequantized values.
-    CHECK(find_invalid_tensor_values(*ggml::gguf::File::open(shared_path("models/synth/synth-tiny-q4_0.gguf"))).empty());
+    CHECK(
+        find_invalid_tensor_values(*ggml::gguf::File::open(shared_path("models/synth/synth-tiny-q4_0.gguf")))
+            .empty());
 }
 
 TEST_CASE("override-kv replaces metadata before the model reads it", "[model][load]") {
     ModelParams p;
-    p.kv_overrides.emplace_back("llama.context_length", ggml::gguf::Value{ggml::gguf::ValueType::I64, int64_t(77)});
+    p.kv_overrides.emplace_back("llama.context_length",
+                                ggml::gguf::Value{ggml::gguf::ValueType::I64, int64_t(77)});
     p.kv_overrides.emplace_back("general.name", ggml::gguf::Value::string("renamed"));
     auto m = Model::load(shared_path("models/stories260K.gguf"), p);
     CHECK(m->hparams().n_ctx_train == 77);
