@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 PKGS=(build-essential cmake ninja-build pkg-config git curl ca-certificates
       libboost1.81-dev nlohmann-json3-dev libspdlog-dev catch2
       python3 python3-numpy python3-jsonschema)
+# HTTPS (--ssl-key-file): OpenSSL for the build, the openssl tool for the test that makes a certificate.
+PKGS+=(libssl-dev openssl)
 # The web UI's browser tests (scripts/test_webui.sh) drive Debian's chromium.
 PKGS+=(chromium)
 # libFuzzer, ASan and UBSan for the fuzz targets (scripts/fuzz.sh).

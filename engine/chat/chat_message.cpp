@@ -49,13 +49,20 @@ std::string content_text(const Json& content) {
     if (content.is_string()) return content.get<std::string>();
     std::string out;
     if (!content.is_array()) return out;
+    // Text parts are joined with a new line, as llama-server joins them.
+    bool first = true;
     for (const auto& part : content) {
+        const std::string* text = nullptr;
         if (part.is_string()) {
-            out += part.get<std::string>();
+            text = &part.get_ref<const std::string&>();
         } else if (part.is_object() && part.value("type", "") == "text" && part.contains("text") &&
                    part["text"].is_string()) {
-            out += part["text"].get<std::string>();
+            text = &part["text"].get_ref<const std::string&>();
         }
+        if (!text) continue;
+        if (!first) out += '\n';
+        out += *text;
+        first = false;
     }
     return out;
 }

@@ -26,9 +26,10 @@ Context::Context(const Model& model, const ContextParams& params) : model_(model
     if (quantized_v && !params_.flash_attn)
         throw std::invalid_argument(std::string("a quantized V cache (") + ggml::type_name(params_.type_v) +
                                     ") requires flash attention (-fa)");
-    backend_ = ggml::make_cpu_backend(std::max(params_.n_threads, params_.n_threads_batch));
+    backend_ = ggml::make_cpu_backend(std::max(params_.n_threads, params_.n_threads_batch), params_.cpu);
     std::vector<ggml::Backend*> layer_backends;
-    for (uint32_t il = 0; il < hp.n_layer; ++il) layer_backends.push_back(model.layer_backend(il));
+    for (uint32_t il = 0; il < hp.n_layer; ++il)
+        layer_backends.push_back(params_.offload_kqv ? model.layer_backend(il) : nullptr);
     kv_ = std::make_unique<KvCache>(hp, params_.n_ctx, params_.type_k, params_.type_v, *backend_,
                                     layer_backends);
     runner_ = std::make_unique<GraphRunner>(*backend_, model.offload_backend());

@@ -33,6 +33,10 @@ struct ContextParams {
     // LoRA adapters this context can apply (their order gives the ids of set_lora_scales' vectors). They
     // must outlive the context.
     std::vector<const LoraAdapter*> lora;
+    // KV cache of offloaded layers on their device (llama-server's -nkvo turns it off: the cache stays in
+    // host memory and attention runs on the CPU, the device computes the rest of each layer).
+    bool offload_kqv = true;
+    ggml::CpuThreadOptions cpu;  // placement and polling of the CPU threads
 };
 
 // Invalid input to decode() (bad token id, position, sequence id): the caller's fault, nothing changed.

@@ -39,10 +39,10 @@ void apply_k_shift(const Model& model, KvCache& kv, GraphRunner& runner, int n_t
     kv.clear_shifts();
 }
 
-int32_t shift_context(KvCache& kv, SeqId seq, std::vector<Token>& tokens, int32_t n_keep) {
+int32_t shift_context(KvCache& kv, SeqId seq, std::vector<Token>& tokens, int32_t n_keep, int32_t n_discard) {
     const int32_t n_past = (int32_t)tokens.size();
     n_keep = std::clamp(n_keep, 0, n_past);
-    const int32_t n_discard = (n_past - n_keep) / 2;
+    n_discard = n_discard > 0 ? std::min(n_discard, n_past - n_keep) : (n_past - n_keep) / 2;
     if (n_discard == 0) return 0;
     // Moved cells that other sequences share need a copy; make sure the cells exist (counting those
     // the discarded range frees) before changing anything.

@@ -18,10 +18,10 @@ namespace engine {
 void apply_k_shift(const Model& model, KvCache& kv, GraphRunner& runner, int n_threads, bool long_rope);
 
 // Context shift of a sequence whose cells hold tokens[i] at position i: keeps the first n_keep
-// tokens, discards half of the rest and moves the remainder down (metadata only; the keys are
-// re-rotated before the next compute). tokens is edited to match. Returns the number discarded.
-// Throws std::runtime_error, changing nothing, when moved cells shared with other sequences cannot be
-// copied for lack of free cells.
-int32_t shift_context(KvCache& kv, SeqId seq, std::vector<Token>& tokens, int32_t n_keep);
+// tokens, discards n_discard of the rest (0: half of them) and moves the remainder down (metadata
+// only; the keys are re-rotated before the next compute). tokens is edited to match. Returns the
+// number discarded. Throws std::runtime_error, changing nothing, when moved cells shared with other
+// sequences cannot be copied for lack of free cells.
+int32_t shift_context(KvCache& kv, SeqId seq, std::vector<Token>& tokens, int32_t n_keep, int32_t n_discard = 0);
 
 }  // namespace engine

@@ -1,5 +1,7 @@
 #include "engine/model/model.h"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <stdexcept>
 
@@ -14,7 +16,21 @@ Model::~Model() = default;
 std::unique_ptr<Model> Model::load(const std::string& path, const ModelParams& params) {
     std::unique_ptr<Model> m(new Model());
     m->path_ = path;
-    m->file_ = ggml::gguf::File::open(path);
+    ggml::gguf::OpenOptions oo;
+    oo.mmap = params.use_mmap;
+    oo.mlock = params.use_mlock;
+    m->file_ = ggml::gguf::File::open(path, oo);
+    for (const auto& [key, value] : params.kv_overrides) m->file_->override_value(key, value);
+    if (params.check_tensors) {
+        const std::vector<std::string> bad = find_invalid_tensor_values(*m->file_);
+        if (!bad.empty()) {
+            std::string msg = "'" + path + "': --check-tensors found invalid values in " +
+                              std::to_string(bad.size()) + " tensor(s): ";
+            for (size_t i = 0; i < bad.size() && i < 8; ++i) msg += (i ? "; " : "") + bad[i];
+            if (bad.size() > 8) msg += "; ...";
+            throw std::runtime_error(msg);
+        }
+    }
     m->hp_ = HParams::from_gguf(*m->file_, params.rope);
     m->arch_ = find_arch(m->hp_.arch);
     m->vocab_ = std::make_unique<Vocab>(Vocab::from_gguf(*m->file_));
@@ -48,6 +64,32 @@ std::string Model::description() const {
     std::string tname = ggml::type_name(dom);
     for (auto& c : tname) c = (char)toupper(c);
     return hp_.arch + " " + size + " " + tname;
+}
+
+std::vector<std::string> find_invalid_tensor_values(const ggml::gguf::File& f) {
+    std::vector<std::string> bad;
+    std::vector<float> row;
+    for (const ggml::gguf::TensorInfo& t : f.tensors()) {
+        const ggml::TypeTraits& tr = ggml::type_traits(t.type);
+        if (!tr.to_float || t.ne[0] % tr.block_size != 0) continue;  // validated by the reader already
+        const int64_t ne0 = t.ne[0], nrows = t.nelements() / std::max<int64_t>(ne0, 1);
+        const size_t rsize = ggml::row_size(t.type, ne0);
+        row.resize((size_t)ne0);
+        const auto* base = static_cast<const uint8_t*>(t.data);
+        bool found = false;
+        for (int64_t r = 0; r < nrows && !found; ++r) {
+            tr.to_float(base + (size_t)r * rsize, row.data(), ne0);
+            for (int64_t i = 0; i < ne0; ++i)
+                if (!std::isfinite(row[(size_t)i])) {
+                    bad.push_back(t.name + " (" + ggml::type_name(t.type) + ") element " +
+                                  std::to_string(r * ne0 + i) + " is " +
+                                  (std::isnan(row[(size_t)i]) ? "NaN" : row[(size_t)i] > 0 ? "+inf" : "-inf"));
+                    found = true;
+                    break;
+                }
+        }
+    }
+    return bad;
 }
 
 std::string Model::chat_template() const { return file_->get_string("tokenizer.chat_template", ""); }

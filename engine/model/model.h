@@ -78,7 +78,18 @@ struct ModelParams {
     // runs the whole offload path (uploads, scheduler splits, copies) without a GPU.
     std::function<std::unique_ptr<ggml::Backend>()> offload_backend;
     RopeOverrides rope;  // --rope-scaling, --rope-freq-base, --yarn-* ...
+    bool use_mmap = true;    // false: the file is read into memory (--no-mmap)
+    bool use_mlock = false;  // lock the weights in RAM (--mlock)
+    // Scan every tensor's values for NaN and infinity before use (--check-tensors); a bad tensor is a
+    // load error naming it.
+    bool check_tensors = false;
+    // Metadata replaced before the model reads it (--override-kv KEY=TYPE:VALUE).
+    std::vector<std::pair<std::string, ggml::gguf::Value>> kv_overrides;
 };
+
+// The first non-finite value of each tensor of f (check_tensors); empty when all are finite. Each entry
+// names the tensor, the element index and the value.
+std::vector<std::string> find_invalid_tensor_values(const ggml::gguf::File& f);
 
 class Model {
 public:
@@ -130,6 +141,10 @@ public:
     }
     uint32_t n_offloaded_layers() const { return offload_ ? hp_.n_layer - first_offloaded_ : 0; }
     bool output_offloaded() const { return offload_ && output_offloaded_; }
+    // Bytes of the file locked in RAM (--mlock; 0 when not asked or when it failed: lock_error()).
+    size_t locked_bytes() const { return file_->locked_bytes(); }
+    const std::string& lock_error() const { return file_->lock_error(); }
+    bool mapped() const { return file_->mapped(); }
 
     // A model pointer bound to a weight. layer >= 0: a tensor of that layer (blk.N.*); kInputSlot: read
     // on the host (token embeddings); kOutputSlot: the output head (output_norm, output).

@@ -200,7 +200,7 @@ std::string Value::to_display(size_t max_items) const {
 
 // ---- File ------------------------------------------------------------------------------------------
 
-std::unique_ptr<File> File::open(const std::string& path) {
+std::unique_ptr<File> File::open(const std::string& path, const OpenOptions& options) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) throw std::runtime_error("cannot open '" + path + "': " + std::strerror(errno));
     struct stat st {};
@@ -214,11 +214,45 @@ std::unique_ptr<File> File::open(const std::string& path) {
         ::close(fd);
         throw FormatError("'" + path + "' is empty, not a GGUF file");
     }
-    void* m = mmap(nullptr, f->size_, PROT_READ, MAP_SHARED, fd, 0);
-    ::close(fd);
-    if (m == MAP_FAILED) throw std::runtime_error("cannot mmap '" + path + "': " + std::strerror(errno));
-    f->mapping_ = m;
-    f->base_ = static_cast<const uint8_t*>(m);
+    if (options.mmap) {
+        void* m = mmap(nullptr, f->size_, PROT_READ, MAP_SHARED, fd, 0);
+        ::close(fd);
+        if (m == MAP_FAILED) throw std::runtime_error("cannot mmap '" + path + "': " + std::strerror(errno));
+        f->mapping_ = m;
+        f->base_ = static_cast<const uint8_t*>(m);
+    } else {
+        // Read the whole file into memory of our own: no mapping of the file remains.
+        f->owned_.reset(new (std::nothrow) uint8_t[f->size_]);
+        if (!f->owned_) {
+            ::close(fd);
+            throw std::runtime_error("cannot read '" + path + "' into memory: " + std::to_string(f->size_) +
+                                     " bytes could not be allocated");
+        }
+        size_t done = 0;
+        while (done < f->size_) {
+            const ssize_t n = ::read(fd, f->owned_.get() + done, f->size_ - done);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) {
+                const std::string why = n < 0 ? std::strerror(errno) : "unexpected end of file";
+                ::close(fd);
+                throw std::runtime_error("cannot read '" + path + "': " + why);
+            }
+            done += (size_t)n;
+        }
+        ::close(fd);
+        f->base_ = f->owned_.get();
+    }
+    if (options.mlock) {
+        if (::mlock(f->base_, f->size_) == 0) {
+            f->locked_ = f->size_;
+        } else {
+            f->lock_error_ = std::string(std::strerror(errno)) +
+                             (errno == ENOMEM || errno == EPERM
+                                  ? " (the locked-memory limit, ulimit -l / RLIMIT_MEMLOCK, is too low for " +
+                                        std::to_string(f->size_) + " bytes)"
+                                  : "");
+        }
+    }
     try {
         f->parse();
     } catch (const FormatError& e) {
@@ -236,7 +270,17 @@ std::unique_ptr<File> File::from_memory(const void* data, size_t size) {
 }
 
 File::~File() {
+    if (locked_) munlock(base_, locked_);
     if (mapping_) munmap(mapping_, size_);
+}
+
+void File::override_value(const std::string& key, Value v) {
+    if (auto it = kv_index_.find(key); it != kv_index_.end()) {
+        kv_[it->second].second = std::move(v);
+        return;
+    }
+    kv_index_[key] = kv_.size();
+    kv_.emplace_back(key, std::move(v));
 }
 
 void File::parse() {

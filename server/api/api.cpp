@@ -4,8 +4,10 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 
+#include "server/api/build_info.h"
 #include "server/api/chat_request_options.h"
 #include "server/http/errors.h"
 #include "server/http/request_schemas.h"
@@ -95,7 +97,8 @@ void Api::register_routes() {
     http_.post("/infill", bind(&Api::infill));
     http_.get("/lora-adapters", bind(&Api::lora_adapters_get));
     http_.post("/lora-adapters", bind(&Api::lora_adapters_post));
-    http_.post("/completions", guard([this](Request& r) { return completion(r, Flavor::Completions); }));
+    // As llama-server: /completions without /v1 is the native endpoint.
+    http_.post("/completions", guard([this](Request& r) { return completion(r, Flavor::Native); }));
     http_.post("/v1/completions", guard([this](Request& r) { return completion(r, Flavor::Completions); }));
     http_.post("/v1/embeddings", guard([this](Request& r) { return embeddings(r, true); }));
     http_.post("/embedding", guard([this](Request& r) { return embeddings(r, false); }));
@@ -113,6 +116,15 @@ void Api::attach(const engine::Model& model, sched::Scheduler& scheduler) {
     for (int i = 0; i < vocab.n_tokens(); ++i) pieces[(size_t)i] = vocab.token_to_piece(i, false);
     grammar_vocab_ = std::make_shared<engine::GrammarVocab>(std::move(pieces), vocab.eog_tokens());
     spdlog::info("chat format: {}", chat_->name());
+    if (!config_.defaults.grammar.empty()) {  // --grammar/--json-schema: a bad one stops the start
+        GenerationOptions g;
+        g.grammar = config_.defaults.grammar;
+        try {
+            compile_grammar(g);
+        } catch (const std::exception& e) {
+            throw std::runtime_error(std::string("the server's grammar (--grammar, --json-schema): ") + e.what());
+        }
+    }
     ready_.store(true);
 }
 
@@ -137,23 +149,48 @@ Api::Reply Api::models(Request&) {
     const auto& hp = model_->hparams();
     const auto created =
         std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    // llama.cpp's vocabulary type numbers: 1 SentencePiece, 2 byte-level BPE, 3 WordPiece.
+    const std::string tm = model_->gguf().get_string("tokenizer.ggml.model", "");
+    const int vocab_type = tm == "llama" ? 1 : tm == "gpt2" ? 2 : tm == "bert" ? 3 : tm == "t5" ? 4 : 0;
     json m{{"id", model_name()},
            {"object", "model"},
            {"created", created},
-           {"owned_by", "ggserve"},
+           {"owned_by", "llamacpp"},
            {"meta",
-            {{"n_vocab", hp.n_vocab},
+            {{"vocab_type", vocab_type},
+             {"n_vocab", hp.n_vocab},
              {"n_ctx_train", hp.n_ctx_train},
              {"n_embd", hp.n_embd},
              {"n_params", model_->n_params()},
              {"size", model_->n_bytes()}}}};
-    return Response::json({{"object", "list"}, {"data", json::array({m})}});
+    json models = json::array({{{"name", model_name()},
+                                {"model", model_name()},
+                                {"modified_at", ""},
+                                {"size", ""},
+                                {"digest", ""},
+                                {"type", "model"},
+                                {"description", ""},
+                                {"tags", json::array({""})},
+                                {"capabilities", json::array({embeddings_only() ? "embedding" : "completion"})},
+                                {"parameters", ""},
+                                {"details", {{"parent_model", ""},
+                                             {"format", "gguf"},
+                                             {"family", ""},
+                                             {"families", json::array({""})},
+                                             {"parameter_size", ""},
+                                             {"quantization_level", ""}}}}});
+    return Response::json({{"object", "list"}, {"models", models}, {"data", json::array({m})}});
 }
 
 json Api::generation_settings(const GenerationOptions& o) const {
     const auto& s = o.sampling;
     json samplers = json::array();
     for (auto t : s.samplers) samplers.push_back(std::string(engine::sampler_type_name(t)));
+    json logit_bias = json::array();
+    for (const auto& b : s.logit_bias)
+        logit_bias.push_back({{"bias", std::isfinite(b.bias) ? json(b.bias) : json(b.bias < 0 ? -1e30 : 1e30)},
+                              {"token", b.token}});
+    const sched::SpecConfig& spec = scheduler_->spec();
     return json{{"n_predict", o.n_predict},
                 {"seed", s.seed},
                 {"temperature", s.temperature},
@@ -162,10 +199,10 @@ json Api::generation_settings(const GenerationOptions& o) const {
                 {"top_k", s.top_k},
                 {"top_p", s.top_p},
                 {"min_p", s.min_p},
-                {"typical_p", s.typical_p},
                 {"top_n_sigma", s.top_n_sigma},
                 {"xtc_probability", s.xtc_probability},
                 {"xtc_threshold", s.xtc_threshold},
+                {"typical_p", s.typical_p},
                 {"repeat_last_n", s.repeat_last_n},
                 {"repeat_penalty", s.repeat_penalty},
                 {"presence_penalty", s.presence_penalty},
@@ -174,17 +211,54 @@ json Api::generation_settings(const GenerationOptions& o) const {
                 {"dry_base", s.dry_base},
                 {"dry_allowed_length", s.dry_allowed_length},
                 {"dry_penalty_last_n", s.dry_penalty_last_n},
+                {"dry_sequence_breakers", s.dry_sequence_breakers},
                 {"mirostat", s.mirostat},
                 {"mirostat_tau", s.mirostat_tau},
                 {"mirostat_eta", s.mirostat_eta},
                 {"adaptive_target", s.adaptive_target},
                 {"adaptive_decay", s.adaptive_decay},
-                {"n_probs", s.n_probs},
                 {"stop", o.stop},
+                {"max_tokens", o.n_predict},
+                {"n_keep", o.n_keep},
+                {"n_discard", o.n_discard},
                 {"ignore_eos", o.ignore_eos},
                 {"stream", o.stream},
+                {"logit_bias", logit_bias},
+                {"n_probs", s.n_probs},
+                {"min_keep", s.min_keep},
+                {"grammar", o.grammar},
+                {"grammar_lazy", o.grammar_lazy},
                 {"samplers", samplers},
-                {"grammar", o.grammar}};
+                {"speculative.n_max", o.spec_n_max >= 0 ? o.spec_n_max : spec.n_max},
+                {"speculative.n_min", o.spec_n_min >= 0 ? o.spec_n_min : spec.n_min},
+                {"speculative.p_min", o.spec_p_min >= 0 ? o.spec_p_min : spec.p_min},
+                {"timings_per_token", o.timings_per_token},
+                {"post_sampling_probs", o.post_sampling_probs},
+                {"n_indent", o.n_indent},
+                {"t_max_predict_ms", o.t_max_predict_ms},
+                {"n_cache_reuse", o.n_cache_reuse >= 0 ? o.n_cache_reuse : scheduler_->config().n_cache_reuse},
+                {"lora", json::array()}};
+}
+
+json Api::task_settings(const sched::Task& t) const {
+    GenerationOptions o;
+    o.n_predict = t.n_predict;
+    o.sampling = t.sampling;
+    o.stop = t.stop;
+    o.ignore_eos = t.ignore_eos;
+    o.n_keep = t.n_keep;
+    o.n_discard = t.n_discard;
+    o.post_sampling_probs = t.post_sampling_probs;
+    o.timings_per_token = t.timings_per_token;
+    o.n_indent = t.n_indent;
+    o.t_max_predict_ms = t.t_max_predict_ms;
+    o.n_cache_reuse = t.n_cache_reuse;
+    o.spec_n_max = t.spec.n_max;
+    o.spec_n_min = t.spec.n_min;
+    o.spec_p_min = t.spec.p_min;
+    o.stream = t.stream;
+    o.grammar = t.grammar_text;
+    return generation_settings(o);
 }
 
 json Api::speculative_json() const {
@@ -203,24 +277,57 @@ Api::Reply Api::props_get(Request&) {
     {
         std::lock_guard<std::mutex> lk(defaults_mu_);
         d.n_predict = config_.defaults.n_predict;
+        d.n_keep = config_.defaults.n_keep;
         d.sampling = config_.defaults.sampling;
+        d.grammar = config_.defaults.grammar;
+        d.ignore_eos = config_.defaults.ignore_eos;
     }
-    json settings = generation_settings(d);
-    settings["n_ctx"] = scheduler_->n_ctx_slot();
-    const sched::SpecConfig& spec = scheduler_->spec();
-    settings["speculative.n_max"] = spec.n_max;
-    settings["speculative.n_min"] = spec.n_min;
-    settings["speculative.p_min"] = spec.p_min;
+    d.stream = true;  // as llama-server reports its defaults
+    // llama-server's shape: an idle slot's description, the sampling settings in `params`.
+    const json settings{{"id", 0},
+                        {"id_task", -1},
+                        {"n_ctx", scheduler_->n_ctx_slot()},
+                        {"speculative", scheduler_->spec().enabled()},
+                        {"is_processing", false},
+                        {"params", generation_settings(d)},
+                        {"prompt", ""},
+                        {"next_token",
+                         {{"has_next_token", true},
+                          {"has_new_line", false},
+                          {"n_remain", -1},
+                          {"n_decoded", 0},
+                          {"stopping_word", ""}}}};
+    const auto& vocab = model_->vocab();
+    json server = config_.server_settings;
+    server["cache_reuse"] = scheduler_->config().n_cache_reuse;
+    server["slot_prompt_similarity"] = scheduler_->config().slot_prompt_similarity;
+    server["special"] = scheduler_->config().special;
+    server["context_shift"] = scheduler_->config().context_shift;
+    server["mmap"] = model_->mapped();
+    server["mlocked_bytes"] = model_->locked_bytes();
+    const auto& hp = model_->hparams();
+    server["rope"] = {{"scaling", engine::rope_scaling_name(hp.rope_scaling)},
+                      {"freq_base", hp.rope_freq_base},
+                      {"freq_scale", hp.rope_freq_scale},
+                      {"n_ctx_orig", hp.n_ctx_orig},
+                      {"yarn_ext_factor", hp.yarn_ext_factor},
+                      {"yarn_attn_factor", hp.yarn_attn_factor},
+                      {"yarn_beta_fast", hp.yarn_beta_fast},
+                      {"yarn_beta_slow", hp.yarn_beta_slow}};
     return Response::json({{"default_generation_settings", settings},
                            {"total_slots", scheduler_->n_parallel()},
                            {"model_path", model_->path()},
                            {"model_alias", model_name()},
                            {"chat_template", chat_->template_source()},
+                           {"chat_template_caps", json::object()},
                            {"chat_format", chat_->name()},
-                           {"bos_token", model_->vocab().bos() >= 0 ? model_->vocab().token_to_piece(model_->vocab().bos()) : ""},
-                           {"eos_token", model_->vocab().eos() >= 0 ? model_->vocab().token_to_piece(model_->vocab().eos()) : ""},
+                           {"modalities", {{"vision", false}, {"audio", false}}},
+                           {"bos_token", vocab.bos() >= 0 ? vocab.token_to_piece(vocab.bos()) : ""},
+                           {"eos_token", vocab.eos() >= 0 ? vocab.token_to_piece(vocab.eos()) : ""},
                            {"speculative", speculative_json()},
-                           {"build_info", "ggserve"}});
+                           {"build_info", build_info()},
+                           {"is_sleeping", false},
+                           {"server", server}});
 }
 
 Api::Reply Api::props_post(Request& req) {
@@ -231,36 +338,58 @@ Api::Reply Api::props_post(Request& req) {
     const json* dgs = field(body, "default_generation_settings");
     const json& src = dgs ? *dgs : body;
     std::lock_guard<std::mutex> lk(defaults_mu_);
-    GenerationOptions o = parse_generation_options(src, config_.defaults, model_->vocab(), Flavor::Native);
-    config_.defaults.n_predict = o.n_predict;
+    // n_predict is read as a new default, not capped by the old one.
+    ApiDefaults base = config_.defaults;
+    base.n_predict = -1;
+    GenerationOptions o = parse_generation_options(src, base, model_->vocab(), Flavor::Native);
+    config_.defaults.n_predict = field(src, "n_predict") ? o.n_predict : config_.defaults.n_predict;
     config_.defaults.sampling = o.sampling;
+    config_.defaults.ignore_eos = o.ignore_eos;
     return Response::json({{"success", true}});
 }
 
-Api::Reply Api::slots(Request&) {
+Api::Reply Api::slots(Request& req) {
     require_ready();
     if (!config_.slots) throw HttpError(501, "this server does not support the slots endpoint; it was started with --no-slots");
     json arr = json::array();
+    bool any_idle = false;
+    GenerationOptions idle_settings;
+    {
+        std::lock_guard<std::mutex> lk(defaults_mu_);
+        idle_settings.n_predict = config_.defaults.n_predict;
+        idle_settings.n_keep = config_.defaults.n_keep;
+        idle_settings.sampling = config_.defaults.sampling;
+    }
+    const auto& vocab = model_->vocab();
     for (const auto& s : scheduler_->slots_snapshot()) {
         const bool processing = s.state != sched::SlotState::Idle;
+        any_idle = any_idle || !processing;
         arr.push_back({{"id", s.id},
                        {"id_task", processing ? (int64_t)s.task_id : -1},
                        {"n_ctx", s.n_ctx},
                        {"speculative", s.speculative},
+                       {"is_processing", processing},
+                       {"params", s.task ? task_settings(*s.task) : generation_settings(idle_settings)},
+                       {"prompt", s.task ? vocab.detokenize(s.task->prompt) : std::string()},
+                       {"next_token",
+                        {{"has_next_token", processing},
+                         {"has_new_line", s.has_new_line},
+                         {"n_remain", s.n_predict < 0 ? -1 : s.n_predict - s.n_decoded},
+                         {"n_decoded", s.n_decoded},
+                         {"stopping_word", s.stopping_word}}},
+                       // ggserve's additions
                        {"draft_n", s.draft_n},
                        {"draft_n_accepted", s.draft_n_accepted},
                        {"speculative_settings", speculative_json()},
-                       {"is_processing", processing},
                        {"state", sched::slot_state_name(s.state)},
                        {"n_past", s.n_past},
                        {"n_prompt_tokens", s.n_prompt_tokens},
                        {"n_prompt_tokens_processed", s.n_prompt_tokens_processed},
-                       {"prompt_chunks", s.prompt_chunks},
-                       {"next_token",
-                        {{"has_next_token", processing},
-                         {"n_remain", s.n_predict < 0 ? -1 : s.n_predict - s.n_decoded},
-                         {"n_decoded", s.n_decoded}}}});
+                       {"prompt_chunks", s.prompt_chunks}});
     }
+    // ?fail_on_no_slot=1: 503 when every slot is busy (a load balancer's health check).
+    if (req.query_param("fail_on_no_slot") == std::optional<std::string>("1") && !any_idle)
+        throw HttpError(503, "no slot available", "unavailable_error");
     return Response::json(arr);
 }
 

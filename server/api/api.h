@@ -37,6 +37,7 @@ struct ApiConfig {
     bool embeddings = false;  // --embeddings: embeddings only, generation endpoints answer 501
     bool reranking = false;   // --reranking: the rerank endpoints serve (a model with cls.output)
     engine::Pooling pooling = engine::Pooling::Unspecified;  // --pooling; Unspecified: the model's
+    int embd_normalize = 2;  // --embd-normalize: -1 none, 0 max-abs int16, 1 taxicab, 2 euclidean, >2 p-norm
     uint32_t n_ubatch = 512;  // -ub and -c (0: the model's): bound the longest embedding input
     uint32_t n_ctx = 0;
     uint32_t n_batch = 2048;  // -b: /infill fits prefix, suffix and prompt into one batch
@@ -45,6 +46,9 @@ struct ApiConfig {
     // (--lora-init-without-apply: 0).
     std::vector<std::string> lora_paths;
     std::vector<float> lora_scales;
+    bool verbose = false;  // -v: OpenAI responses carry the native result as __verbose
+    // Server settings /props reports beside llama-server's fields (ggserve's "server" object).
+    nlohmann::json server_settings = nlohmann::json::object();
 };
 
 // How a chat reply is parsed (tool calls, reasoning) when its response is formatted.
@@ -104,7 +108,9 @@ private:
     json parse_body(const Request& req, const char* schema) const;
     void require_ready() const;
     std::string model_name() const;
+    // llama-server's `params` object of a slot: the generation settings of a request (or the defaults).
     json generation_settings(const GenerationOptions& o) const;
+    json task_settings(const sched::Task& t) const;  // the same for a request seated in a slot
     json speculative_json() const;  // the server's speculative settings
     std::vector<engine::Token> tokenize_prompt(const json& prompt) const;
     // The request's grammar (nullptr: none); a bad grammar or trigger pattern is a 400.

@@ -100,7 +100,7 @@ ChatTools parse_chat_tools(const ojson& body) {
 
 void apply_tool_grammar(const ChatTools& tools, engine::chat::ToolCallFormat format, GenerationOptions& opts) {
     if (!tools.active() || tools.choice == ToolChoice::None) return;
-    if (!opts.grammar.empty())
+    if (!opts.grammar.empty() && !opts.grammar_from_defaults)
         bad_request("'tools' cannot be combined with 'grammar', 'json_schema' or 'response_format'");
     std::vector<ToolGrammarTool> list;
     for (size_t i = 0; i < tools.tools.size(); ++i) {

@@ -48,6 +48,25 @@ double finite_logprob(float lp) { return std::isfinite(lp) ? (double)lp : -9999.
 
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
+// llama-server's response_fields: keep the named fields; "a/b" takes b out of object a and names it
+// "a/b" at the top. A field that does not exist is left out.
+json select_fields(const json& res, const std::vector<std::string>& fields) {
+    json out = json::object();
+    for (const std::string& f : fields) {
+        const json* at = &res;
+        size_t start = 0;
+        while (at) {
+            const size_t slash = f.find('/', start);
+            const std::string key = f.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+            at = at->is_object() && at->contains(key) ? &(*at)[key] : nullptr;
+            if (slash == std::string::npos) break;
+            start = slash + 1;
+        }
+        if (at) out[f] = *at;
+    }
+    return out;
+}
+
 }  // namespace
 
 GenerationResponse::GenerationResponse(ResponseContext rc, const engine::Vocab& vocab, size_t n_choices,
@@ -83,7 +102,8 @@ json GenerationResponse::chunk_base(const char* object) const {
 }
 
 json GenerationResponse::timings_json(const sched::Timings& t) const {
-    return json{{"prompt_n", t.prompt_n},
+    return json{{"cache_n", t.cache_n},
+                {"prompt_n", t.prompt_n},
                 {"prompt_ms", t.prompt_ms},
                 {"prompt_per_token_ms", t.prompt_n ? t.prompt_ms / t.prompt_n : 0.0},
                 {"prompt_per_second", t.prompt_ms > 0 ? 1000.0 * t.prompt_n / t.prompt_ms : 0.0},
@@ -142,9 +162,13 @@ json GenerationResponse::probs_json(std::span<const engine::TokenProbs> probs) c
             json top = json::array();
             for (size_t k = 0; k < p.top.size() && (int)k < rc_.options.top_logprobs; ++k) {
                 const std::string tp = vocab_.token_to_piece(p.top[k].token);
-                top.push_back({{"token", tp}, {"logprob", finite_logprob(p.top[k].logprob)}, {"bytes", bytes_of(tp)}});
+                top.push_back({{"id", p.top[k].token},
+                               {"token", tp},
+                               {"logprob", finite_logprob(p.top[k].logprob)},
+                               {"bytes", bytes_of(tp)}});
             }
-            out.push_back({{"token", piece},
+            out.push_back({{"id", p.chosen.token},
+                           {"token", piece},
                            {"logprob", finite_logprob(p.chosen.logprob)},
                            {"bytes", bytes_of(piece)},
                            {"top_logprobs", top}});
@@ -173,9 +197,33 @@ void GenerationResponse::send(const json& j) {
     if (stream_) stream_->send(dump(j));
 }
 
+void GenerationResponse::send_progress(size_t i, const sched::TokenOutput& out) {
+    const sched::PromptProgress& p = *out.progress;
+    const json progress{{"total", p.total}, {"cache", p.cache}, {"processed", p.processed}, {"time_ms", p.time_ms}};
+    if (rc_.flavor == Flavor::Native) {
+        send({{"index", i},
+              {"content", ""},
+              {"tokens", json::array()},
+              {"stop", false},
+              {"id_slot", out.slot_id},
+              {"tokens_predicted", 0},
+              {"tokens_evaluated", out.n_prompt_tokens},
+              {"prompt_progress", progress}});
+        return;
+    }
+    json j = chunk_base(rc_.flavor == Flavor::Chat ? "chat.completion.chunk" : "text_completion");
+    j["choices"] = json::array();
+    j["prompt_progress"] = progress;
+    send(j);
+}
+
 void GenerationResponse::on_tokens(size_t i, const sched::TokenOutput& out) {
     if (failed_) return;
     Choice& c = choices_[i];
+    if (out.progress) {
+        if (stream_) send_progress(i, out);
+        return;
+    }
     const bool want_probs = rc_.flavor == Flavor::Native ? rc_.options.sampling.n_probs > 0 : rc_.options.logprobs;
     // The ending EOS: its probabilities are reported by the native API only (OpenAI's logprobs list the
     // tokens of the text).
@@ -188,21 +236,35 @@ void GenerationResponse::on_tokens(size_t i, const sched::TokenOutput& out) {
         return;
     }
     const bool has_text = !out.text.empty();
-    if (!has_text && probs.is_null() && !(rc_.flavor == Flavor::Native && rc_.options.return_tokens && !out.tokens.empty()))
+    if (!has_text && probs.is_null() && !(rc_.flavor == Flavor::Native && !out.tokens.empty()))
         return;
+    const json timings = out.timings ? timings_json(*out.timings) : json();
     switch (rc_.flavor) {
         case Flavor::Native: {
-            json j{{"index", i}, {"content", out.text}, {"stop", false}, {"id_slot", -1}};
-            if (rc_.options.return_tokens) j["tokens"] = out.tokens;
+            // llama-server's partial result: the step's text and tokens, and the counts so far.
+            json j{{"index", i},
+                   {"content", out.text},
+                   {"tokens", out.tokens},
+                   {"stop", false},
+                   {"id_slot", out.slot_id},
+                   {"tokens_predicted", out.n_decoded},
+                   {"tokens_evaluated", out.n_prompt_tokens}};
+            if (!timings.is_null()) j["timings"] = timings;
             if (!probs.is_null()) j["completion_probabilities"] = probs;
             send(j);
             break;
         }
         case Flavor::Completions: {
-            json ch{{"text", out.text}, {"index", i}, {"logprobs", nullptr}, {"finish_reason", nullptr}};
+            std::string text = out.text;
+            if (!c.started) {  // echo: the prompt comes first
+                c.started = true;
+                if (rc_.options.echo && i < rc_.prompt_texts.size()) text = rc_.prompt_texts[i] + text;
+            }
+            json ch{{"text", text}, {"index", i}, {"logprobs", nullptr}, {"finish_reason", nullptr}};
             if (!probs.is_null()) ch["logprobs"] = legacy_logprobs(probs);
             json j = chunk_base("text_completion");
             j["choices"] = json::array({ch});
+            if (!timings.is_null()) j["timings"] = timings;
             send(j);
             break;
         }
@@ -216,26 +278,33 @@ void GenerationResponse::on_tokens(size_t i, const sched::TokenOutput& out) {
                                              {"finish_reason", nullptr}}});
                 send(j);
             }
-            if (!rc_.parse_chat) {
-                send_chat_delta(i, {{"content", out.text}}, probs);
-                break;
-            }
-            if (!c.parser) c.parser = std::make_unique<ChatStreamParser>(rc_.parse, rc_.tool_triggers);
-            const auto d = c.parser->feed(out.text);
+            // Log-probabilities travel with the text of their tokens: while text is held back (a partial
+            // character, a possible tag), they wait for the chunk that carries it.
+            if (!probs.is_null())
+                for (auto& p : probs) c.pending_probs.push_back(std::move(p));
             json delta = json::object();
-            if (!d.reasoning.empty()) delta["reasoning_content"] = d.reasoning;
-            if (!d.content.empty()) delta["content"] = d.content;
-            if (!delta.empty() || !probs.is_null()) send_chat_delta(i, delta, probs);
+            if (!rc_.parse_chat) {
+                if (!out.text.empty()) delta["content"] = out.text;
+            } else {
+                if (!c.parser) c.parser = std::make_unique<ChatStreamParser>(rc_.parse, rc_.tool_triggers);
+                const auto d = c.parser->feed(out.text);
+                if (!d.reasoning.empty()) delta["reasoning_content"] = d.reasoning;
+                if (!d.content.empty()) delta["content"] = d.content;
+            }
+            if (delta.empty()) break;
+            send_chat_delta(i, delta, c.pending_probs.empty() ? json() : c.pending_probs, timings);
+            c.pending_probs = json::array();
             break;
         }
     }
 }
 
-void GenerationResponse::send_chat_delta(size_t i, json delta, const json& probs) {
+void GenerationResponse::send_chat_delta(size_t i, json delta, const json& probs, const json& timings) {
     json ch{{"index", i}, {"delta", std::move(delta)}, {"logprobs", nullptr}, {"finish_reason", nullptr}};
     if (!probs.is_null()) ch["logprobs"] = {{"content", probs}};
     json j = chunk_base("chat.completion.chunk");
     j["choices"] = json::array({ch});
+    if (!timings.is_null()) j["timings"] = timings;
     send(j);
 }
 
@@ -266,9 +335,9 @@ json GenerationResponse::native_final(size_t i, const sched::FinalOutput& f) con
            {"stopping_word", f.stopping_word},
            {"tokens_cached", f.n_cached_tokens},
            {"timings", timings_json(f.timings)}};
-    if (rc_.options.return_tokens) j["tokens"] = stream_ ? json::array() : json(f.tokens);
+    j["tokens"] = stream_ || !rc_.options.return_tokens ? json::array() : json(f.tokens);
     if (!stream_ && rc_.options.sampling.n_probs > 0) j["completion_probabilities"] = choices_[i].logprobs;
-    return j;
+    return rc_.options.response_fields.empty() ? j : select_fields(j, rc_.options.response_fields);
 }
 
 void GenerationResponse::on_done(size_t i, const sched::FinalOutput& f) {
@@ -282,9 +351,17 @@ void GenerationResponse::on_done(size_t i, const sched::FinalOutput& f) {
             case Flavor::Native: send(native_final(i, f)); break;
             case Flavor::Completions: {
                 json j = chunk_base("text_completion");
-                j["choices"] = json::array({{{"text", ""}, {"index", i}, {"logprobs", nullptr},
+                std::string text;
+                if (!c.started) {  // nothing was generated: the echoed prompt still comes
+                    c.started = true;
+                    if (rc_.options.echo && i < rc_.prompt_texts.size()) text = rc_.prompt_texts[i];
+                }
+                j["choices"] = json::array({{{"text", text}, {"index", i}, {"logprobs", nullptr},
                                              {"finish_reason", finish_name(f.finish)}}});
+                // As llama-server: the last chunk carries the usage, whether or not it was asked for.
+                if (n_done_ == choices_.size()) j["usage"] = usage_json();
                 j["timings"] = timings_json(f.timings);
+                if (rc_.verbose) j["__verbose"] = native_final(i, f);
                 send(j);
                 break;
             }
@@ -298,13 +375,18 @@ void GenerationResponse::on_done(size_t i, const sched::FinalOutput& f) {
                     send(r);
                 }
                 bool tool_calls = false;
+                const auto take_probs = [&c] {
+                    json p = c.pending_probs.empty() ? json() : c.pending_probs;
+                    c.pending_probs = json::array();
+                    return p;
+                };
                 if (rc_.parse_chat) {
                     if (!c.parser) c.parser = std::make_unique<ChatStreamParser>(rc_.parse, rc_.tool_triggers);
                     const auto fin = c.parser->finish();
                     json delta = json::object();
                     if (!fin.delta.reasoning.empty()) delta["reasoning_content"] = fin.delta.reasoning;
                     if (!fin.delta.content.empty()) delta["content"] = fin.delta.content;
-                    if (!delta.empty()) send_chat_delta(i, delta, json());
+                    if (!delta.empty()) send_chat_delta(i, delta, take_probs());
                     // Each call: its id, type and name first, then its arguments.
                     for (size_t k = 0; k < fin.parsed.tool_calls.size(); ++k) {
                         const auto& call = fin.parsed.tool_calls[k];
@@ -317,9 +399,13 @@ void GenerationResponse::on_done(size_t i, const sched::FinalOutput& f) {
                     }
                     tool_calls = !fin.parsed.tool_calls.empty();
                 }
+                // Tokens whose text never showed (tool-call markup): their log-probabilities still come.
+                if (!c.pending_probs.empty()) send_chat_delta(i, json::object(), take_probs());
                 j["choices"] = json::array({{{"index", i}, {"delta", json::object()}, {"logprobs", nullptr},
                                              {"finish_reason", chat_finish_name(f.finish, tool_calls)}}});
+                if (n_done_ == choices_.size()) j["usage"] = usage_json();
                 j["timings"] = timings_json(f.timings);
+                if (rc_.verbose) j["__verbose"] = native_final(i, f);
                 send(j);
                 break;
             }
@@ -360,13 +446,15 @@ void GenerationResponse::respond_collected() {
             json arr = json::array();
             for (size_t i = 0; i < choices_.size(); ++i) {
                 const auto& f = choices_[i].final;
-                json ch{{"text", f.content}, {"index", i}, {"logprobs", nullptr}, {"finish_reason", finish_name(f.finish)}};
+                const std::string echo = rc_.options.echo && i < rc_.prompt_texts.size() ? rc_.prompt_texts[i] : "";
+                json ch{{"text", echo + f.content}, {"index", i}, {"logprobs", nullptr}, {"finish_reason", finish_name(f.finish)}};
                 if (rc_.options.logprobs) ch["logprobs"] = legacy_logprobs(choices_[i].logprobs);
                 arr.push_back(ch);
             }
             body["choices"] = arr;
             body["usage"] = usage_json();
             body["timings"] = timings_json(choices_[0].final.timings);
+            if (rc_.verbose) body["__verbose"] = native_final(0, choices_[0].final);
             break;
         }
         case Flavor::Chat: {
@@ -383,6 +471,7 @@ void GenerationResponse::respond_collected() {
             body["choices"] = arr;
             body["usage"] = usage_json();
             body["timings"] = timings_json(choices_[0].final.timings);
+            if (rc_.verbose) body["__verbose"] = native_final(0, choices_[0].final);
             break;
         }
     }

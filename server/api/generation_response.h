@@ -38,6 +38,7 @@ struct ResponseContext {
     bool parse_chat = false;
     engine::chat::ParseOptions parse;
     std::vector<std::string> tool_triggers;  // text that starts a call (streaming holds it back)
+    bool verbose = false;  // --verbose: OpenAI responses also carry the native result as __verbose
 };
 
 class GenerationResponse : public std::enable_shared_from_this<GenerationResponse> {
@@ -68,9 +69,11 @@ private:
     json probs_json(std::span<const engine::TokenProbs> probs) const;
     json usage_json() const;
     json native_final(size_t i, const sched::FinalOutput& f) const;
+    // A native stream chunk of prompt progress, or an OpenAI chunk carrying it.
+    void send_progress(size_t i, const sched::TokenOutput& out);
     json timings_json(const sched::Timings& t) const;
     void send(const json& j);
-    void send_chat_delta(size_t i, json delta, const json& probs);
+    void send_chat_delta(size_t i, json delta, const json& probs, const json& timings = json());
     json chat_message(const sched::FinalOutput& f, const char*& finish) const;
     void finish_stream();
     void respond_collected();
@@ -87,6 +90,9 @@ private:
         sched::FinalOutput final;
         json logprobs = json::array();  // collected (non-stream)
         std::unique_ptr<ChatStreamParser> parser;  // streamed chat with parse_chat
+        // Streamed chat: log-probabilities of tokens whose text is still held back; they go out with the
+        // chunk that carries that text.
+        json pending_probs = json::array();
     };
     std::vector<Choice> choices_;
     size_t n_done_ = 0;

@@ -130,7 +130,7 @@ Api::Reply Api::embeddings(Request& req, bool oai) {
     auto task = std::make_shared<sched::EmbedTask>();
     task->inputs = embedding_inputs(*input);
     task->pooling = config_.pooling;
-    task->normalize = 2;
+    task->normalize = config_.embd_normalize;  // --embd-normalize
     if (const json* n = field(body, "embd_normalize"); n && n->is_number_integer())
         task->normalize = n->get<int>();
     const engine::Pooling pooling = engine::effective_pooling(*model_, config_.pooling);

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <limits>
 #include <random>
 
 #include "engine/grammar/grammar.h"
@@ -177,7 +178,9 @@ Api::Reply Api::start_generation(Request& req, Flavor flavor, const json& body, 
 
     ResponseContext rc;
     rc.flavor = flavor;
-    rc.model_name = model_name();
+    // OpenAI endpoints answer with the model the client named (llama-server does); native, the server's.
+    rc.model_name = flavor != Flavor::Native && !opts.model.empty() ? opts.model : model_name();
+    rc.verbose = config_.verbose;
     rc.id = random_id(flavor == Flavor::Chat ? "chatcmpl-" : "cmpl-");
     rc.created = unix_now();
     rc.options = opts;
@@ -212,6 +215,18 @@ Api::Reply Api::start_generation(Request& req, Flavor flavor, const json& body, 
             t->post_sampling_probs = opts.post_sampling_probs;
             t->stop = opts.stop;
             t->ignore_eos = opts.ignore_eos;
+            // As llama-server: ignoring EOS bans the end-of-generation tokens, so they are never sampled.
+            if (opts.ignore_eos)
+                for (engine::Token eog : model_->vocab().eog_tokens())
+                    t->sampling.logit_bias.push_back({eog, -std::numeric_limits<float>::infinity()});
+            t->n_discard = opts.n_discard;
+            t->n_cache_reuse = opts.n_cache_reuse;
+            t->n_indent = opts.n_indent;
+            t->t_max_predict_ms = opts.t_max_predict_ms;
+            t->timings_per_token = opts.timings_per_token;
+            t->return_progress = opts.return_progress && opts.stream;
+            t->stream = opts.stream;
+            t->grammar_text = opts.grammar;
             t->cache_prompt = opts.cache_prompt;
             t->n_keep = opts.n_keep;
             t->id_slot = opts.id_slot;

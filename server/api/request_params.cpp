@@ -211,6 +211,7 @@ void parse_grammar(const json& body, std::string_view raw_body, const engine::Vo
         }
     }
     if (sources > 1) bad_request("use only one of 'grammar', 'json_schema' and 'response_format'");
+    if (sources == 0 && !o.grammar.empty()) o.grammar_from_defaults = true;  // the server's --grammar
     if (grammar) o.grammar = *grammar;
     if (schema) o.grammar = schema_grammar(ordered_schema(*schema, raw_body, {"json_schema"}), "json_schema");
 
@@ -326,6 +327,9 @@ GenerationOptions parse_generation_options(const json& body, const ApiDefaults& 
     o.n_predict = defaults.n_predict;
     o.n_keep = defaults.n_keep;
     o.sampling = defaults.sampling;
+    o.grammar = defaults.grammar;
+    o.ignore_eos = defaults.ignore_eos;
+    o.cache_prompt = defaults.cache_prompt;
     parse_sampling(body, o.sampling, vocab);
 
     parse_speculative(body, o);
@@ -338,9 +342,44 @@ GenerationOptions parse_generation_options(const json& body, const ApiDefaults& 
                             (flavor == Flavor::Native ? ">= -1" : "positive"));
             o.n_predict = *v;
         }
+    // The server's -n caps every request (a request without a limit gets the server's).
+    if (defaults.n_predict > 0 && (o.n_predict < 0 || o.n_predict > defaults.n_predict)) o.n_predict = defaults.n_predict;
 
     o.stop = parse_stop(body);
     read_into(body, "ignore_eos", o.ignore_eos);
+    if (auto v = get_opt<int32_t>(body, "n_indent")) {
+        if (*v < 0) bad_request("'n_indent' must not be negative");
+        o.n_indent = *v;
+    }
+    if (const json* t = field(body, "t_max_predict_ms")) {
+        if (!t->is_number() || t->get<double>() < 0) bad_request("'t_max_predict_ms' must be a non-negative number");
+        o.t_max_predict_ms = t->get<double>();
+    }
+    read_into(body, "timings_per_token", o.timings_per_token);
+    read_into(body, "return_progress", o.return_progress);
+    if (auto v = get_opt<int32_t>(body, "n_cache_reuse")) {
+        if (*v < 0) bad_request("'n_cache_reuse' must not be negative");
+        o.n_cache_reuse = *v;
+    }
+    if (auto v = get_opt<int32_t>(body, "n_discard")) {
+        if (*v < 0) bad_request("'n_discard' must not be negative");
+        o.n_discard = *v;
+    }
+    if (const json* rf = field(body, "response_fields")) {
+        if (!rf->is_array()) bad_request("'response_fields' must be an array of strings");
+        for (const auto& e : *rf) {
+            if (!e.is_string()) bad_request("'response_fields' must be an array of strings");
+            o.response_fields.push_back(e.get<std::string>());
+        }
+    }
+    if (auto m = get_opt<std::string>(body, "model")) o.model = *m;
+    if (flavor == Flavor::Completions) {
+        read_into(body, "echo", o.echo);
+        // OpenAI fields llama-server refuses too.
+        for (const char* name : {"suffix", "best_of"})
+            if (const json* f = field(body, name); f && !f->is_null())
+                bad_request(std::string("'") + name + "' is not supported (use /infill for text between a prefix and a suffix)");
+    }
     read_into(body, "cache_prompt", o.cache_prompt);
     read_into(body, "n_keep", o.n_keep);
     read_into(body, "id_slot", o.id_slot);
@@ -351,10 +390,11 @@ GenerationOptions parse_generation_options(const json& body, const ApiDefaults& 
         if (!so->is_object()) bad_request("'stream_options' must be an object");
         read_into(*so, "include_usage", o.include_usage);
     }
-    if (auto n = get_opt<int32_t>(body, "n")) {
-        if (*n < 1 || *n > 16) bad_request("'n' must be between 1 and 16");
-        o.n_choices = *n;
-    }
+    for (const char* name : {"n", "n_cmpl"})  // n_cmpl: llama-server's native name
+        if (auto n = get_opt<int32_t>(body, name)) {
+            if (*n < 1 || *n > 16) bad_request(std::string("'") + name + "' must be between 1 and 16");
+            o.n_choices = *n;
+        }
 
     // Probabilities: n_probs (native), logprobs (completions: an integer; chat: a boolean + top_logprobs).
     int32_t n_probs = 0;
@@ -377,6 +417,8 @@ GenerationOptions parse_generation_options(const json& body, const ApiDefaults& 
         }
     }
     if (n_probs < 0) bad_request("'n_probs' must not be negative");
+    if (o.echo && o.logprobs)
+        bad_request("'echo' with 'logprobs' is not supported: the prompt's log-probabilities are not computed");
     o.sampling.n_probs = n_probs;
 
     parse_grammar(body, raw_body, vocab, o);

@@ -17,9 +17,13 @@ namespace api {
 enum class Flavor { Native, Completions, Chat };
 
 struct ApiDefaults {
+    // -n: a request's limit when it names none, and the most any request may generate (> 0).
     int32_t n_predict = -1;
     int32_t n_keep = 0;  // --keep
     engine::SamplingParams sampling;
+    std::string grammar;      // --grammar, --grammar-file, --json-schema: for requests that constrain nothing
+    bool ignore_eos = false;  // --ignore-eos
+    bool cache_prompt = true;  // --no-cache-prompt: requests reuse no cached prefix unless they ask
 };
 
 struct GenerationOptions {
@@ -46,6 +50,19 @@ struct GenerationOptions {
     bool spec_disabled = false;
     int32_t spec_n_max = -1, spec_n_min = -1;  // -1: the server's
     float spec_p_min = -1.0f;
+    bool grammar_from_defaults = false;  // `grammar` is the server's default, not the request's
+
+    // llama-server's native extras (see sched::Task for their meaning).
+    int32_t n_indent = 0;
+    double t_max_predict_ms = 0;
+    bool timings_per_token = false;
+    bool return_progress = false;
+    int32_t n_cache_reuse = -1;  // -1: the server's --cache-reuse
+    int32_t n_discard = 0;
+    // Native: the fields of the final response to keep ("a/b" lifts b out of object a).
+    std::vector<std::string> response_fields;
+    bool echo = false;  // /v1/completions: the prompt is repeated before the generated text
+    std::string model;  // the request's `model`, echoed back (empty: the server's name)
 };
 
 // raw_body is the request's text: JSON schemas are read from it in order (nlohmann::json sorts keys,

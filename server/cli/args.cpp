@@ -52,19 +52,19 @@ void ArgParser::push(Opt o) {
 
 void ArgParser::add(const std::string& names, const std::string& value_name, const std::string& help,
                     std::function<void(const std::string&)> set) {
-    push({split_names(names), value_name, help, std::move(set), false, "", nullptr, true});
+    push({split_names(names), value_name, help, std::move(set), false, "", nullptr, true, false, ""});
 }
 
 void ArgParser::add_with_number(const std::string& names, const std::string& value_name, const std::string& help,
                                 std::function<void(const std::string&)> set) {
-    Opt o{split_names(names), value_name, help, std::move(set), false, "", nullptr, true};
+    Opt o{split_names(names), value_name, help, std::move(set), false, "", nullptr, true, false, ""};
     o.takes_number = true;
     push(std::move(o));
 }
 
 void ArgParser::flag(const std::string& names, const std::string& help, bool* target, bool value) {
     push({split_names(names), "", help, [target, value](const std::string&) { *target = value; }, true, "", target,
-          value});
+          value, false, ""});
 }
 
 void ArgParser::option(const std::string& names, const std::string& vn, const std::string& help, std::string* t) {
@@ -91,6 +91,18 @@ void ArgParser::option(const std::string& names, const std::string& vn, const st
     add(names, vn, help, [t, n](const std::string& v) { *t = to_double(n, v); });
 }
 
+void ArgParser::optional_value(const std::string& names, const std::string& vn, const std::string& help,
+                               const std::string& implicit, std::function<void(const std::string&)> set) {
+    push({split_names(names), "[" + vn + "]", help, std::move(set), false, "", nullptr, true, true, implicit});
+}
+
+void ArgParser::refuse(const std::string& names, bool takes_value, const std::string& reason) {
+    const std::string shown = split_names(names).back();
+    auto fail = [shown, reason](const std::string&) -> void { throw ArgError(shown + ": " + reason); };
+    push({split_names(names), takes_value ? "VALUE" : "", "not supported: " + reason, fail, !takes_value, "", nullptr,
+          true, false, ""});
+}
+
 void ArgParser::mark_given(const Opt& o) {
     given_[canonical(o.names)] = true;
     if (o.flag_target)
@@ -110,7 +122,7 @@ const ArgParser::Opt* ArgParser::find(const std::string& name) const {
 bool ArgParser::parse(int argc, char** argv, int first) {
     for (int i = first; i < argc; ++i) {
         std::string a = argv[i];
-        if (a == "-h" || a == "--help") {
+        if (a == "-h" || a == "--help" || a == "--usage") {
             std::fputs(usage().c_str(), stdout);
             return false;
         }
@@ -127,12 +139,18 @@ bool ArgParser::parse(int argc, char** argv, int first) {
         const Opt* o = find(a);
         if (!o) throw ArgError("unknown option '" + a + "' for 'ggserve " + command_ + "' (see --help)");
         if (!o->is_flag && !has_inline) {
-            if (i + 1 >= argc) throw ArgError("option " + a + " needs a value (" + o->value_name + ")");
-            value = argv[++i];
-            if (o->takes_number && i + 1 < argc) {
-                char* end = nullptr;
-                std::strtod(argv[i + 1], &end);
-                if (end != argv[i + 1] && *end == '\0') value += std::string("\n") + argv[++i];
+            // A bare optional-value option: nothing follows, or the next word is another option.
+            const bool bare = o->has_implicit && (i + 1 >= argc || (argv[i + 1][0] == '-' && argv[i + 1][1] != '\0'));
+            if (bare) {
+                value = o->implicit;
+            } else {
+                if (i + 1 >= argc) throw ArgError("option " + a + " needs a value (" + o->value_name + ")");
+                value = argv[++i];
+                if (o->takes_number && i + 1 < argc) {  // add_with_number: a second value that is a number
+                    char* end = nullptr;
+                    std::strtod(argv[i + 1], &end);
+                    if (end != argv[i + 1] && *end == '\0') value += std::string("\n") + argv[++i];
+                }
             }
         }
         o->set(value);
@@ -176,7 +194,7 @@ std::string ArgParser::usage() const {
         out += o.help + "\n";
         if (!o.env.empty()) out += std::string(32, ' ') + "(env: " + o.env + ")\n";
     }
-    out += "  -h, --help                    show this help\n";
+    out += "  -h, --help, --usage           show this help\n";
     return out;
 }
 

@@ -36,6 +36,13 @@ public:
     void option(const std::string& names, const std::string& value_name, const std::string& help, float* target);
     void option(const std::string& names, const std::string& value_name, const std::string& help, double* target);
     void option(const std::string& names, const std::string& value_name, const std::string& help, uint32_t* target);
+    // An option whose value may be left out (llama-server's `-fa [on|off|auto]`, `--log-colors [on|off]`):
+    // given bare, at the end of the command line or before another option, it takes `implicit`.
+    void optional_value(const std::string& names, const std::string& value_name, const std::string& help,
+                        const std::string& implicit, std::function<void(const std::string&)> set);
+    // A llama-server option this build cannot honour: giving it (on the command line, in the environment
+    // or in a config file) stops startup with `reason`. takes_value: whether it is followed by a value.
+    void refuse(const std::string& names, bool takes_value, const std::string& reason);
 
     // Parses argv[first..argc). Returns false if --help was given (usage printed to stdout).
     bool parse(int argc, char** argv, int first = 2);
@@ -63,6 +70,8 @@ private:
         std::string env;             // environment variable ("" for options with no long name)
         bool* flag_target = nullptr;  // flags: the variable and the value the flag sets
         bool flag_value = true;
+        bool has_implicit = false;  // optional_value: the value may be left out
+        std::string implicit;
         bool takes_number = false;  // add_with_number
     };
     const Opt* find(const std::string& name) const;

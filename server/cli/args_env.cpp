@@ -17,7 +17,7 @@ void ArgParser::apply_env_value(const Opt& o, const std::string& value) {
                        ": expected 1/true/enabled/on or 0/false/disabled/off");
     if (on)
         o.set("");
-    else
+    else if (o.flag_target)
         *o.flag_target = !o.flag_value;
 }
 

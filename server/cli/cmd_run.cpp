@@ -17,6 +17,7 @@
 #include "server/cli/args.h"
 #include "server/cli/commands.h"
 #include "server/cli/common_options.h"
+#include "server/cli/compat_options.h"
 #include "server/scheduler/token_pipeline.h"
 
 namespace cli {
@@ -54,8 +55,13 @@ int cmd_run(int argc, char** argv) {
     ap.flag("--context-shift", "when the context is full, drop half of it and go on (default)",
             &context_shift);
     ap.flag("--no-context-shift", "stop when the context is full", &context_shift, false);
+    InfoRequests ir;
+    add_info_options(ap, ir);
+    add_download_options(ap);
+    add_unsupported_options(ap);
     try {
         if (!ap.parse(argc, argv)) return 0;
+        if (print_info(ir)) return 0;
         ap.apply_env();  // LLAMA_ARG_*, as llama-cli reads them; the command line wins
         finish_model_options(ap, mo);
         if (!ap.given("prompt")) throw ArgError("missing -p PROMPT");
@@ -66,6 +72,7 @@ int cmd_run(int argc, char** argv) {
         std::fprintf(stderr, "ggserve run: %s\n", e.what());
         return 2;
     }
+    if (const std::string err = mo.cpu.apply_priority(); !err.empty()) std::fprintf(stderr, "warning: %s\n", err.c_str());
 
     try {
         auto model = engine::Model::load(mo.model, mo.model_params());

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "engine/grammar/json_schema.h"
 #include "engine/model/context.h"
 #include "engine/model/lora.h"
 #include "engine/model/model.h"
@@ -24,6 +25,7 @@
 #include "server/cli/args.h"
 #include "server/cli/commands.h"
 #include "server/cli/common_options.h"
+#include "server/cli/compat_options.h"
 #include "server/cli/gpu_options.h"
 #include "server/http/server.h"
 #include "server/scheduler/scheduler.h"
@@ -104,6 +106,35 @@ std::vector<std::pair<std::string, float>> parse_lora_scaled(const std::string& 
     return out;
 }
 
+std::string read_text_file(const std::string& opt, const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) throw ArgError("cannot read " + opt + " '" + path + "'");
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+// --grammar, --grammar-file, -j/--json-schema, -jf/--json-schema-file: at most one; a schema becomes its
+// grammar now, so that a bad one is a startup error.
+void finish_grammar_options(const std::string& grammar_file, const std::string& schema, const std::string& schema_file,
+                            api::ApiDefaults& d) {
+    const int n = !d.grammar.empty() + !grammar_file.empty() + !schema.empty() + !schema_file.empty();
+    if (n > 1) throw ArgError("use only one of --grammar, --grammar-file, --json-schema and --json-schema-file");
+    if (!grammar_file.empty()) d.grammar = read_text_file("--grammar-file", grammar_file);
+    const std::string text = !schema.empty() ? schema : !schema_file.empty() ? read_text_file("--json-schema-file", schema_file) : "";
+    if (text.empty()) return;
+    const char* opt = !schema.empty() ? "--json-schema" : "--json-schema-file";
+    const nlohmann::ordered_json js = nlohmann::ordered_json::parse(text, nullptr, false);
+    if (js.is_discarded()) throw ArgError(std::string(opt) + " is not valid JSON");
+    try {
+        d.grammar = engine::json_schema_to_gbnf(js);
+    } catch (const engine::SchemaError& e) {
+        throw ArgError(std::string(opt) + ": invalid JSON schema at '#" + e.pointer + "': " + e.reason);
+    } catch (const std::exception& e) {
+        throw ArgError(std::string(opt) + ": invalid JSON schema: " + e.what());
+    }
+}
+
 }  // namespace
 
 int cmd_serve(int argc, char** argv) {
@@ -114,12 +145,18 @@ int cmd_serve(int argc, char** argv) {
     sched::SchedulerConfig sc;
     std::string config_file, api_key_file, chat_template_file, chat_template_kwargs;
     int port = 8080, timeout_s = 600, threads_http = 0, stall_s = 30, stream_queue_kib = 8192;
-    bool cont_batching = true, verbose = false, no_slots = false, webui = true;
+    bool cont_batching = true, no_slots = false, webui = true, warmup = true, offline = false, swa_full = false,
+         kv_unified = true, no_repack = true, perf = true;
+    LogOptions lo;
+    InfoRequests ir;
+    std::string grammar_file, json_schema, json_schema_file;
+    float defrag_thold = -1.0f;
     webui::WebUiOptions wo;
     // Speculative decoding (llama-server's names).
     std::string spec_type, model_draft, device_draft, lookup_static, lookup_dynamic;
-    int ngl_draft = 0;
+    int ngl_draft = 0, threads_draft = 0, threads_batch_draft = 0;
     uint32_t ctx_draft = 0;
+    std::string cache_type_k_draft, cache_type_v_draft;
     ac.defaults.sampling = engine::SamplingParams{};
 
     ArgParser ap("serve");
@@ -130,8 +167,43 @@ int cmd_serve(int argc, char** argv) {
     ap.option("-a,--alias", "NAME", "model name reported by the API (default: the file name)",
               &ac.model_alias);
     ap.option("-np,--parallel", "N", "number of slots (parallel sequences, default 1)", &sc.n_parallel);
-    ap.option("-n,--n-predict", "N", "default tokens to generate (-1 = until end of text or context)",
+    ap.option("-n,--predict,--n-predict", "N",
+              "tokens to generate: a request's default and its most (-1 = until end of text or context)",
               &ac.defaults.n_predict);
+    ap.option("--grammar", "GBNF", "grammar constraining requests that give none", &ac.defaults.grammar);
+    ap.option("--grammar-file", "FILE", "as --grammar, read from FILE", &grammar_file);
+    ap.option("-j,--json-schema", "SCHEMA", "JSON schema constraining requests that give no grammar", &json_schema);
+    ap.option("-jf,--json-schema-file", "FILE", "as --json-schema, read from FILE", &json_schema_file);
+    ap.flag("--ignore-eos", "generate past end-of-generation tokens (they are banned from sampling)",
+            &ac.defaults.ignore_eos);
+    ap.option("--cache-reuse", "N",
+              "reuse cached chunks of at least N tokens found later in a new prompt by shifting them into place "
+              "(KV shift; default 0 = off)",
+              &sc.n_cache_reuse);
+    ap.option("-sps,--slot-prompt-similarity", "S",
+              "a prompt goes to the slot whose cached prompt it shares more than this fraction with (default 0.1; "
+              "0 = least recently used slot)",
+              &sc.slot_prompt_similarity);
+    ap.option("-dt,--defrag-thold", "N",
+              "accepted for llama-server command lines (deprecated there): ggserve's cache needs no "
+              "defragmentation (attention reads only the used range of cells and new tokens fill the lowest free "
+              "cells)",
+              &defrag_thold);
+    ap.flag("--warmup", "evaluate a short batch before serving (default)", &warmup);
+    ap.flag("--no-warmup", "skip the warmup batch", &warmup, false);
+    ap.flag("-sp,--special", "show special tokens (e.g. <|im_end|>) in the generated text", &sc.special);
+    ap.option("--ssl-key-file", "FILE", "PEM private key: serve HTTPS (with --ssl-cert-file)", &hc.ssl_key_file);
+    ap.option("--ssl-cert-file", "FILE", "PEM certificate chain: serve HTTPS (with --ssl-key-file)", &hc.ssl_cert_file);
+    ap.flag("--offline", "never use the network: always true, ggserve downloads nothing", &offline);
+    ap.flag("--swa-full", "full-size cache for sliding-window layers: always so in ggserve (one unified cache)",
+            &swa_full);
+    ap.flag("-kvu,--kv-unified", "one KV cache shared by all slots: always so in ggserve", &kv_unified);
+    ap.flag("-nr,--no-repack", "weights stay in the file's layout: always so in ggserve", &no_repack);
+    ap.flag("--perf", "internal timings: always measured in ggserve", &perf);
+    add_log_options(ap, lo);
+    add_info_options(ap, ir);
+    add_download_options(ap);
+    add_unsupported_options(ap);
     ap.option("--host", "HOST", "address to listen on (default 127.0.0.1)", &hc.host);
     ap.option("--port", "PORT", "port to listen on (default 8080)", &port);
     ap.add("--api-key", "KEY", "API key(s) clients must send (comma-separated)", [&hc](const std::string& v) {
@@ -141,6 +213,10 @@ int cmd_serve(int argc, char** argv) {
     ap.option("--chat-template", "NAME|TEMPLATE",
               "chat format name (chatml, llama3, ...) or Jinja template text", &ac.chat_template);
     ap.flag("--jinja", "render chat with the model's Jinja template", &ac.jinja);
+    ap.flag("--no-jinja", "render chat with the built-in formats (default)", &ac.jinja, false);
+    ap.flag("--cache-prompt", "reuse the cached prefix of earlier requests (default)", &ac.defaults.cache_prompt);
+    ap.flag("--no-cache-prompt", "requests reuse no cached prefix unless they set cache_prompt", &ac.defaults.cache_prompt,
+            false);
     ap.option("--chat-template-file", "FILE", "Jinja chat template read from FILE (implies --jinja)",
               &chat_template_file);
     ap.option("--chat-template-kwargs", "JSON", "extra template variables, e.g. '{\"enable_thinking\": false}'",
@@ -172,7 +248,7 @@ int cmd_serve(int argc, char** argv) {
             &ac.spm_infill);
     ap.flag("--props", "allow POST /props to change the default generation settings", &ac.props_writable);
     ap.flag("--no-slots", "disable the /slots endpoint", &no_slots);
-    ap.flag("--slots", "enable the /slots endpoint (default)", &no_slots, false);
+    ap.flag("--slots", "enable the /slots endpoint (default, as in llama-server since 2025)", &no_slots, false);
     ap.option("--slot-save-path", "DIR", "directory for slot save/restore files (created if missing)",
               &ac.slot_save_path);
     ap.option("--keep", "N", "context shift: prompt tokens to keep besides BOS (default 0, -1 = all)",
@@ -181,8 +257,8 @@ int cmd_serve(int argc, char** argv) {
             &sc.context_shift);
     ap.flag("--no-context-shift", "when a slot's context is full, stop with finish_reason length",
             &sc.context_shift, false);
-    ap.flag("--webui", "serve the chat UI at / (default)", &webui);
-    ap.flag("--no-webui", "do not serve the chat UI: / answers 404", &webui, false);
+    ap.flag("--webui,--ui", "serve the chat UI at / (default)", &webui);
+    ap.flag("--no-webui,--no-ui", "do not serve the chat UI: / answers 404", &webui, false);
     ap.option("--path", "DIR", "serve the static files of DIR at / instead of the embedded chat UI", &wo.path);
     ap.option("-to,--timeout", "SECONDS", "read/write timeout of HTTP connections (default 600)", &timeout_s);
     ap.option("--stream-stall-timeout", "SECONDS",
@@ -198,15 +274,27 @@ int cmd_serve(int argc, char** argv) {
               "speculative drafters in priority order, comma-separated: draft-simple, ngram-simple, ngram-map-k, "
               "ngram-map-k4v, ngram-mod, ngram-cache (default: none; draft-simple when -md is given)",
               &spec_type);
-    ap.option("-md,--model-draft", "FILE", "draft model for speculative decoding (same vocabulary)", &model_draft);
-    ap.option("--draft-max,--draft,--draft-n", "N", "most draft tokens per step (default 16)", &sc.spec.n_max);
-    ap.option("--draft-min,--draft-n-min", "N", "fewest draft tokens worth verifying (default 0)", &sc.spec.n_min);
-    ap.option("--draft-p-min", "P", "stop drafting when the draft model's top probability is below P (default 0.75)",
-              &sc.spec.p_min);
-    ap.option("-ngld,--gpu-layers-draft,--n-gpu-layers-draft", "N", "draft model layers on the GPU", &ngl_draft);
+    // Later llama-server releases renamed the draft options --spec-draft-*; both names work.
+    ap.option("-md,--model-draft,--spec-draft-model", "FILE", "draft model for speculative decoding (same vocabulary)",
+              &model_draft);
+    ap.option("--draft-max,--draft,--draft-n,--spec-draft-n-max", "N", "most draft tokens per step (default 16)",
+              &sc.spec.n_max);
+    ap.option("--draft-min,--draft-n-min,--spec-draft-n-min", "N", "fewest draft tokens worth verifying (default 0)",
+              &sc.spec.n_min);
+    ap.option("--draft-p-min,--spec-draft-p-min", "P",
+              "stop drafting when the draft model's top probability is below P (default 0.75)", &sc.spec.p_min);
+    ap.option("-ngld,--gpu-layers-draft,--n-gpu-layers-draft,--spec-draft-ngl", "N", "draft model layers on the GPU",
+              &ngl_draft);
     ap.option("-cd,--ctx-size-draft", "N", "draft model context (default: the target's)", &ctx_draft);
-    ap.option("-devd,--device-draft", "DEV", "device of the draft model's offloaded layers (none, CUDA<i>)",
-              &device_draft);
+    ap.option("-devd,--device-draft,--spec-draft-device", "DEV",
+              "device of the draft model's offloaded layers (none, CUDA<i>)", &device_draft);
+    ap.option("-ctkd,--cache-type-k-draft,--spec-draft-type-k", "TYPE", "KV cache type of K for the draft model "
+              "(default: as -ctk)", &cache_type_k_draft);
+    ap.option("-ctvd,--cache-type-v-draft,--spec-draft-type-v", "TYPE", "KV cache type of V for the draft model "
+              "(default: as -ctv)", &cache_type_v_draft);
+    ap.option("-td,--threads-draft,--spec-draft-threads", "N", "draft model threads (default: as -t)", &threads_draft);
+    ap.option("-tbd,--threads-batch-draft,--spec-draft-threads-batch", "N",
+              "draft model prompt threads (default: as --threads-draft)", &threads_batch_draft);
     ap.option("-lcs,--lookup-cache-static", "FILE", "ngram-cache: static n-gram statistics (read only)",
               &lookup_static);
     ap.option("-lcd,--lookup-cache-dynamic", "FILE",
@@ -222,13 +310,17 @@ int cmd_serve(int argc, char** argv) {
                    throw ArgError("--pooling rank: use --reranking (rank scores are served by /v1/rerank)");
                ac.pooling = *p;
            });
+    ap.option("--embd-normalize", "N",
+              "embedding normalization when a request names none: -1 none, 0 max-abs, 1 taxicab, 2 euclidean "
+              "(default), >2 p-norm",
+              &ac.embd_normalize);
     ap.flag("--reranking,--rerank",
             "rerank endpoints (/v1/rerank; the model needs a classification head); implies --embeddings",
             &ac.reranking);
     ap.flag("-cb,--cont-batching", "continuous batching (always on)", &cont_batching);
-    ap.flag("-v,--verbose", "verbose logging", &verbose);
     try {
         if (!ap.parse(argc, argv)) return 0;
+        if (print_info(ir)) return 0;
         ap.apply_env();  // LLAMA_ARG_*: below the command line, above --config
         if (!config_file.empty()) {
             std::ifstream f(config_file);
@@ -243,6 +335,16 @@ int cmd_serve(int argc, char** argv) {
         }
         finish_model_options(ap, mo);
         finish_chat_options(chat_template_file, chat_template_kwargs, ac);
+        finish_grammar_options(grammar_file, json_schema, json_schema_file, ac.defaults);
+        if (sc.n_cache_reuse < 0) throw ArgError("--cache-reuse must not be negative");
+        if (ac.embd_normalize < -1) throw ArgError("--embd-normalize must be >= -1");
+        if (!(sc.slot_prompt_similarity >= 0.0f && sc.slot_prompt_similarity <= 1.0f))
+            throw ArgError("--slot-prompt-similarity must be in [0, 1]");
+        if (hc.ssl_key_file.empty() != hc.ssl_cert_file.empty())
+            throw ArgError("HTTPS needs both --ssl-key-file and --ssl-cert-file");
+        if (!hc.ssl_key_file.empty() && !server::http::Server::has_tls())
+            throw ArgError("--ssl-key-file/--ssl-cert-file: this build has no TLS support (OpenSSL was not found "
+                           "when it was configured); rebuild with libssl-dev installed");
         if (ac.reranking) ac.embeddings = true;
         if (port < 0 || port > 65535) throw ArgError("--port must be in [0, 65535]");
         if (sc.n_parallel < 1 || sc.n_parallel > engine::kMaxSeq)
@@ -270,6 +372,9 @@ int cmd_serve(int argc, char** argv) {
             throw ArgError("--draft-min must be in [0, --draft-max]");
         if (!(sc.spec.p_min >= 0.0f && sc.spec.p_min <= 1.0f)) throw ArgError("--draft-p-min must be in [0, 1]");
         if (ngl_draft < 0) throw ArgError("--gpu-layers-draft must not be negative");
+        if (threads_draft < 0 || threads_batch_draft < 0) throw ArgError("draft thread counts must not be negative");
+        for (const std::string* t : {&cache_type_k_draft, &cache_type_v_draft})
+            if (!t->empty()) check_cache_type(t == &cache_type_k_draft ? "--cache-type-k-draft" : "--cache-type-v-draft", *t);
         if (!spec_type.empty()) {
             try {
                 sc.spec.types = engine::spec::parse_drafter_list(spec_type);
@@ -292,16 +397,33 @@ int cmd_serve(int argc, char** argv) {
             std::ifstream f(api_key_file);
             if (!f) throw ArgError("cannot read --api-key-file '" + api_key_file + "'");
             std::string line;
-            while (std::getline(f, line))
-                if (!line.empty()) hc.api_keys.push_back(line);
+            while (std::getline(f, line))  // one key per line; '#' starts a comment line
+                if (!line.empty() && line[0] != '#') hc.api_keys.push_back(line);
         }
+        // Logs go to stderr (and --log-file); stdout stays free for tools that wrap the server.
+        setup_logging(lo);
     } catch (const ArgError& e) {
         std::fprintf(stderr, "ggserve serve: %s\n", e.what());
         return 2;
     }
-    // Logs go to stderr; stdout stays free for tools that wrap the server.
-    spdlog::set_default_logger(spdlog::stderr_color_mt("ggserve"));
-    spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
+    // Before any thread starts: every thread inherits the process's priority.
+    if (const std::string err = mo.cpu.apply_priority(); !err.empty()) spdlog::warn("{}", err);
+    spdlog::info("{}", version_string());
+    spdlog::info("{}", mo.cpu.describe());
+    if (ap.given("defrag-thold"))
+        spdlog::info("--defrag-thold {}: nothing to do, ggserve's KV cache needs no defragmentation", defrag_thold);
+    if (sc.n_cache_reuse > 0) spdlog::info("cache reuse: chunks of at least {} tokens", sc.n_cache_reuse);
+    ac.verbose = lo.verbose;
+    ac.server_settings = {{"warmup", warmup},
+                          {"kv_offload", mo.kv_offload},
+                          {"flash_attn", mo.flash_attn},
+                          {"cpu_threads", {{"cpus", mo.cpu.threads.cpus},
+                                           {"strict", mo.cpu.threads.strict},
+                                           {"poll", mo.cpu.threads.poll},
+                                           {"prio", mo.cpu.prio},
+                                           {"numa", mo.cpu.numa}}},
+                          {"tls", !hc.ssl_key_file.empty()},
+                          {"verbose", lo.verbose}};
     ac.slots = !no_slots;
     if (lora_without_apply) ac.lora_scales.assign(ac.lora_scales.size(), 0.0f);
     ac.n_ubatch = mo.n_ubatch;
@@ -335,7 +457,7 @@ int cmd_serve(int argc, char** argv) {
                 spdlog::info("web UI: this build has none (-DGGSERVE_WEBUI=OFF)");
         }
         http.start();  // /health answers 503 while the model loads
-        spdlog::info("listening on http://{}:{}", hc.host, http.port());
+        spdlog::info("listening on {}://{}:{}", hc.ssl_key_file.empty() ? "http" : "https", hc.host, http.port());
 
         // Signals are taken by their own thread from now on, so that SIGTERM also stops a server that
         // is still loading its model (docker stop, a test harness): loading cannot be interrupted
@@ -358,6 +480,17 @@ int cmd_serve(int argc, char** argv) {
 
         auto model = engine::Model::load(mo.model, mo.model_params());
         spdlog::info("model: {} ({}, {} parameters)", mo.model, model->description(), model->n_params());
+        if (!mo.use_mmap) spdlog::info("model read into memory (--no-mmap)");
+        if (mo.check_tensors)
+            spdlog::info("--check-tensors: the {} tensors hold no NaN or infinite value", model->gguf().tensors().size());
+        if (mo.use_mlock) {
+            if (model->locked_bytes() > 0)
+                spdlog::info("model locked in RAM: {} bytes (--mlock)", model->locked_bytes());
+            else
+                spdlog::warn("--mlock: cannot lock the model in RAM: {}", model->lock_error());
+        }
+        for (const auto& [key, value] : mo.kv_overrides)
+            spdlog::info("metadata override: {} = {}", key, value.to_display());
         for (const std::string& line : engine::describe_model(model->hparams(), model->gguf()))
             spdlog::info("{}", line);
         if (const ggml::Backend* dev = model->offload_backend())
@@ -383,6 +516,9 @@ int cmd_serve(int argc, char** argv) {
             dd.device = device_draft;
             engine::ModelParams dp;
             dp.n_gpu_layers = dd.finish(ap, ngl_draft) ? ngl_draft : 0;
+            dp.use_mmap = mo.use_mmap;
+            dp.use_mlock = mo.use_mlock;
+            dp.check_tensors = mo.check_tensors;
             dp.main_gpu = dd.main_gpu;
             try {
                 draft = engine::Model::load(model_draft, dp);
@@ -392,6 +528,10 @@ int cmd_serve(int argc, char** argv) {
             engine::ContextParams dcp = cp;
             dcp.lora.clear();  // adapters belong to the target model
             dcp.n_ctx = ctx_draft ? ctx_draft : ctx.n_ctx();
+            if (!cache_type_k_draft.empty()) ggml::type_from_name(cache_type_k_draft.c_str(), &dcp.type_k);
+            if (!cache_type_v_draft.empty()) ggml::type_from_name(cache_type_v_draft.c_str(), &dcp.type_v);
+            if (threads_draft > 0) dcp.n_threads = dcp.n_threads_batch = threads_draft;
+            if (threads_batch_draft > 0) dcp.n_threads_batch = threads_batch_draft;
             drafter = std::make_unique<engine::spec::DraftModel>(*draft, *model, dcp);
             sc.draft_model = drafter.get();
             spdlog::info("draft model: {} ({}, {} parameters)", model_draft, draft->description(), draft->n_params());
@@ -409,7 +549,7 @@ int cmd_serve(int argc, char** argv) {
                          engine::spec::drafter_list_string(sc.spec.types), sc.spec.n_max, sc.spec.n_min,
                          sc.spec.p_min);
         sched::Scheduler scheduler(*model, ctx, sc);
-        scheduler.start();
+        scheduler.start(warmup);
         api.attach(*model, scheduler);
         signals->serving.store(true);  // before "ready", which is what clients and tests wait for
         spdlog::info("ready: {} slots, context {} ({} per slot), batch {}, micro-batch {}", sc.n_parallel,

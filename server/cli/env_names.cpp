@@ -31,6 +31,12 @@ const std::map<std::string, std::string>& table() {
         {"no-kv-offload", "LLAMA_ARG_NO_KV_OFFLOAD"},
         {"rope-scaling", "LLAMA_ARG_ROPE_SCALING_TYPE"},
         {"defrag-thold", "LLAMA_ARG_DEFRAG_THOLD"},
+        // sampling
+        {"temp", "LLAMA_ARG_TEMPERATURE"},
+        // chat
+        {"reasoning-format", "LLAMA_ARG_THINK"},
+        {"reasoning-budget", "LLAMA_ARG_THINK_BUDGET"},
+        {"webui", "LLAMA_ARG_UI"},
         // server endpoints
         {"metrics", "LLAMA_ARG_ENDPOINT_METRICS"},
         {"slots", "LLAMA_ARG_ENDPOINT_SLOTS"},

@@ -30,7 +30,33 @@ Connection::Connection(tcp::socket socket, std::shared_ptr<ServerCore> core)
     : socket_(std::move(socket)),
       core_(std::move(core)),
       timer_(socket_.get_executor()),
-      write_timer_(socket_.get_executor()) {}
+      write_timer_(socket_.get_executor()) {
+#ifdef GGSERVE_TLS
+    if (core_->tls) tls_ = std::make_unique<asio::ssl::stream<tcp::socket>>(std::move(socket_), *core_->tls);
+#endif
+}
+
+Connection::tcp::socket& Connection::sock() {
+#ifdef GGSERVE_TLS
+    if (tls_) return tls_->next_layer();
+#endif
+    return socket_;
+}
+
+void Connection::handshake() {
+#ifdef GGSERVE_TLS
+    // The handshake counts as reading the first request: the read timeout bounds it.
+    arm_timer(core_->config.read_timeout);
+    tls_->async_handshake(asio::ssl::stream_base::server, [self = shared_from_this()](error_code ec) {
+        if (self->phase_ == Phase::closed) return;
+        if (ec) {
+            spdlog::debug("http: {} TLS handshake failed: {}", self->remote_, ec.message());
+            return self->close_now();
+        }
+        self->begin_request();
+    });
+#endif
+}
 
 Connection::~Connection() {
     if (exchange_) exchange_->fail();
@@ -39,17 +65,20 @@ Connection::~Connection() {
 
 void Connection::start() {
     core_->add(this, weak_from_this());
-    asio::dispatch(socket_.get_executor(), [self = shared_from_this()] {
+    asio::dispatch(sock().get_executor(), [self = shared_from_this()] {
         error_code ec;
-        self->socket_.set_option(tcp::no_delay(true), ec);  // SSE events are small: no Nagle delay
-        auto ep = self->socket_.remote_endpoint(ec);
+        self->sock().set_option(tcp::no_delay(true), ec);  // SSE events are small: no Nagle delay
+        auto ep = self->sock().remote_endpoint(ec);
         if (!ec) self->remote_ = ep.address().to_string() + ":" + std::to_string(ep.port());
+#ifdef GGSERVE_TLS
+        if (self->tls_) return self->handshake();
+#endif
         self->begin_request();
     });
 }
 
 void Connection::shutdown(bool force) {
-    asio::post(socket_.get_executor(), [self = shared_from_this(), force] {
+    asio::post(sock().get_executor(), [self = shared_from_this(), force] {
         self->stopping_ = true;
         if (self->phase_ == Phase::closed) return;
         if (force || (self->phase_ == Phase::awaiting && !self->request_started_)) {
@@ -64,7 +93,7 @@ void Connection::abort_after_loop_stopped() {
     if (exchange_) std::exchange(exchange_, nullptr)->fail();
     phase_ = Phase::closed;
     error_code ec;
-    socket_.close(ec);
+    sock().close(ec);
 }
 
 // ---- reading -------------------------------------------------------------------------------------
@@ -171,9 +200,11 @@ void Connection::read_some() {
     std::size_t n = std::min(kReadChunk, limit - buffer_.size());
     read_chunk_.resize(n);
     reading_ = true;
-    socket_.async_read_some(
-        asio::buffer(read_chunk_),
-        [self = shared_from_this()](error_code ec, std::size_t got) { self->on_read(ec, got); });
+    auto on_read = [self = shared_from_this()](error_code ec, std::size_t got) { self->on_read(ec, got); };
+#ifdef GGSERVE_TLS
+    if (tls_) return tls_->async_read_some(asio::buffer(read_chunk_), std::move(on_read));
+#endif
+    socket_.async_read_some(asio::buffer(read_chunk_), std::move(on_read));
 }
 
 void Connection::on_read(error_code ec, std::size_t n) {
@@ -281,7 +312,7 @@ std::shared_ptr<ExchangeState> Connection::make_exchange(ExchangeKind kind, cons
     // The state holds no executor (a strand must not outlive its io_context), only a weak reference.
     auto notify = [weak = weak_from_this()] {
         if (auto self = weak.lock()) {
-            auto executor = self->socket_.get_executor();
+            auto executor = self->sock().get_executor();
             asio::post(executor, [self = std::move(self)] { self->pump(); });
         }
     };
@@ -398,8 +429,11 @@ void Connection::write_next() {
         spdlog::info("http: {} {} timed out", self->remote_, streaming ? "stream write" : "write");
         self->close_now();
     });
-    asio::async_write(socket_, asio::buffer(writes_.front().bytes),
-                      [self = shared_from_this()](error_code ec, std::size_t) { self->on_written(ec); });
+    auto on_written = [self = shared_from_this()](error_code ec, std::size_t) { self->on_written(ec); };
+#ifdef GGSERVE_TLS
+    if (tls_) return asio::async_write(*tls_, asio::buffer(writes_.front().bytes), std::move(on_written));
+#endif
+    asio::async_write(socket_, asio::buffer(writes_.front().bytes), std::move(on_written));
 }
 
 void Connection::on_written(error_code ec) {
@@ -420,6 +454,10 @@ void Connection::on_written(error_code ec) {
 }
 
 void Connection::linger_close() {
+#ifdef GGSERVE_TLS
+    // A TLS stream cannot be half-closed under a pending read: the response is complete, close now.
+    if (tls_) return close_now();
+#endif
     phase_ = Phase::lingering;
     error_code ec;
     socket_.shutdown(tcp::socket::shutdown_send, ec);
@@ -436,8 +474,8 @@ void Connection::close_now() {
     write_timer_.cancel();
     if (exchange_) std::exchange(exchange_, nullptr)->fail();  // runs the cancel callback
     error_code ec;
-    socket_.shutdown(tcp::socket::shutdown_both, ec);
-    socket_.close(ec);
+    sock().shutdown(tcp::socket::shutdown_both, ec);
+    sock().close(ec);
 }
 
 }  // namespace server::http::detail

@@ -10,6 +10,9 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
+#ifdef GGSERVE_TLS
+#include <boost/asio/ssl/stream.hpp>
+#endif
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -63,6 +66,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void finish_exchange();
     void finalize_headers(Headers& headers);
 
+    // TLS: the handshake before the first request.
+    void handshake();
+    // The TCP socket (inside the TLS stream when there is one).
+    tcp::socket& sock();
+
     // Writing and closing.
     void queue_write(std::string bytes, After after, std::size_t stream_bytes = 0);
     void write_next();
@@ -70,7 +78,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void linger_close();
     void close_now();
 
-    tcp::socket socket_;
+    tcp::socket socket_;  // moved into tls_ when serving HTTPS: use sock()
+#ifdef GGSERVE_TLS
+    std::unique_ptr<boost::asio::ssl::stream<tcp::socket>> tls_;
+#endif
     std::shared_ptr<ServerCore> core_;
     std::string remote_;
     boost::beast::flat_buffer buffer_;

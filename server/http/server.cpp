@@ -33,7 +33,34 @@ struct Server::Runtime {
 };
 
 Server::Server(ServerConfig config)
-    : core_(std::make_shared<detail::ServerCore>(std::move(config))), rt_(std::make_unique<Runtime>()) {}
+    : core_(std::make_shared<detail::ServerCore>(std::move(config))), rt_(std::make_unique<Runtime>()) {
+    const ServerConfig& cfg = core_->config;
+    if (cfg.ssl_key_file.empty() && cfg.ssl_cert_file.empty()) return;
+    if (cfg.ssl_key_file.empty() || cfg.ssl_cert_file.empty())
+        throw std::runtime_error("HTTPS needs both a private key and a certificate file");
+#ifdef GGSERVE_TLS
+    namespace ssl = boost::asio::ssl;
+    auto tls = std::make_shared<ssl::context>(ssl::context::tls_server);
+    tls->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
+                     ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 | ssl::context::single_dh_use);
+    boost::system::error_code ec;
+    tls->use_certificate_chain_file(cfg.ssl_cert_file, ec);
+    if (ec) throw std::runtime_error("cannot load the certificate '" + cfg.ssl_cert_file + "': " + ec.message());
+    tls->use_private_key_file(cfg.ssl_key_file, ssl::context::pem, ec);
+    if (ec) throw std::runtime_error("cannot load the private key '" + cfg.ssl_key_file + "': " + ec.message());
+    core_->tls = std::move(tls);
+#else
+    throw std::runtime_error("this build has no TLS support (OpenSSL was not found when it was configured)");
+#endif
+}
+
+bool Server::has_tls() {
+#ifdef GGSERVE_TLS
+    return true;
+#else
+    return false;
+#endif
+}
 
 Server::~Server() {
     stop(std::chrono::seconds(1));

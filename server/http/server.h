@@ -21,7 +21,10 @@ struct ServerCore;
 
 class Server {
   public:
+    // Throws std::runtime_error when the TLS key or certificate cannot be loaded.
     explicit Server(ServerConfig config = {});
+    // Whether this build can serve HTTPS (it was built with OpenSSL).
+    static bool has_tls();
     ~Server();  // stop() with a short grace period
     Server(const Server&) = delete;
     Server& operator=(const Server&) = delete;

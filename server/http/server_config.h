@@ -33,9 +33,15 @@ struct ServerConfig {
     std::chrono::milliseconds stream_stall_timeout{std::chrono::seconds(30)};
 
     std::vector<std::string> api_keys;  // empty: no authentication
-    std::vector<std::string> public_paths = {"/", "/health", "/v1/health"};
+    // As llama-server: health and the model list need no key.
+    std::vector<std::string> public_paths = {"/", "/health", "/v1/health", "/models", "/v1/models"};
     bool cors = true;
     std::string server_name = "ggserve";  // Server header; empty: none
+
+    // HTTPS: a PEM private key and certificate chain (both, or neither for plain HTTP). Needs a build
+    // with OpenSSL (Server::has_tls()).
+    std::string ssl_key_file;
+    std::string ssl_cert_file;
 };
 
 }  // namespace server::http

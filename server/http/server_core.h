@@ -10,6 +10,10 @@
 #include <unordered_map>
 #include <vector>
 
+#ifdef GGSERVE_TLS
+#include <boost/asio/ssl/context.hpp>
+#endif
+
 #include "server/http/dispatch.h"
 #include "server/http/router.h"
 #include "server/http/server_config.h"
@@ -25,6 +29,9 @@ struct ServerCore {
     Router router;
     DispatchPolicy policy;
     std::atomic<bool> stopping{false};
+#ifdef GGSERVE_TLS
+    std::shared_ptr<boost::asio::ssl::context> tls;  // HTTPS when set
+#endif
 
     void add(Connection* c, std::weak_ptr<Connection> weak);
     void remove(Connection* c);

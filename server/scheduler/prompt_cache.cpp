@@ -19,14 +19,17 @@ size_t reusable_prefix(const SlotCacheView& slot, const std::vector<engine::Toke
 }
 
 int choose_slot(const std::vector<SlotCacheView>& slots, const std::vector<engine::Token>& prompt,
-                bool cache_prompt, int requested, const std::vector<float>& lora) {
+                bool cache_prompt, int requested, float min_similarity, const std::vector<float>& lora) {
+    const bool by_prompt = cache_prompt && min_similarity > 0.0f && !prompt.empty();
+    const auto similar = [&](size_t prefix) { return (float)prefix / (float)prompt.size() > min_similarity; };
     int best = -1;
     size_t best_prefix = 0;
     bool best_empty = false;
     uint64_t best_used = 0;
     for (const SlotCacheView& s : slots) {
         if (!s.idle || (requested >= 0 && s.id != requested)) continue;
-        const size_t prefix = cache_prompt ? reusable_prefix(s, prompt, lora) : 0;
+        size_t prefix = by_prompt ? reusable_prefix(s, prompt, lora) : 0;
+        if (!similar(prefix)) prefix = 0;  // too little in common: as if nothing matched
         const bool empty = s.cache->empty();
         bool better;
         if (best < 0)

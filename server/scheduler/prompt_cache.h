@@ -27,11 +27,13 @@ struct SlotCacheView {
 size_t reusable_prefix(const SlotCacheView& slot, const std::vector<engine::Token>& prompt,
                        const std::vector<float>& lora);
 
-// The idle slot for a prompt (requested >= 0: only that one), or -1 if none is idle. With
-// cache_prompt: the longest common prefix with the slot's cache wins; without a match, an empty slot,
-// then the least recently used, so that useful caches survive.
+// The idle slot for a prompt (requested >= 0: only that one), or -1 if none is idle. With cache_prompt
+// and min_similarity > 0 (llama-server's -sps): the slot whose cache shares the longest prefix with the
+// prompt (computed with the same LoRA scales), if that prefix is more than min_similarity of the prompt
+// (ties: the less recently used); otherwise an empty slot, then the least recently used, so that useful
+// caches survive.
 int choose_slot(const std::vector<SlotCacheView>& slots, const std::vector<engine::Token>& prompt,
-                bool cache_prompt, int requested, const std::vector<float>& lora = {});
+                bool cache_prompt, int requested, float min_similarity, const std::vector<float>& lora = {});
 
 struct PrefixReuse {
     int donor = -1;       // another slot whose prefix is copied (seq_cp); -1: the slot's own cache

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <future>
 
 #include "engine/model/kv_shift.h"
 #include "engine/model/kv_state.h"
@@ -82,8 +83,32 @@ Scheduler::~Scheduler() {
     stop();
 }
 
-void Scheduler::start() {
-    thread_ = std::thread([this] { run(); });
+void Scheduler::warmup() {
+    const auto& vocab = model_.vocab();
+    engine::Batch batch;
+    const bool eos = vocab.eos() >= 0;
+    batch.add(vocab.bos() >= 0 ? vocab.bos() : 0, 0, {0}, !eos);
+    if (eos) batch.add(vocab.eos(), 1, {0}, true);
+    const auto t0 = Clock::now();
+    try {
+        ctx_.decode(batch);
+        spdlog::info("warmup: {} tokens in {:.1f} ms", batch.size(), ms_between(t0, Clock::now()));
+    } catch (const std::exception& e) {
+        spdlog::warn("warmup failed ({}); serving without it", e.what());
+    }
+    ctx_.kv().seq_rm(0, -1, -1);
+}
+
+void Scheduler::start(bool warm) {
+    // The warmup runs on the engine thread, the thread that computes from now on (its CPU placement).
+    std::promise<void> warmed;
+    std::future<void> done = warmed.get_future();
+    thread_ = std::thread([this, warm, &warmed] {
+        if (warm) warmup();
+        warmed.set_value();
+        run();
+    });
+    done.wait();
 }
 
 void Scheduler::stop() {
@@ -304,7 +329,8 @@ void Scheduler::seat_tasks() {
             std::lock_guard<std::mutex> lk(mu_);
             const std::vector<SlotCacheView> views = cache_views();
             for (auto it = queue_.begin(); it != queue_.end(); ++it) {
-                const int id = choose_slot(views, (*it)->prompt, (*it)->cache_prompt, (*it)->id_slot, (*it)->lora);
+                const int id = choose_slot(views, (*it)->prompt, (*it)->cache_prompt, (*it)->id_slot,
+                                           config_.slot_prompt_similarity, (*it)->lora);
                 if (id < 0) continue;
                 target = &slots_[(size_t)id];
                 task = *it;
@@ -338,7 +364,7 @@ void Scheduler::start_task(Slot& slot, std::shared_ptr<Task> task) {
         return;
     }
     for (engine::Token tok : t.prompt) slot.chain->accept(tok, false);
-    slot.pipeline.emplace(model_.vocab(), t.stop, t.n_predict, t.ignore_eos);
+    slot.pipeline.emplace(model_.vocab(), t.stop, t.n_predict, t.ignore_eos, config_.special, t.n_indent);
     slot.pending = -1;
     slot.draft.clear();
     slot.draft_q.clear();
@@ -360,9 +386,15 @@ void Scheduler::start_task(Slot& slot, std::shared_ptr<Task> task) {
     engine::KvCache& kv = ctx_.kv();
     PrefixReuse reuse;
     if (t.cache_prompt) reuse = plan_prefix_reuse(cache_views(), slot.id, t.prompt, t.lora);
+    // Chunks of the slot's own cache are reusable only if computed with the request's adapters.
+    const int32_t n_cache_reuse =
+        slot.cache_lora != t.lora ? 0 : t.n_cache_reuse >= 0 ? t.n_cache_reuse : config_.n_cache_reuse;
     if (reuse.donor >= 0) {
         kv.seq_rm(slot.id, -1, -1);
         kv.seq_cp(reuse.donor, slot.id, 0, reuse.n_reuse);
+    } else if (t.cache_prompt && n_cache_reuse > 0) {
+        const std::vector<engine::Token> old = slot.cache_tokens;
+        reuse.n_reuse = reuse_cache_chunks(slot, old, reuse.n_reuse, n_cache_reuse);
     } else {
         kv.seq_rm(slot.id, reuse.n_reuse, -1);
     }
@@ -372,8 +404,46 @@ void Scheduler::start_task(Slot& slot, std::shared_ptr<Task> task) {
     ctx_.set_lora_scales(slot.id, t.lora);
     slot.prompt_pos = (size_t)reuse.n_reuse;
     slot.n_cached = reuse.n_reuse;
+    slot.timings.cache_n = reuse.n_reuse;
     slot.last_used = ++use_counter_;
     slot.state = SlotState::ProcessingPrompt;
+}
+
+int32_t Scheduler::reuse_cache_chunks(Slot& slot, const std::vector<engine::Token>& old, int32_t n_past,
+                                      int32_t n_min) {
+    // The prompt continues at head_p; the old cache at head_c. A run of at least n_min equal tokens
+    // is moved from head_c down to head_p (what lies between is dropped); otherwise the cache side
+    // advances by one. What is left of the old cache after the last moved chunk is removed.
+    engine::KvCache& kv = ctx_.kv();
+    const std::vector<engine::Token>& prompt = slot.task->prompt;
+    // At least the last prompt token is evaluated: its logits start the generation.
+    const size_t p_end = prompt.empty() ? 0 : prompt.size() - 1;
+    size_t head_c = (size_t)n_past, head_p = (size_t)n_past;
+    int32_t n_moved = 0;
+    while (head_c < old.size() && head_p < p_end) {
+        size_t n = 0;
+        while (head_c + n < old.size() && head_p + n < p_end && old[head_c + n] == prompt[head_p + n]) ++n;
+        if ((int32_t)n < n_min) {
+            ++head_c;
+            continue;
+        }
+        const engine::Pos shift = (engine::Pos)head_p - (engine::Pos)head_c;
+        try {
+            kv.seq_rm(slot.id, (engine::Pos)head_p, (engine::Pos)head_c);
+            kv.seq_add(slot.id, (engine::Pos)head_c, (engine::Pos)(head_c + n), shift);
+        } catch (const std::runtime_error& e) {  // no cell to copy a shared one: evaluate the rest
+            spdlog::debug("slot {}: cache reuse stopped: {}", slot.id, e.what());
+            break;
+        }
+        head_c += n;
+        head_p += n;
+        n_moved += (int32_t)n;
+    }
+    kv.seq_rm(slot.id, (engine::Pos)head_p, -1);
+    if (n_moved > 0)
+        spdlog::debug("slot {}: cache reuse moved {} tokens; {} of {} prompt tokens cached", slot.id, n_moved,
+                      head_p, prompt.size());
+    return (int32_t)head_p;
 }
 
 void Scheduler::release(Slot& slot) {
@@ -690,6 +760,14 @@ void Scheduler::step_prompt(Slot& s, const PlanEntry& e, size_t first_row) {
     s.prompt_pos += (size_t)e.n_tokens;
     s.timings.prompt_n += e.n_tokens;
     ++s.timings.prompt_chunks;
+    if (s.task->return_progress) {
+        TokenOutput progress;
+        progress.progress = PromptProgress{(int32_t)s.task->prompt.size(), s.n_cached, (int32_t)s.prompt_pos,
+                                           ms_between(s.t_start, Clock::now())};
+        progress.n_prompt_tokens = (int32_t)s.task->prompt.size();
+        progress.slot_id = s.id;
+        s.task->sink->on_tokens(progress);
+    }
     if (!e.finishes_prompt) return;
     s.state = SlotState::DonePrompt;
     s.t_prompt_done = Clock::now();
@@ -723,9 +801,24 @@ void Scheduler::deliver(Slot& slot, engine::spec::Verified&& v) {
     const long n_out = (long)step.n_shown + (out.ends_with_eos ? 1 : 0);
     out.tokens.assign(v.tokens.begin(), v.tokens.begin() + n_out);
     if (!v.probs.empty()) out.probs.assign(v.probs.begin(), v.probs.begin() + n_out);
+    out.n_decoded = slot.n_decoded();
+    out.n_prompt_tokens = (int32_t)t.prompt.size();
+    out.slot_id = slot.id;
+    if (t.timings_per_token) {
+        Timings now_t = slot.timings;
+        now_t.predicted_n = slot.n_decoded();
+        now_t.predicted_ms = ms_between(slot.t_prompt_done, now);
+        out.timings = now_t;
+    }
     if (n_out > 0 || !out.text.empty()) t.sink->on_tokens(out);
     if (step.end) {
         finish(slot, *step.end);
+        return;
+    }
+    // t_max_predict_ms: once a new line has been generated, generating may take at most this long.
+    if (t.t_max_predict_ms > 0 && slot.pipeline->has_new_line() &&
+        ms_between(slot.t_prompt_done, now) > t.t_max_predict_ms) {
+        finish(slot, PipelineEnd{FinishReason::Length, false, ""});
         return;
     }
     // The last token still has to be evaluated next step: it needs a cell of the slot's share.
@@ -747,13 +840,13 @@ bool Scheduler::shift_context(Slot& slot) {
     const int32_t n_keep = t.n_keep < 0 ? (int32_t)t.prompt.size() : t.n_keep + (has_bos ? 1 : 0);
     int32_t n_discard;
     try {
-        n_discard = engine::shift_context(ctx_.kv(), slot.id, slot.cache_tokens, n_keep);
+        n_discard = engine::shift_context(ctx_.kv(), slot.id, slot.cache_tokens, n_keep, t.n_discard);
     } catch (const std::runtime_error&) {
         // Shared cells need copies and the cache is full: idle slots' cached prompts make room.
         for (auto& s : slots_)
             if (!s.busy()) forget_cache(s);
         try {
-            n_discard = engine::shift_context(ctx_.kv(), slot.id, slot.cache_tokens, n_keep);
+            n_discard = engine::shift_context(ctx_.kv(), slot.id, slot.cache_tokens, n_keep, t.n_discard);
         } catch (const std::runtime_error& e) {
             spdlog::warn("slot {}: no context shift: {}", slot.id, e.what());
             return false;
@@ -773,6 +866,9 @@ void Scheduler::finish(Slot& slot, const PipelineEnd& end) {
         if (!tail.empty()) {
             TokenOutput out;
             out.text = std::move(tail);
+            out.n_decoded = slot.n_decoded();
+            out.n_prompt_tokens = (int32_t)t.prompt.size();
+            out.slot_id = slot.id;
             t.sink->on_tokens(out);
         }
     }
@@ -782,6 +878,7 @@ void Scheduler::finish(Slot& slot, const PipelineEnd& end) {
     f.stopped_word = !end.word.empty();
     f.stopped_limit = end.reason == FinishReason::Length;
     f.stopping_word = end.word;
+    slot.last_stopping_word = end.word;
     f.content = slot.pipeline->content();
     f.tokens = slot.pipeline->tokens();
     if (end.eos) f.tokens.push_back(slot.history.back());  // the EOS: consumed, not shown
@@ -820,6 +917,10 @@ void Scheduler::update_gauges() {
             si.speculative = s.spec_on;
             si.draft_n = s.timings.draft_n;
             si.draft_n_accepted = s.timings.draft_n_accepted;
+            si.has_new_line = s.pipeline && s.pipeline->has_new_line();
+            si.task = s.task;
+        } else {
+            si.stopping_word = s.last_stopping_word;
         }
     }
     const auto& kv = ctx_.kv();

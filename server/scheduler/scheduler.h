@@ -45,6 +45,13 @@ struct SchedulerConfig {
     // A slot that reaches its share of the context drops half of its tokens after the kept ones and
     // goes on (off: the request ends with finish_reason "length").
     bool context_shift = true;
+    // --cache-reuse: after the common prefix, chunks of the slot's cache at least this long that the
+    // prompt repeats further on are moved into place (KV shift) instead of evaluated again. 0: off.
+    int32_t n_cache_reuse = 0;
+    // -sps: a prompt goes to the idle slot whose cache it shares the largest fraction with, when that
+    // fraction exceeds this; otherwise to an empty or the least recently used slot. 0: never by prompt.
+    float slot_prompt_similarity = 0.1f;
+    bool special = false;  // -sp: special tokens are shown as text in the output
 };
 
 class Scheduler {
@@ -52,7 +59,8 @@ class Scheduler {
     Scheduler(const engine::Model& model, engine::Context& ctx, SchedulerConfig config);
     ~Scheduler();
 
-    void start();
+    // Starts the engine thread; with warm, it first runs warmup() and start() returns after it.
+    void start(bool warm = false);
     void stop();
 
     // Queues a task (it starts when a slot is free).
@@ -67,18 +75,27 @@ class Scheduler {
     std::vector<SlotInfo> slots_snapshot() const;
     const Metrics& metrics() const { return metrics_; }
     const SpecConfig& spec() const { return config_.spec; }
+    const SchedulerConfig& config() const { return config_; }
+
     int n_parallel() const { return config_.n_parallel; }
     int32_t n_ctx_slot() const { return n_ctx_slot_; }
     // Idle slots and no queued task.
     bool idle() const;
 
   private:
+    // Evaluates a short batch (BOS, EOS) on sequence 0 and removes it again, before serving: the first
+    // request then does not pay for first-touch page faults of the weights (llama-server's warmup).
+    void warmup();
     void run();
     void seat_tasks();
     void run_actions();
     SlotActionResult do_action(Slot& slot, const SlotAction& action);
     std::vector<SlotCacheView> cache_views() const;
     void start_task(Slot& slot, std::shared_ptr<Task> task);
+    // --cache-reuse: moves matching chunks of the slot's old cache after the first n_past prompt tokens
+    // into place; returns the prompt tokens now cached.
+    int32_t reuse_cache_chunks(Slot& slot, const std::vector<engine::Token>& old_cache, int32_t n_past,
+                               int32_t n_min);
     // Makes room in a full slot: keep n_keep tokens, drop half of the rest. False if nothing can go.
     bool shift_context(Slot& slot);
     // Empties the slot's sequence (after a failure its cache content is not trusted).

@@ -54,6 +54,7 @@ struct Slot {
 
     Timings timings;
     Clock::time_point t_start, t_prompt_done, t_last_token;
+    std::string last_stopping_word;  // of the last finished request (/slots next_token)
 
     bool busy() const { return state != SlotState::Idle; }
     int32_t n_past() const { return (int32_t)cache_tokens.size(); }
@@ -74,6 +75,9 @@ struct SlotInfo {
     int32_t n_predict = -1;
     bool speculative = false;
     int32_t draft_n = 0, draft_n_accepted = 0;
+    bool has_new_line = false;
+    std::string stopping_word;  // the stop string that ended the last request
+    std::shared_ptr<const Task> task;  // the request (its settings), while one is seated
 };
 
 }  // namespace sched

@@ -20,6 +20,7 @@ namespace sched {
 using Clock = std::chrono::steady_clock;
 
 struct Timings {
+    int32_t cache_n = 0;   // prompt tokens reused from the cache
     int32_t prompt_n = 0;  // prompt tokens evaluated for this request
     double prompt_ms = 0.0;
     int32_t predicted_n = 0;
@@ -40,6 +41,13 @@ struct SpecOverrides {
     float p_min = -1.0f;
 };
 
+// Prompt processing progress (llama-server's return_progress): prompt tokens in all, taken from the
+// cache, processed so far (cached ones included), and the time since prompt processing started.
+struct PromptProgress {
+    int32_t total = 0, cache = 0, processed = 0;
+    double time_ms = 0.0;
+};
+
 // One step of output: the text that may be shown now (stop-string candidates are held back) and the
 // token(s) that produced it.
 struct TokenOutput {
@@ -49,6 +57,11 @@ struct TokenOutput {
     // The last token is the end-of-generation token that ended the request: it has no text, and the
     // native API reports it with its probabilities (as llama-server does), the OpenAI ones leave it out.
     bool ends_with_eos = false;
+    std::optional<Timings> timings;          // the request's timings so far (timings_per_token)
+    std::optional<PromptProgress> progress;  // a prompt chunk was processed (return_progress; no tokens)
+    int32_t n_decoded = 0;                   // tokens generated so far
+    int32_t n_prompt_tokens = 0;
+    int slot_id = -1;
 };
 
 enum class FinishReason { Stop, Length };
@@ -91,6 +104,15 @@ struct Task {
     // Each LoRA adapter's scale for this request (one per loaded adapter; 0: not applied). A cached
     // prefix computed with other scales is not reused.
     std::vector<float> lora;
+    int32_t n_discard = 0;     // context shift: tokens dropped after the kept ones (0: half of them)
+    int32_t n_cache_reuse = -1;  // reuse cached chunks of at least this many tokens by shifting; -1: the server's
+    int32_t n_indent = 0;        // stop at a line indented less than this (code completion)
+    double t_max_predict_ms = 0;  // stop at a new line once generating took longer than this (0: no limit)
+    bool timings_per_token = false;  // each TokenOutput carries the timings so far
+    bool return_progress = false;    // report each processed prompt chunk
+    // For reports only (/slots): whether the client streams, and the grammar text.
+    bool stream = false;
+    std::string grammar_text;
     // Builds the grammar constraint for this request (nullptr: none). Called on the engine thread.
     std::function<std::unique_ptr<engine::TokenConstraint>()> make_grammar;
     bool grammar_first = false;

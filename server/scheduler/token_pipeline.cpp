@@ -5,8 +5,33 @@
 namespace sched {
 
 TokenPipeline::TokenPipeline(const engine::Vocab& vocab, std::vector<std::string> stop, int32_t n_predict,
-                             bool ignore_eos)
-    : vocab_(vocab), decoder_(vocab), stop_(std::move(stop)), n_predict_(n_predict), ignore_eos_(ignore_eos) {}
+                             bool ignore_eos, bool special, int32_t n_indent)
+    : vocab_(vocab),
+      decoder_(vocab, special),
+      stop_(std::move(stop)),
+      n_predict_(n_predict),
+      ignore_eos_(ignore_eos),
+      n_indent_(n_indent) {}
+
+bool TokenPipeline::check_indent(Step& step) {
+    for (;;) {
+        if (line_start_ > 0) {
+            size_t p = line_start_;
+            while (p < content_.size() && (content_[p] == ' ' || content_[p] == '\t')) ++p;
+            if (p >= content_.size()) return false;  // the line's indentation is not known yet
+            if ((int32_t)(p - line_start_) < n_indent_) {
+                // Checked after every step, so the cut text is always text of this step.
+                const size_t cut = content_.size() - p;
+                content_.erase(p);
+                step.text.erase(step.text.size() - std::min(cut, step.text.size()));
+                return true;
+            }
+        }
+        const size_t nl = content_.find('\n', line_start_);
+        if (nl == std::string::npos) return false;
+        line_start_ = nl + 1;
+    }
+}
 
 TokenPipeline::Step TokenPipeline::push(std::span<const engine::Token> tokens) {
     if (ended_) throw std::logic_error("token pipeline: push after the end of generation");
@@ -27,6 +52,11 @@ TokenPipeline::Step TokenPipeline::push(std::span<const engine::Token> tokens) {
             step.end = PipelineEnd{FinishReason::Stop, false, r.word};
             break;
         }
+        if (n_indent_ > 0 && check_indent(step)) {
+            cut_ = true;  // text held back comes after the cut: flush() drops it
+            step.end = PipelineEnd{FinishReason::Length, false, ""};
+            break;
+        }
         if (n_predict_ >= 0 && n_decoded_ >= n_predict_) {
             step.end = PipelineEnd{FinishReason::Length, false, ""};
             break;
@@ -38,6 +68,7 @@ TokenPipeline::Step TokenPipeline::push(std::span<const engine::Token> tokens) {
 
 std::string TokenPipeline::flush() {
     ended_ = true;
+    if (cut_) return "";
     const StopMatcher::Result r = stop_.push(decoder_.flush());
     std::string tail = r.emit + (r.stopped ? "" : stop_.flush());
     content_ += tail;

@@ -24,9 +24,11 @@ struct PipelineEnd {
 
 class TokenPipeline {
   public:
-    // n_predict < 0: no limit. ignore_eos: end-of-generation tokens are ordinary tokens.
+    // n_predict < 0: no limit. ignore_eos: end-of-generation tokens are ordinary tokens. special: special
+    // tokens are shown as their text. n_indent > 0: generation ends (reason Length) at the first line,
+    // after the first, indented by fewer spaces or tabs; the line's text is cut, its indentation kept.
     TokenPipeline(const engine::Vocab& vocab, std::vector<std::string> stop, int32_t n_predict,
-                  bool ignore_eos);
+                  bool ignore_eos, bool special = false, int32_t n_indent = 0);
 
     struct Step {
         std::string text;       // may be shown now
@@ -44,8 +46,12 @@ class TokenPipeline {
     const std::vector<engine::Token>& tokens() const { return tokens_; }  // all tokens shown so far
     int32_t n_decoded() const { return n_decoded_; }  // tokens taken, an ending EOS included
     bool ended() const { return ended_; }
+    bool has_new_line() const { return content_.find('\n') != std::string::npos; }
 
   private:
+    // n_indent: cuts the content (and the step's text) at a line that is not indented enough.
+    bool check_indent(Step& step);
+
     const engine::Vocab& vocab_;
     engine::StreamDecoder decoder_;
     StopMatcher stop_;
@@ -55,6 +61,9 @@ class TokenPipeline {
     std::vector<engine::Token> tokens_;
     int32_t n_decoded_ = 0;
     bool ended_ = false;
+    int32_t n_indent_ = 0;
+    size_t line_start_ = 0;  // where the current line of content_ starts (0: still the first line)
+    bool cut_ = false;       // n_indent ended generation
 };
 
 }  // namespace sched

@@ -22,8 +22,8 @@ extern char** environ;
 class ServerProcess {
   public:
     // Ready: the model is loaded ("ready:" logged). Listening: the HTTP port is open (the model may still
-    // be loading).
-    enum class WaitFor { Ready, Listening };
+    // be loading). Nothing: return at once (a server that logs elsewhere, e.g. --log-disable).
+    enum class WaitFor { Ready, Listening, Nothing };
 
     // env: "NAME=VALUE" entries added to (or replacing in) this process's environment for the server.
     explicit ServerProcess(std::vector<std::string> args,
@@ -67,6 +67,7 @@ class ServerProcess {
     ~ServerProcess() { stop(); }
 
     uint16_t port() const { return port_; }
+    pid_t pid() const { return pid_; }
     std::string log() const {
         std::lock_guard<std::mutex> lk(mu_);
         return log_;
@@ -111,11 +112,13 @@ class ServerProcess {
         return out;
     }
 
-    bool reached() const { return wait_for_ == WaitFor::Ready ? ready_ : port_ != 0; }
+    bool reached() const {
+        return wait_for_ == WaitFor::Nothing ? true : wait_for_ == WaitFor::Ready ? ready_ : port_ != 0;
+    }
 
     void read_log() {
         char buf[4096];
-        static const std::regex port_re("listening on http://[^:]+:(\\d+)");
+        static const std::regex port_re("listening on https?://[^:]+:(\\d+)");
         for (;;) {
             const ssize_t n = read(fd_, buf, sizeof buf);
             std::lock_guard<std::mutex> lk(mu_);

@@ -247,13 +247,18 @@ TEST_CASE("metrics expose counters and latency histograms", "[integration][api]"
         REQUIRE(r.body.find(name) != std::string::npos);
 }
 
-TEST_CASE("API keys: missing or wrong key is 401, /health stays public", "[integration][api][auth]") {
+TEST_CASE("API keys: missing or wrong key is 401, /health and the model list stay public",
+          "[integration][api][auth]") {
     ServerProcess s({"-m", stories_model(), "-c", "256", "-t", "1", "--api-key", "secret-1,secret-2"});
     Client c("127.0.0.1", s.port());
-    require_error(c.get("/v1/models"), 401);
-    require_error(c.get("/v1/models", {{"Authorization", "Bearer nope"}}), 401);
-    REQUIRE(c.get("/v1/models", {{"Authorization", "Bearer secret-2"}}).status == 200);
+    require_error(c.get("/props"), 401);
+    require_error(c.get("/props", {{"Authorization", "Bearer nope"}}), 401);
+    require_error(c.post("/v1/completions", R"({"prompt": "a", "max_tokens": 1})"), 401);
+    REQUIRE(c.get("/props", {{"Authorization", "Bearer secret-2"}}).status == 200);
     REQUIRE(c.get("/health").status == 200);
+    // As in llama-server, the model list needs no key.
+    REQUIRE(c.get("/v1/models").status == 200);
+    REQUIRE(c.get("/models").status == 200);
 }
 
 TEST_CASE("curl streams chat completions", "[integration][api][curl]") {

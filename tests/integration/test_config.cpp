@@ -33,8 +33,8 @@ TEST_CASE("the example config file configures the server, and flags win over it"
     const auto slots = nlohmann::json::parse(c.get("/slots").body);
     CHECK(slots.size() == 2);
     const auto props = nlohmann::json::parse(c.get("/props").body);
-    const auto& gen = props["default_generation_settings"];
-    CHECK(gen["n_ctx"] == cfg["ctx-size"].get<int>() / 2);
+    const auto& gen = props["default_generation_settings"]["params"];
+    CHECK(props["default_generation_settings"]["n_ctx"] == cfg["ctx-size"].get<int>() / 2);
     CHECK(gen["top_k"] == cfg["top-k"]);
     CHECK(gen["temperature"].get<double>() == Approx(cfg["temp"].get<double>()));
     CHECK(gen["min_p"].get<double>() == Approx(cfg["min-p"].get<double>()));

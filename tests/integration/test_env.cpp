@@ -32,13 +32,14 @@ TEST_CASE("settings given only as LLAMA_ARG_* variables take effect", "[integrat
                      "LLAMA_ARG_ENDPOINT_METRICS=1", "LLAMA_API_KEY=env-key", "LLAMA_ARG_ENDPOINT_PROPS=true"});
     server::http::Client c("127.0.0.1", s.port());
 
-    CHECK(c.get("/v1/models").status == 401);  // LLAMA_API_KEY
+    CHECK(c.get("/v1/models").status == 200);  // public, as in llama-server
+    CHECK(c.get("/props").status == 401);      // LLAMA_API_KEY
     const auto props = get_json(c, "/props");
     CHECK(props["model_path"] == stories_model());
     CHECK(props["total_slots"] == 3);
     CHECK(props["model_alias"] == "stories-from-env");
     CHECK(props["default_generation_settings"]["n_ctx"] == 768 / 3);
-    CHECK(props["default_generation_settings"]["n_predict"] == 7);
+    CHECK(props["default_generation_settings"]["params"]["n_predict"] == 7);
     CHECK(get_json(c, "/slots").size() == 3);
     CHECK(get_json(c, "/v1/models")["data"][0]["id"] == "stories-from-env");
     const auto m = c.get("/metrics", kAuth);
@@ -47,7 +48,7 @@ TEST_CASE("settings given only as LLAMA_ARG_* variables take effect", "[integrat
     // prompt (schemas/props.json), and wrong types are still a 400.
     CHECK(c.post("/props", R"({"n_predict": 5})", kAuth).status == 200);
     CHECK(c.post("/props", R"({"temperature": "hot"})", kAuth).status == 400);
-    CHECK(get_json(c, "/props")["default_generation_settings"]["n_predict"] == 5);
+    CHECK(get_json(c, "/props")["default_generation_settings"]["params"]["n_predict"] == 5);
 }
 
 TEST_CASE("flags win over the environment, which wins over --config", "[integration][env]") {

@@ -179,7 +179,7 @@ TEST_CASE("speculation: /props and /slots show the settings; bad request fields 
     REQUIRE(props["speculative"]["types"] == "ngram-cache,draft-simple");
     REQUIRE(props["speculative"]["n_max"] == 6);
     REQUIRE(props["speculative"]["p_min"].get<double>() == Approx(0.5));
-    REQUIRE(props["default_generation_settings"]["speculative.n_max"] == 6);
+    REQUIRE(props["default_generation_settings"]["params"]["speculative.n_max"] == 6);
     const json slots = json::parse(c.get("/slots").body);
     REQUIRE(slots[0].contains("speculative_settings"));
     for (const json& bad : {json{{"prompt", "a"}, {"speculative.n_max", "many"}},

@@ -62,9 +62,9 @@ TEST_CASE("the embedded UI at / needs no API key, has a CSP, gzip, ETag and cach
     REQUIRE(page.headers.value_or("Content-Type").starts_with("text/html"));
     REQUIRE(!page.headers.contains("Content-Encoding"));
     REQUIRE(page.body.find("<div id=\"app\">") != std::string::npos);
-    REQUIRE(c.get("/v1/models").status == 401);
+    REQUIRE(c.get("/slots").status == 401);
     REQUIRE(c.get("/props").status == 401);
-    REQUIRE(c.get("/v1/models", {{"Authorization", "Bearer sekrit"}}).status == 200);
+    REQUIRE(c.get("/props", {{"Authorization", "Bearer sekrit"}}).status == 200);
     REQUIRE(c.get("/index.html").body == page.body);
 
     // No inline script: every <script> has a src on our origin, and the CSP forbids the rest.
@@ -162,7 +162,7 @@ TEST_CASE("the path flag serves that directory and nothing outside it", "[integr
         REQUIRE(r.status == 404);
         REQUIRE(r.body.find("OUTSIDE") == std::string::npos);
     }
-    REQUIRE(c.get("/v1/models").status == 401);  // the API keeps its key
+    REQUIRE(c.get("/props").status == 401);  // the API keeps its key
 }
 
 TEST_CASE("the path flag must name a directory", "[integration][webui]") {

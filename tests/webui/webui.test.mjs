@@ -23,8 +23,9 @@ const WAIT = { timeout: 60000 };
 
 // Starts `ggserve serve` on a free port and resolves once it logs "ready:".
 function startServer(extra = []) {
-  // Replies of at most 200 tokens unless a request asks for more (the Stop test does).
-  const args = ['serve', '--port', '0', '-m', model, '-np', '1', '-c', '32768', '-t', '1', '-n', '200', ...extra];
+  // No -n by default: as in llama-server it caps every request, and the Stop and busy tests ask for
+  // 30000 tokens. The page's own replies are kept short by its Max tokens setting (200, set below).
+  const args = ['serve', '--port', '0', '-m', model, '-np', '1', '-c', '32768', '-t', '1', ...extra];
   const proc = spawn(bin, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
   return new Promise((resolve, reject) => {
@@ -144,6 +145,11 @@ try {
     assert.match(info, /context 32768/);
     assert.deepEqual(consoleErrors, []);
     await shot(page, 'desktop-light-empty');
+    // Replies of at most 200 tokens unless a request asks for more (the Stop test does), through the
+    // page's Max tokens setting (kept in localStorage).
+    await page.evaluate(() => localStorage.setItem('ggserve.settings.v1', JSON.stringify({ max_tokens: '200' })));
+    await page.reload({ waitUntil: 'load' });
+    await page.waitForFunction(() => document.querySelector('#status')?.textContent === 'Ready', WAIT);
   });
 
   let firstReply = '';
@@ -218,6 +224,8 @@ try {
     await page.type('input[name=min_p]', '0.1');
     await page.type('input[name=dry_multiplier]', '0.5');
     await page.type('input[name=xtc_probability]', '0.2');
+    await page.$eval('input[name=max_tokens]', (e) => { e.focus(); e.select(); });  // replaces the 200
+    await page.keyboard.press('Backspace');
     await page.type('input[name=max_tokens]', '12');
     await page.type('input[name=seed]', '42');
     await shot(page, 'desktop-light-settings');
@@ -471,7 +479,7 @@ try {
   });
 
   await step('a server with --api-key: the page asks for the key, then works; unreachable is reported', async () => {
-    const keyed = await startServer(['--api-key', 'test-key-123']);
+    const keyed = await startServer(['--api-key', 'test-key-123', '-n', '200']);  // a fresh page: no settings
     const ctx = await browser.createBrowserContext();
     try {
       const p = await ctx.newPage();

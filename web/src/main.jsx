@@ -61,7 +61,7 @@ function App() {
         model: models?.data?.[0]?.id ?? props.model_alias ?? '',
         nCtx: dgs.n_ctx ?? 0,
         slots: props.total_slots ?? 0,
-        defaults: dgs,
+        defaults: dgs.params ?? dgs,  // llama-server nests the sampling settings in params
       });
       setStatus({ kind: 'ok', text: 'Ready' });
       setAskKey(false);

@@ -64,7 +64,16 @@ public:
     virtual void set_n_threads(int n) = 0;
     virtual int n_threads() const = 0;
 };
-std::unique_ptr<CpuBackend> make_cpu_backend(int n_threads);
+
+// Where and how the CPU backend's threads run (llama-server's -C/--cpu-mask, --cpu-range, --cpu-strict,
+// --poll, --numa). Each thread applies them to itself when it starts; the calling thread (thread 0 of
+// every computation) when it first computes.
+struct CpuThreadOptions {
+    std::vector<int> cpus;  // CPUs the threads may run on, in placement order; empty: any
+    bool strict = false;    // thread i runs on cpus[i % size] only (else on any of cpus)
+    int poll = 50;          // 0..100: how long an idle thread polls for work before it sleeps (0: at once)
+};
+std::unique_ptr<CpuBackend> make_cpu_backend(int n_threads, const CpuThreadOptions& options = {});
 
 // ---- CUDA ----------------------------------------------------------------------------------------
 // Available in every build: without CUDA support (GGML_CUDA=OFF) there are no devices and

@@ -69,10 +69,18 @@ struct TensorInfo {
     int64_t nelements() const { return ne[0] * ne[1] * ne[2] * ne[3]; }
 };
 
+// How a file's bytes are held: mapped (the default; pages come from the page cache on demand) or read
+// into memory owned by the File (llama-server's --no-mmap), and optionally locked in RAM with mlock
+// (--mlock) so that the kernel cannot page them out.
+struct OpenOptions {
+    bool mmap = true;
+    bool mlock = false;
+};
+
 class File {
 public:
     // Opens and validates a file. Throws FormatError (bad content) or std::runtime_error (I/O).
-    static std::unique_ptr<File> open(const std::string& path);
+    static std::unique_ptr<File> open(const std::string& path, const OpenOptions& options = {});
     // Parses an in-memory image (used by tests; the buffer must outlive the File).
     static std::unique_ptr<File> from_memory(const void* data, size_t size);
     ~File();
@@ -99,6 +107,13 @@ public:
     const std::vector<TensorInfo>& tensors() const { return tensors_; }
     const TensorInfo* find_tensor(const std::string& name) const;
 
+    // Replaces (or adds) a metadata value before the model reads it (llama-server's --override-kv).
+    void override_value(const std::string& key, Value v);
+    bool mapped() const { return mapping_ != nullptr; }
+    // Bytes locked in RAM by OpenOptions::mlock (0: none). When mlock fails, lock_error() says why.
+    size_t locked_bytes() const { return locked_; }
+    const std::string& lock_error() const { return lock_error_; }
+
 private:
     File() = default;
     void parse();
@@ -106,6 +121,9 @@ private:
     const uint8_t* base_ = nullptr;
     size_t size_ = 0;
     void* mapping_ = nullptr;  // owned mmap, if any
+    std::unique_ptr<uint8_t[]> owned_;  // the file read into memory (OpenOptions::mmap false)
+    size_t locked_ = 0;
+    std::string lock_error_;
     uint32_t version_ = 0;
     size_t alignment_ = 32;
     size_t data_offset_ = 0;

@@ -24,7 +24,8 @@ bool is_view_op(Op op) {
 
 class CpuBackendImpl final : public CpuBackend {
   public:
-    explicit CpuBackendImpl(int n_threads) : pool_(n_threads), n_threads_(n_threads < 1 ? 1 : n_threads) {}
+    CpuBackendImpl(int n_threads, const CpuThreadOptions& options)
+        : pool_(n_threads, options), n_threads_(n_threads < 1 ? 1 : n_threads) {}
 
     std::string name() const override { return "CPU"; }
     bool is_host() const override { return true; }
@@ -145,8 +146,8 @@ class CpuBackendImpl final : public CpuBackend {
 
 }  // namespace
 
-std::unique_ptr<CpuBackend> make_cpu_backend(int n_threads) {
-    return std::make_unique<CpuBackendImpl>(n_threads);
+std::unique_ptr<CpuBackend> make_cpu_backend(int n_threads, const CpuThreadOptions& options) {
+    return std::make_unique<CpuBackendImpl>(n_threads, options);
 }
 
 }  // namespace ggml

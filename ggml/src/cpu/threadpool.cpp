@@ -1,28 +1,48 @@
 #include "threadpool.h"
 
+#include <algorithm>
+
 #include <immintrin.h>
+#include <pthread.h>
+#include <sched.h>
 
 namespace ggml::cpu {
 
 namespace {
 inline void cpu_relax() { _mm_pause(); }
-// Spin this many iterations (~100-200 us) before sleeping on the futex: long enough to bridge the gap
-// between two decode steps, short enough that a descheduled peer (a loaded machine, more
-// threads than free cores) costs a sleep rather than a whole time slice of spinning.
-constexpr int kSpinIterations = 1 << 12;
+// At the default poll level (50), spin this many iterations (~100-200 us) before sleeping on the futex:
+// long enough to bridge the gap between two decode steps, short enough that a descheduled peer (a loaded
+// machine, more threads than free cores) costs a sleep rather than a whole time slice of spinning.
+constexpr int kSpinIterationsAt50 = 1 << 12;
+}  // namespace
 
-// Waits until v != old: spin first, then sleep on the futex.
+// Waits until v != old: spin first (as long as the poll level says), then sleep on the futex.
 template <typename T>
-void spin_then_wait(const std::atomic<T>& v, T old) {
-    for (int spin = 0; spin < kSpinIterations; ++spin) {
+void ThreadPool::spin_then_wait(const std::atomic<T>& v, T old) const {
+    for (int spin = 0; spin < spin_iterations_; ++spin) {
         if (v.load(std::memory_order_acquire) != old) return;
         cpu_relax();
     }
     while (v.load(std::memory_order_acquire) == old) v.wait(old, std::memory_order_acquire);
 }
-}  // namespace
 
-ThreadPool::ThreadPool(int n_threads) {
+void ThreadPool::place(int ith) const {
+    if (options_.cpus.empty()) return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (options_.strict) {
+        CPU_SET(options_.cpus[(size_t)ith % options_.cpus.size()], &set);
+    } else {
+        for (int c : options_.cpus) CPU_SET(c, &set);
+    }
+    // Failure (a CPU outside the cgroup's set) leaves the thread where it was; the options were checked
+    // against the process's allowed CPUs before the pool was made.
+    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+ThreadPool::ThreadPool(int n_threads, const CpuThreadOptions& options)
+    : options_(options),
+      spin_iterations_((int)((int64_t)kSpinIterationsAt50 * std::clamp(options.poll, 0, 100) / 50)) {
     if (n_threads < 1) n_threads = 1;
     workers_.reserve((size_t)n_threads - 1);
     for (int i = 1; i < n_threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
@@ -36,6 +56,7 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::worker_loop(int ith) {
+    place(ith);
     uint32_t seen = 0;
     for (;;) {
         spin_then_wait(generation_, seen);
@@ -49,6 +70,11 @@ void ThreadPool::worker_loop(int ith) {
 }
 
 void ThreadPool::run(int nth, const std::function<void(int, int)>& fn) {
+    // The caller is thread 0: placed once per calling thread.
+    if (!options_.cpus.empty() && placed_caller_.load(std::memory_order_relaxed) != std::this_thread::get_id()) {
+        place(0);
+        placed_caller_.store(std::this_thread::get_id(), std::memory_order_relaxed);
+    }
     if (nth > max_threads()) nth = max_threads();
     if (nth < 1) nth = 1;
     if (nth == 1) {

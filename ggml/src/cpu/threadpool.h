@@ -7,11 +7,13 @@
 #include <thread>
 #include <vector>
 
+#include "ggml/backend.h"
+
 namespace ggml::cpu {
 
 class ThreadPool {
 public:
-    explicit ThreadPool(int n_threads);
+    explicit ThreadPool(int n_threads, const CpuThreadOptions& options = {});
     ~ThreadPool();
     ThreadPool(const ThreadPool&) = delete;
     ThreadPool& operator=(const ThreadPool&) = delete;
@@ -22,6 +24,14 @@ public:
 
 private:
     void worker_loop(int ith);
+    // Pins the calling thread (thread ith of the pool) as options_ say.
+    void place(int ith) const;
+    template <typename T>
+    void spin_then_wait(const std::atomic<T>& v, T old) const;
+
+    CpuThreadOptions options_;
+    int spin_iterations_;
+    std::atomic<std::thread::id> placed_caller_{};  // the caller thread that thread 0's placement was applied to
 
     std::vector<std::thread> workers_;
     const std::function<void(int, int)>* job_ = nullptr;

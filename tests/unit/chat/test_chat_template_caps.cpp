@@ -80,7 +80,7 @@ TEST_CASE("null content becomes empty text - content parts are flattened for pla
     ChatInputs in;
     in.messages = Json::parse(R"([{"role": "assistant", "content": null},
         {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "image_url", "image_url": {}}, {"type": "text", "text": "b"}]}])");
-    CHECK(plain.apply(in) == "[][ab]");
+    CHECK(plain.apply(in) == "[][a\nb]");  // text parts joined with a new line (llama-server)
 
     const ChatTemplate typed(
         "{% for m in messages %}{% for p in m.content %}{{ p.text }}{% endfor %}{% endfor %}", "", "");
@@ -124,5 +124,5 @@ TEST_CASE("ChatMessage converts to and from OpenAI JSON", "[chat][message]") {
     CHECK_THROWS_AS(ChatMessage::from_json(Json::parse(R"({"content": "x"})")), std::invalid_argument);
     CHECK_THROWS_AS(ChatMessage::from_json(Json::parse(R"({"role": "user", "content": 5})")),
                     std::invalid_argument);
-    CHECK(content_text(Json::parse(R"([{"type": "text", "text": "a"}, "b"])")) == "ab");
+    CHECK(content_text(Json::parse(R"([{"type": "text", "text": "a"}, "b"])")) == "a\nb");  // llama-server's join
 }

@@ -173,3 +173,33 @@ TEST_CASE("500 copies of stories260K with random header bytes overwritten: no cr
     REQUIRE(loaded + rejected == 500);
     REQUIRE(rejected > 0);
 }
+
+TEST_CASE("a file read into memory (no mmap) equals the mapped one; mlock locks it", "[gguf]") {
+    auto mapped = File::open(kStories);
+    OpenOptions read;
+    read.mmap = false;
+    read.mlock = true;
+    auto loaded = File::open(kStories, read);
+    CHECK(mapped->mapped());
+    CHECK_FALSE(loaded->mapped());
+    // Locked, or the reason (a container's RLIMIT_MEMLOCK) is given.
+    CHECK((loaded->locked_bytes() == loaded->file_size() || !loaded->lock_error().empty()));
+    REQUIRE(loaded->tensors().size() == mapped->tensors().size());
+    for (size_t i = 0; i < mapped->tensors().size(); ++i) {
+        const TensorInfo& a = mapped->tensors()[i];
+        const TensorInfo& b = loaded->tensors()[i];
+        REQUIRE(a.name == b.name);
+        REQUIRE(a.size == b.size);
+        REQUIRE(std::memcmp(a.data, b.data, a.size) == 0);
+        REQUIRE(b.data != a.data);
+    }
+}
+
+TEST_CASE("metadata overrides replace or add values", "[gguf]") {
+    auto f = File::open(kStories);
+    f->override_value("general.architecture", Value::string("renamed"));
+    f->override_value("new.key", Value::u32(7));
+    CHECK(f->get_string("general.architecture") == "renamed");
+    CHECK(f->get_int("new.key", 0) == 7);
+    CHECK(f->get_int("llama.block_count", 0) == 5);
+}

@@ -201,20 +201,22 @@ TEST_CASE("API keys: 401 without a valid key, public paths and preflight exempt"
     cfg.api_keys = {"secret-1", "secret-2"};
     Server server(cfg);
     server.get("/health", [](Request&) { return Response::text("ok"); });
-    server.get("/v1/models", [](Request&) { return Response::text("models"); });
+    server.get("/v1/props", [](Request&) { return Response::text("models"); });
+    server.get("/v1/models", [](Request&) { return Response::text("list"); });
     server.start();
     Client client = make_client(server);
 
-    auto missing = client.get("/v1/models");
+    auto missing = client.get("/v1/props");
     check_error(missing, 401, "authentication_error");
     CHECK(missing.json()["error"]["message"] == "Invalid API Key");
-    check_error(client.get("/v1/models", {{"Authorization", "Bearer wrong"}}), 401, "authentication_error");
+    check_error(client.get("/v1/props", {{"Authorization", "Bearer wrong"}}), 401, "authentication_error");
     check_error(client.get("/nowhere"), 401, "authentication_error");
 
-    CHECK(client.get("/v1/models", {{"Authorization", "Bearer secret-2"}}).body == "models");
-    CHECK(client.get("/v1/models", {{"X-Api-Key", "secret-1"}}).body == "models");
+    CHECK(client.get("/v1/props", {{"Authorization", "Bearer secret-2"}}).body == "models");
+    CHECK(client.get("/v1/props", {{"X-Api-Key", "secret-1"}}).body == "models");
     CHECK(client.get("/health").body == "ok");
-    CHECK(client.request("OPTIONS", "/v1/models").status == 204);
+    CHECK(client.get("/v1/models").body == "list");  // public by default, as in llama-server
+    CHECK(client.request("OPTIONS", "/v1/props").status == 204);
     CHECK(client.get("/nowhere", {{"Authorization", "Bearer secret-1"}}).status == 404);
 }
 

@@ -43,8 +43,9 @@ std::string model_path(const std::string& name) {
 // The logits of everything offload could change: a prompt split over micro-batches (every position),
 // greedy single-token decodes, a decode after a context shift (the K-shift graph), and a second
 // sequence sharing the first one's cells.
-std::vector<float> trace(const Model& model, bool flash_attn, uint32_t n_ubatch = 7) {
+std::vector<float> trace(const Model& model, bool flash_attn, uint32_t n_ubatch = 7, bool kv_offload = true) {
     ContextParams cp;
+    cp.offload_kqv = kv_offload;
     cp.n_ctx = 96;
     cp.n_threads = cp.n_threads_batch = 2;
     cp.flash_attn = flash_attn;
@@ -239,6 +240,30 @@ TEST_CASE("CUDA: offloaded logits do not depend on the micro-batch split", "[mod
             auto model = Model::load(model_path(name), offload_params(ngl, Offload::Cuda));
             for (bool fa : {false, true})
                 REQUIRE(first_difference(trace(*model, fa, 1), trace(*model, fa, 7)) == -1);
+        }
+    }
+}
+
+TEST_CASE("no KV offload (-nkvo) keeps the KV cache of offloaded layers on the host; the logits stay the CPU's",
+          "[model][offload]") {
+    const std::string path = model_path("stories260K");
+    auto cpu = Model::load(path);
+    for (const Offload kind : {Offload::SimulatedDevice, Offload::SecondCpu}) {
+        auto model = Model::load(path, offload_params(99, kind));
+        const ggml::Backend* dev = model->offload_backend();
+        ContextParams cp;
+        cp.n_ctx = 64;
+        cp.n_threads = 1;
+        cp.offload_kqv = false;
+        Context ctx(*model, cp);
+        for (int il = 0; il < (int)model->hparams().n_layer; ++il) {
+            INFO("layer " << il);
+            REQUIRE_FALSE(on(ctx.kv().k(il), dev));
+            REQUIRE_FALSE(on(ctx.kv().v(il), dev));
+        }
+        for (bool fa : {false, true}) {
+            INFO(offload_name(kind) << ", fa " << fa);
+            REQUIRE(first_difference(trace(*model, fa, 7, false), trace(*cpu, fa)) == -1);
         }
     }
 }

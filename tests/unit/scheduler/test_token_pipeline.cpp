@@ -87,3 +87,53 @@ TEST_CASE("pipeline: an incomplete UTF-8 sequence is held back until it complete
     shown += p.push(std::span(&toks.back(), 1)).text;
     REQUIRE(shown == " café");
 }
+
+TEST_CASE("pipeline: n_indent ends generation at a line indented less, keeping its indentation",
+          "[scheduler][pipeline]") {
+    const auto& v = stories_vocab();
+    const auto toks = tok("if x:\n    a\n    b\n  c d\n    e");
+    for (const bool one_by_one : {true, false}) {
+        INFO("one by one: " << one_by_one);
+        TokenPipeline p(v, {}, -1, false, false, 4);
+        std::string shown;
+        std::optional<PipelineEnd> end;
+        if (one_by_one) {
+            for (auto t : toks) {
+                const auto step = p.push(std::span(&t, 1));
+                shown += step.text;
+                if (step.end) {
+                    end = step.end;
+                    break;
+                }
+            }
+        } else {
+            const auto step = p.push(toks);
+            shown = step.text;
+            end = step.end;
+        }
+        REQUIRE(end);
+        CHECK(end->reason == FinishReason::Length);
+        CHECK_FALSE(end->eos);
+        // The first line is exempt; "  c" is indented by 2 < 4: cut before "c".
+        CHECK(p.content() == " if x:\n    a\n    b\n  ");
+        CHECK(shown == p.content());
+        CHECK(p.flush().empty());
+    }
+    // Without n_indent nothing is cut.
+    TokenPipeline q(v, {}, -1, false);
+    q.push(toks);
+    CHECK(q.content() + q.flush() == " if x:\n    a\n    b\n  c d\n    e");
+}
+
+TEST_CASE("pipeline: special tokens are shown as text only with special", "[scheduler][pipeline]") {
+    const auto& v = stories_vocab();
+    const std::vector<engine::Token> toks = {tok("hi")[0], v.bos()};  // BOS is a control token
+    TokenPipeline plain(v, {}, -1, true), special(v, {}, -1, true, true);
+    std::string a = plain.push(toks).text;
+    a += plain.flush();
+    std::string b = special.push(toks).text;
+    b += special.flush();
+    CHECK(a == v.token_to_piece(toks[0]));
+    CHECK(b == a + v.token_to_piece(v.bos(), true));
+    CHECK(b.size() > a.size());
+}
