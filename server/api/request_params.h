@@ -46,6 +46,9 @@ struct GenerationOptions {
     bool spec_disabled = false;
     int32_t spec_n_max = -1, spec_n_min = -1;  // -1: the server's
     float spec_p_min = -1.0f;
+    // Tokens the reply may spend inside its reasoning block (<think>...) before the block is closed for
+    // it (-1: no limit). Set by Anthropic's thinking.budget_tokens.
+    int32_t reasoning_budget = -1;
 };
 
 // raw_body is the request's text: JSON schemas are read from it in order (nlohmann::json sorts keys,
