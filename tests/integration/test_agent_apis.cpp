@@ -832,3 +832,38 @@ TEST_CASE("agent APIs: --api-key accepts x-api-key and Bearer; a missing key is 
     CHECK(c.post("/v1/responses", rbody, {{"x-api-key", "sk-agent"}}).status == 200);
     CHECK(c.post("/v1/responses", rbody, {{"Authorization", "Bearer sk-agent"}}).status == 200);
 }
+
+TEST_CASE(
+    "agent APIs: a request that fails after its stream began ends the stream with the API's error events",
+    "[integration][agent]") {
+    ServerProcess s({"-m", stories_model(), "-c", "64", "-t", "1"});
+    Client c = client(s.port());
+    std::string long_text;
+    for (int i = 0; i < 100; ++i) long_text += "word ";
+    const Events m =
+        stream(c, "/v1/messages",
+               {{"model", "m"}, {"max_tokens", 5}, {"stream", true}, {"messages", user_messages(long_text)}});
+    REQUIRE(m.list.size() == 3);
+    CHECK(m.list[0].event == "message_start");
+    CHECK(m.list[2].event == "error");
+    const json merr = json::parse(m.list[2].data);
+    CHECK(merr["type"] == "error");
+    CHECK(merr["error"]["type"] == "invalid_request_error");
+    CHECK(merr["error"]["message"].get<std::string>().find("context size") != std::string::npos);
+
+    const Events r =
+        stream(c, "/v1/responses", {{"input", long_text}, {"max_output_tokens", 5}, {"stream", true}});
+    REQUIRE(r.list.size() == 4);
+    CHECK(r.list[2].event == "error");
+    CHECK(json::parse(r.list[2].data)["sequence_number"] == 2);
+    CHECK(r.list[3].event == "response.failed");
+    const json failed = json::parse(r.list[3].data)["response"];
+    CHECK(failed["status"] == "failed");
+    CHECK(failed["error"]["message"].get<std::string>().find("context size") != std::string::npos);
+    // Not streamed: a 400 in each shape.
+    const auto plain =
+        c.post("/v1/messages",
+               json{{"model", "m"}, {"max_tokens", 5}, {"messages", user_messages(long_text)}}.dump());
+    CHECK(plain.status == 400);
+    CHECK(plain.json()["type"] == "error");
+}
