@@ -32,10 +32,13 @@ if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-# Pinned npm packages (package-lock.json), installed once: the web UI's build tools (web/, needed by
-# the build), the OpenAI client tests and the browser tests (puppeteer-core; it downloads no browser).
+# Pinned npm packages (package-lock.json): the web UI's build tools (web/, needed by the build), the
+# OpenAI and Anthropic client tests and the browser tests (puppeteer-core; it downloads no browser).
+# Installed when missing, and again when the lock file is newer than the installed tree (npm records that
+# tree in node_modules/.package-lock.json), so a pulled dependency change is picked up.
 for dir in web tests/node tests/webui; do
-    if [ -f "$dir/package-lock.json" ] && [ ! -d "$dir/node_modules" ]; then
+    if [ -f "$dir/package-lock.json" ] && { [ ! -d "$dir/node_modules" ] ||
+        [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; }; then
         (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
     fi
 done

@@ -9,6 +9,7 @@
 
 #include "server/api/build_info.h"
 #include "server/api/chat_request_options.h"
+#include "server/api/messages_reply.h"
 #include "server/http/errors.h"
 #include "server/http/request_schemas.h"
 
@@ -45,65 +46,88 @@ void Api::finish_formatting() {
 }
 
 void Api::register_routes() {
-    // Every handler turns HttpError (and bad input found deeper) into an OpenAI-style error body.
-    auto guard = [](std::function<Reply(Request&)> fn) {
-        return [fn = std::move(fn)](Request& req) -> Reply {
+    // Every handler turns HttpError (and bad input found deeper) into an error body: OpenAI's shape, or
+    // the route's own (Anthropic's on /v1/messages).
+    using server::http::ErrorFormatter;
+    const ErrorFormatter openai = [](int status, std::string_view message, std::string_view type) {
+        return server::http::error_response(status, message, type);
+    };
+    const ErrorFormatter anthropic = anthropic_error_response;
+    auto guard = [](std::function<Reply(Request&)> fn, ErrorFormatter format) {
+        return [fn = std::move(fn), format](Request& req) -> Reply {
             try {
                 return fn(req);
             } catch (const HttpError& e) {
-                return server::http::error_response(e.status(), e.what(), e.type());
+                return format(e.status(), e.what(), e.type());
             } catch (const std::invalid_argument& e) {
-                return server::http::error_response(400, e.what());
+                return format(400, e.what(), {});
             } catch (const std::exception& e) {
                 spdlog::error("{} {}: {}", req.method, req.path, e.what());
-                return server::http::error_response(500, e.what());
+                return format(500, e.what(), {});
             }
         };
     };
-    auto bind = [this, &guard](Reply (Api::*fn)(Request&)) { return guard([this, fn](Request& r) { return (this->*fn)(r); }); };
+    auto method = [this](Reply (Api::*fn)(Request&)) {
+        return std::function<Reply(Request&)>([this, fn](Request& r) { return (this->*fn)(r); });
+    };
+    auto bind = [&](Reply (Api::*fn)(Request&), const ErrorFormatter& format) {
+        return guard(method(fn), format);
+    };
     // Handlers whose work grows with the body run on the work pool: the I/O thread only defers. The
     // request is copied (its body moved), since the connection that owns it may close meanwhile.
-    auto offload = [this, &guard](Reply (Api::*fn)(Request&)) -> server::http::Handler {
-        auto run = guard([this, fn](Request& r) { return (this->*fn)(r); });
-        return [this, run](Request& req) -> Reply {
+    auto offload = [this, &guard, &method](Reply (Api::*fn)(Request&),
+                                           ErrorFormatter format) -> server::http::Handler {
+        auto run = guard(method(fn), format);
+        return [this, run, format](Request& req) -> Reply {
             auto deferred = req.defer();
             std::string body = std::move(req.body);
             auto copy = std::make_shared<Request>(req);
             copy->body = std::move(body);
-            work_pool_->serial()->post([run, copy, deferred] {
+            work_pool_->serial()->post([run, copy, deferred, format] {
                 Reply reply = run(*copy);
-                deferred->respond(reply.is_async()
-                                      ? server::http::error_response(500, "an offloaded handler went async")
-                                      : std::move(reply.response()));
+                deferred->respond(reply.is_async() ? format(500, "an offloaded handler went async", {})
+                                                   : std::move(reply.response()));
             });
             return deferred;
         };
     };
-    http_.get("/health", bind(&Api::health));
-    http_.get("/v1/health", bind(&Api::health));
-    http_.get("/v1/models", bind(&Api::models));
-    http_.get("/models", bind(&Api::models));
-    http_.get("/props", bind(&Api::props_get));
-    http_.post("/props", bind(&Api::props_post));
-    http_.get("/slots", bind(&Api::slots));
-    http_.post("/slots/{id}", bind(&Api::slot_action));
-    http_.get("/metrics", bind(&Api::metrics));
-    http_.post("/tokenize", offload(&Api::tokenize));
-    http_.post("/detokenize", offload(&Api::detokenize));
-    http_.post("/apply-template", offload(&Api::apply_template));
-    http_.post("/v1/chat/completions", bind(&Api::chat_completions));
-    http_.post("/chat/completions", bind(&Api::chat_completions));
-    http_.post("/completion", guard([this](Request& r) { return completion(r, Flavor::Native); }));
-    http_.post("/infill", bind(&Api::infill));
-    http_.get("/lora-adapters", bind(&Api::lora_adapters_get));
-    http_.post("/lora-adapters", bind(&Api::lora_adapters_post));
+    http_.get("/health", bind(&Api::health, openai));
+    http_.get("/v1/health", bind(&Api::health, openai));
+    http_.get("/v1/models", bind(&Api::models, openai));
+    http_.get("/models", bind(&Api::models, openai));
+    http_.get("/props", bind(&Api::props_get, openai));
+    http_.post("/props", bind(&Api::props_post, openai));
+    http_.get("/slots", bind(&Api::slots, openai));
+    http_.post("/slots/{id}", bind(&Api::slot_action, openai));
+    http_.get("/metrics", bind(&Api::metrics, openai));
+    http_.post("/tokenize", offload(&Api::tokenize, openai));
+    http_.post("/detokenize", offload(&Api::detokenize, openai));
+    http_.post("/apply-template", offload(&Api::apply_template, openai));
+    http_.post("/v1/chat/completions", bind(&Api::chat_completions, openai));
+    http_.post("/chat/completions", bind(&Api::chat_completions, openai));
+    http_.post("/completion", guard([this](Request& r) { return completion(r, Flavor::Native); }, openai));
+    http_.post("/infill", bind(&Api::infill, openai));
+    http_.get("/lora-adapters", bind(&Api::lora_adapters_get, openai));
+    http_.post("/lora-adapters", bind(&Api::lora_adapters_post, openai));
     // As llama-server: /completions without /v1 is the native endpoint.
-    http_.post("/completions", guard([this](Request& r) { return completion(r, Flavor::Native); }));
-    http_.post("/v1/completions", guard([this](Request& r) { return completion(r, Flavor::Completions); }));
-    http_.post("/v1/embeddings", guard([this](Request& r) { return embeddings(r, true); }));
-    http_.post("/embedding", guard([this](Request& r) { return embeddings(r, false); }));
-    http_.post("/embeddings", guard([this](Request& r) { return embeddings(r, false); }));
-    for (const char* path : {"/v1/rerank", "/rerank", "/reranking", "/v1/reranking"}) http_.post(path, bind(&Api::rerank));
+    http_.post("/completions", guard([this](Request& r) { return completion(r, Flavor::Native); }, openai));
+    http_.post("/v1/completions",
+               guard([this](Request& r) { return completion(r, Flavor::Completions); }, openai));
+    http_.post("/v1/embeddings", guard([this](Request& r) { return embeddings(r, true); }, openai));
+    http_.post("/embedding", guard([this](Request& r) { return embeddings(r, false); }, openai));
+    http_.post("/embeddings", guard([this](Request& r) { return embeddings(r, false); }, openai));
+    for (const char* path : {"/v1/rerank", "/rerank", "/reranking", "/v1/reranking"})
+        http_.post(path, bind(&Api::rerank, openai));
+    // OpenAI Responses API: no stored responses, so GET and DELETE of one are 404s that say so.
+    http_.post("/v1/responses", bind(&Api::responses, openai));
+    http_.post("/v1/responses/input_tokens", offload(&Api::responses_input_tokens, openai));
+    http_.get("/v1/responses/{id}", bind(&Api::response_not_stored, openai));
+    http_.del("/v1/responses/{id}", bind(&Api::response_not_stored, openai));
+    // Anthropic Messages API, with Anthropic's error shape for everything under /v1/messages (routing
+    // and API-key errors included).
+    http_.error_format("/v1/messages", anthropic);
+    http_.post("/v1/messages", bind(&Api::messages, anthropic));
+    http_.post("/v1/messages/count_tokens", offload(&Api::messages_count_tokens, anthropic));
 }
 
 void Api::attach(const engine::Model& model, sched::Scheduler& scheduler) {

@@ -11,6 +11,7 @@
 #include "engine/grammar/grammar_vocab.h"
 #include "engine/model/model.h"
 #include "engine/model/pooling.h"
+#include "server/api/agent_reply.h"
 #include "server/api/chat_formatter.h"
 #include "server/api/format_pool.h"
 #include "server/api/request_params.h"
@@ -82,6 +83,11 @@ private:
     // server's current scales.
     std::vector<float> request_lora(const json& body) const;
     Reply chat_completions(Request& req);
+    Reply responses(Request& req);               // handlers_responses.cpp
+    Reply responses_input_tokens(Request& req);  // handlers_responses.cpp
+    Reply response_not_stored(Request& req);     // handlers_responses.cpp
+    Reply messages(Request& req);                // handlers_messages.cpp
+    Reply messages_count_tokens(Request& req);   // handlers_messages.cpp
     Reply models(Request& req);
     Reply health(Request& req);
     Reply props_get(Request& req);
@@ -101,10 +107,27 @@ private:
     // The inputs of an embeddings request, tokenized and checked (400 for bad ones).
     std::vector<std::vector<engine::Token>> embedding_inputs(const json& input) const;
 
-    // Submits one task per prompt x choice and wires the response; returns the async reply.
+    // A chat request made ready to generate: its options, its prompt (the template's text, then the
+    // prefill) and how the reply is parsed.
+    struct PreparedChat {
+        GenerationOptions opts;
+        std::vector<engine::Token> tokens;
+        std::string prompt;
+        ChatParse parse;
+    };
+    // `body` (validated) and `obody` (the same, in the client's key order; raw_body its text) are a chat
+    // completions request; tool calls get ids call_id_prefix + random + "_" + index. 400s for bad input.
+    PreparedChat prepare_chat(const json& body, const nlohmann::ordered_json& obody,
+                              std::string_view raw_body, const std::string& prefill,
+                              const char* call_id_prefix) const;
+
+    // Submits one task per prompt x choice and wires the response; returns the async reply. With
+    // `agent`, the reply is written in that API's shape (one prompt, one choice).
     Reply start_generation(Request& req, Flavor flavor, const json& body, const GenerationOptions& opts,
                            const std::vector<std::vector<engine::Token>>& prompts,
-                           const std::vector<std::string>& prompt_texts, const ChatParse* chat_parse = nullptr);
+                           const std::vector<std::string>& prompt_texts,
+                           const ChatParse* chat_parse = nullptr,
+                           std::shared_ptr<AgentReply> agent = nullptr);
     json parse_body(const Request& req, const char* schema) const;
     void require_ready() const;
     std::string model_name() const;

@@ -217,8 +217,69 @@ void GenerationResponse::send_progress(size_t i, const sched::TokenOutput& out) 
     send(j);
 }
 
+void GenerationResponse::begin() {
+    if (!rc_.agent || !stream_) return;
+    post([self = shared_from_this()] { self->send_events(self->rc_.agent->start()); });
+}
+
+void GenerationResponse::send_events(const std::vector<ReplyEvent>& events) {
+    for (const auto& e : events) stream_->send_event(e.name, dump(e.data));
+}
+
+void GenerationResponse::agent_tokens(size_t i, const sched::TokenOutput& out) {
+    if (!stream_) return;
+    Choice& c = choices_[i];
+    if (!c.parser) c.parser = std::make_unique<ChatStreamParser>(rc_.parse, rc_.tool_triggers);
+    const auto d = c.parser->feed(out.text);
+    if (!d.empty()) send_events(rc_.agent->delta(d.reasoning, d.content));
+}
+
+// Generated tokens spent on the reasoning block: those whose text starts before the block ends.
+static int64_t reasoning_tokens(const sched::FinalOutput& f, const engine::chat::ParseOptions& o,
+                                const engine::Vocab& vocab) {
+    if (!o.extract_reasoning) return 0;
+    const auto [reasoning, rest] = engine::chat::split_reasoning(f.content, o.reasoning_opened_in_prompt);
+    if (reasoning.empty() || rest.size() > f.content.size()) return 0;
+    const size_t end = f.content.size() - rest.size();
+    size_t pos = 0;
+    int64_t n = 0;
+    for (engine::Token t : f.tokens) {
+        if (pos >= end) break;
+        pos += vocab.token_to_piece(t).size();
+        ++n;
+    }
+    return n;
+}
+
+void GenerationResponse::agent_done(size_t i, const sched::FinalOutput& f) {
+    Choice& c = choices_[i];
+    c.done = true;
+    c.final = f;
+    ++n_done_;
+    ReplyEnd end;
+    end.finish = f.finish;
+    end.stopped_word = f.stopped_word;
+    end.stopping_word = f.stopping_word;
+    end.input_tokens = f.n_prompt_tokens;
+    end.cached_tokens = f.n_cached_tokens;
+    end.output_tokens = f.timings.predicted_n;
+    end.reasoning_tokens = reasoning_tokens(f, rc_.parse, vocab_);
+    if (stream_) {
+        if (!c.parser) c.parser = std::make_unique<ChatStreamParser>(rc_.parse, rc_.tool_triggers);
+        const auto fin = c.parser->finish();
+        end.parsed = fin.parsed;
+        if (!fin.delta.empty()) send_events(rc_.agent->delta(fin.delta.reasoning, fin.delta.content));
+        send_events(rc_.agent->finish(end));
+        stream_->close();
+    } else {
+        end.parsed = engine::chat::parse_output(f.content, rc_.parse);
+        deferred_->respond(server::http::Response::json(rc_.agent->body(end)));
+    }
+}
+
 void GenerationResponse::on_tokens(size_t i, const sched::TokenOutput& out) {
     if (failed_) return;
+    if (rc_.agent) return agent_tokens(i, out);
     Choice& c = choices_[i];
     if (out.progress) {
         if (stream_) send_progress(i, out);
@@ -342,6 +403,7 @@ json GenerationResponse::native_final(size_t i, const sched::FinalOutput& f) con
 
 void GenerationResponse::on_done(size_t i, const sched::FinalOutput& f) {
     if (failed_) return;
+    if (rc_.agent) return agent_done(i, f);
     Choice& c = choices_[i];
     c.done = true;
     c.final = f;
@@ -482,11 +544,15 @@ void GenerationResponse::on_error(size_t, int status, const std::string& message
     if (failed_) return;
     failed_ = true;
     if (on_failure_) on_failure_();
-    if (stream_) {
+    if (stream_ && rc_.agent) {
+        send_events(rc_.agent->stream_error(status, message));
+        stream_->close();
+    } else if (stream_) {
         send(server::http::error_body(status, message));
         stream_->close();
     } else if (deferred_) {
-        deferred_->respond(server::http::error_response(status, message));
+        deferred_->respond(rc_.agent ? rc_.agent->error(status, message)
+                                     : server::http::error_response(status, message));
     }
 }
 

@@ -16,6 +16,7 @@
 
 #include "engine/chat/chat_parser.h"
 #include "engine/tokenizer/vocab.h"
+#include "server/api/agent_reply.h"
 #include "server/api/chat_stream_parser.h"
 #include "server/api/format_pool.h"
 #include "server/api/json_fields.h"
@@ -39,6 +40,9 @@ struct ResponseContext {
     engine::chat::ParseOptions parse;
     std::vector<std::string> tool_triggers;  // text that starts a call (streaming holds it back)
     bool verbose = false;  // --verbose: OpenAI responses also carry the native result as __verbose
+    // An agent API's reply (Responses, Messages; one choice): it writes the events and the body, from the
+    // chat parse of the reply, instead of the flavor's chunks.
+    std::shared_ptr<AgentReply> agent;
 };
 
 class GenerationResponse : public std::enable_shared_from_this<GenerationResponse> {
@@ -50,6 +54,10 @@ public:
     // Exactly one of these is installed before the tasks are submitted.
     void set_stream(std::shared_ptr<server::http::StreamWriter> w);
     void set_deferred(std::shared_ptr<server::http::DeferredResponse> d);
+
+    // After set_stream, before the tasks run: an agent reply's opening events (response.created,
+    // message_start) go out at once.
+    void begin();
 
     // Called once when a choice fails, to cancel the others.
     void set_on_failure(std::function<void()> f) { on_failure_ = std::move(f); }
@@ -76,6 +84,10 @@ private:
     void send_chat_delta(size_t i, json delta, const json& probs, const json& timings = json());
     json chat_message(const sched::FinalOutput& f, const char*& finish) const;
     void finish_stream();
+    // The agent reply's side of on_tokens / on_done.
+    void agent_tokens(size_t i, const sched::TokenOutput& out);
+    void agent_done(size_t i, const sched::FinalOutput& f);
+    void send_events(const std::vector<ReplyEvent>& events);
     void respond_collected();
 
     ResponseContext rc_;

@@ -9,12 +9,15 @@
 
 #include "engine/grammar/grammar.h"
 #include "engine/grammar/grammar_error.h"
+#include "engine/grammar/reasoning_budget.h"
 #include "engine/grammar/regex.h"
 #include "server/api/api.h"
 #include "server/api/chat_request_options.h"
 #include "server/api/chat_tools.h"
-#include "server/api/tool_syntax.h"
 #include "server/api/generation_response.h"
+#include "server/api/ids.h"
+#include "server/api/restated_chat.h"
+#include "server/api/tool_syntax.h"
 #include "server/http/errors.h"
 
 namespace api {
@@ -22,18 +25,6 @@ namespace api {
 using server::http::HttpError;
 
 namespace {
-
-std::string random_id(const char* prefix) {
-    static thread_local std::mt19937_64 rng{std::random_device{}()};
-    static const char* alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-    std::string id = prefix;
-    for (int i = 0; i < 24; ++i) id += alphabet[rng() % 62];
-    return id;
-}
-
-int64_t unix_now() {
-    return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 bool is_token_array(const json& a) {
     if (!a.is_array() || a.empty()) return false;
@@ -132,48 +123,63 @@ Api::Reply Api::chat_completions(Request& req) {
     require_generation();
     const json body = parse_body(req, "chat_completions.json");
     const json* messages = field(body, "messages");
-    if (!messages || !messages->is_array() || messages->empty()) bad_request("'messages' must be a non-empty array");
-    GenerationOptions opts;
+    if (!messages || !messages->is_array() || messages->empty())
+        bad_request("'messages' must be a non-empty array");
+    // The body again, in the client's key order: tool definitions are rendered as the client wrote them.
+    nlohmann::ordered_json obody = nlohmann::ordered_json::parse(req.body, nullptr, false);
+    if (!obody.is_object()) bad_request("the request body must be a JSON object");
+    // reasoning_effort reaches the template as the Responses API's reasoning.effort does.
+    if (const auto it = obody.find("reasoning_effort"); it != obody.end() && !it->is_null())
+        apply_reasoning_effort(obody, it->get<std::string>(), "reasoning_effort");
+    PreparedChat chat = prepare_chat(body, obody, req.body, {}, "call_");
+    return start_generation(req, Flavor::Chat, body, chat.opts, {chat.tokens}, {chat.prompt}, &chat.parse);
+}
+
+Api::PreparedChat Api::prepare_chat(const json& body, const nlohmann::ordered_json& obody,
+                                    std::string_view raw_body, const std::string& prefill,
+                                    const char* call_id_prefix) const {
+    PreparedChat out;
     {
         std::lock_guard<std::mutex> lk(defaults_mu_);
-        opts = parse_generation_options(body, config_.defaults, model_->vocab(), Flavor::Chat, req.body);
+        out.opts = parse_generation_options(body, config_.defaults, model_->vocab(), Flavor::Chat, raw_body);
     }
-    // The body again, in the client's key order: tool definitions are rendered as the client wrote them.
-    const nlohmann::ordered_json obody = nlohmann::ordered_json::parse(req.body, nullptr, false);
-    if (!obody.is_object()) bad_request("the request body must be a JSON object");
     const ChatTools tools = parse_chat_tools(obody);
     const bool call_tools = tools.active() && tools.choice != ToolChoice::None;
-    apply_tool_grammar(tools, chat_->tool_format(), opts);
+    apply_tool_grammar(tools, chat_->tool_format(), out.opts);
     const nlohmann::ordered_json kwargs =
         chat_template_kwargs(obody, config_.chat_template_kwargs, config_.reasoning_budget);
-    std::string text;
     try {
-        text = chat_->apply(obody["messages"], call_tools ? tools.tools : nlohmann::ordered_json(), true, kwargs);
+        out.prompt = chat_->apply(obody["messages"], call_tools ? tools.tools : nlohmann::ordered_json(),
+                                  true, kwargs);
     } catch (const HttpError&) {
         throw;
     } catch (const std::exception& e) {
         bad_request(std::string("cannot apply the chat template: ") + e.what());
     }
-    ChatParse parse;
+    out.prompt += prefill;
+    ChatParse& parse = out.parse;
     parse.options.extract_reasoning = extract_reasoning(obody, config_.reasoning_format);
     parse.options.reasoning_opened_in_prompt =
-        parse.options.extract_reasoning && engine::chat::prompt_opens_reasoning(text);
+        parse.options.extract_reasoning && engine::chat::prompt_opens_reasoning(out.prompt);
     if (call_tools) {
         parse.options.tool_format = chat_->tool_format();
         parse.tool_triggers = tool_syntax(chat_->tool_format()).triggers;
     }
-    parse.options.id_prefix = random_id("call_") + "_";
+    parse.options.id_prefix = random_id(call_id_prefix) + "_";
     const auto& vocab = model_->vocab();
-    std::vector<engine::Token> toks = vocab.tokenize(text, true, true);
+    out.tokens = vocab.tokenize(out.prompt, true, true);
     // A template that writes the BOS text itself must not get a second BOS.
-    if (toks.size() >= 2 && vocab.bos() >= 0 && toks[0] == vocab.bos() && toks[1] == vocab.bos()) toks.erase(toks.begin());
-    if (toks.empty()) bad_request("the formatted prompt is empty");
-    return start_generation(req, Flavor::Chat, body, opts, {toks}, {text}, &parse);
+    if (out.tokens.size() >= 2 && vocab.bos() >= 0 && out.tokens[0] == vocab.bos() &&
+        out.tokens[1] == vocab.bos())
+        out.tokens.erase(out.tokens.begin());
+    if (out.tokens.empty()) bad_request("the formatted prompt is empty");
+    return out;
 }
 
 Api::Reply Api::start_generation(Request& req, Flavor flavor, const json& body, const GenerationOptions& opts,
                                  const std::vector<std::vector<engine::Token>>& prompts,
-                                 const std::vector<std::string>& prompt_texts, const ChatParse* chat_parse) {
+                                 const std::vector<std::string>& prompt_texts, const ChatParse* chat_parse,
+                                 std::shared_ptr<AgentReply> agent) {
     std::unique_ptr<engine::Grammar> grammar = compile_grammar(opts);
 
     ResponseContext rc;
@@ -192,12 +198,22 @@ Api::Reply Api::start_generation(Request& req, Flavor flavor, const json& body, 
         rc.parse = chat_parse->options;
         rc.tool_triggers = chat_parse->tool_triggers;
     }
+    rc.agent = std::move(agent);
     for (const auto& t : prompt_texts)
         for (int c = 0; c < opts.n_choices; ++c) rc.prompt_texts.push_back(t);
     const size_t n_tasks = prompts.size() * (size_t)opts.n_choices;
     auto response = std::make_shared<GenerationResponse>(std::move(rc), model_->vocab(), n_tasks, format_pool_->serial());
 
     const std::vector<float> lora = request_lora(body);
+    // What each task's sampler obeys: the grammar, within the reasoning budget when there is one.
+    std::shared_ptr<const engine::TokenConstraint> constraint(std::move(grammar));
+    if (opts.reasoning_budget >= 0) {
+        const bool opened = !prompt_texts.empty() && engine::chat::prompt_opens_reasoning(prompt_texts[0]);
+        constraint =
+            std::make_shared<engine::ReasoningBudget>(opts.reasoning_budget, opened, grammar_vocab_,
+                                                      model_->vocab().tokenize("\n</think>\n\n", false, true),
+                                                      constraint ? constraint->clone() : nullptr);
+    }
     std::vector<std::shared_ptr<sched::Task>> tasks;
     for (size_t p = 0; p < prompts.size(); ++p)
         for (int c = 0; c < opts.n_choices; ++c) {
@@ -230,10 +246,7 @@ Api::Reply Api::start_generation(Request& req, Flavor flavor, const json& body, 
             t->cache_prompt = opts.cache_prompt;
             t->n_keep = opts.n_keep;
             t->id_slot = opts.id_slot;
-            if (grammar) {
-                std::shared_ptr<engine::TokenConstraint> g(grammar->clone());
-                t->make_grammar = [g]() { return g->clone(); };
-            }
+            if (constraint) t->make_grammar = [constraint]() { return constraint->clone(); };
             t->sink = response->sink(tasks.size());
             tasks.push_back(std::move(t));
         }
@@ -255,6 +268,7 @@ Api::Reply Api::start_generation(Request& req, Flavor flavor, const json& body, 
         auto writer = req.stream();
         writer->on_cancel(cancel_all);
         response->set_stream(writer);
+        response->begin();
         reply = Reply(writer);
     } else {
         auto deferred = req.defer();

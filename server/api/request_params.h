@@ -63,6 +63,9 @@ struct GenerationOptions {
     std::vector<std::string> response_fields;
     bool echo = false;  // /v1/completions: the prompt is repeated before the generated text
     std::string model;  // the request's `model`, echoed back (empty: the server's name)
+    // Tokens the reply may spend inside its reasoning block (<think>...) before the block is closed for
+    // it (-1: no limit). Set by Anthropic's thinking.budget_tokens.
+    int32_t reasoning_budget = -1;
 };
 
 // raw_body is the request's text: JSON schemas are read from it in order (nlohmann::json sorts keys,

@@ -18,24 +18,34 @@ static std::string join(const std::vector<std::string>& items, std::string_view 
     return out;
 }
 
-static Reply run_handler(const Handler& handler, Request& req) {
+Response DispatchPolicy::error_for(std::string_view path, int status, std::string_view message,
+                                   std::string_view type) const {
+    for (const auto& [prefix, format] : error_formats) {
+        const bool covered = path.substr(0, prefix.size()) == prefix &&
+                             (path.size() == prefix.size() || path[prefix.size()] == '/');
+        if (covered) return format(status, message, type);
+    }
+    return error_response(status, message, type);
+}
+
+static Reply run_handler(const DispatchPolicy& policy, const Handler& handler, Request& req) {
     try {
         Reply reply = handler(req);
         if (!reply.is_async() && req.is_async()) {
             // The handler started a stream but returned a Response: a bug; the exchange is abandoned.
             spdlog::error("http: handler for {} {} started a stream but returned a response", req.method,
                           req.path);
-            return error_response(500, "handler returned a response after starting a stream");
+            return policy.error_for(req.path, 500, "handler returned a response after starting a stream");
         }
         return reply;
     } catch (const HttpError& e) {
-        return error_response(e.status(), e.what(), e.type());
+        return policy.error_for(req.path, e.status(), e.what(), e.type());
     } catch (const std::exception& e) {
         spdlog::warn("http: handler for {} {} threw: {}", req.method, req.path, e.what());
-        return error_response(500, e.what());
+        return policy.error_for(req.path, 500, e.what());
     } catch (...) {
         spdlog::warn("http: handler for {} {} threw a non-exception", req.method, req.path);
-        return error_response(500, "unknown error");
+        return policy.error_for(req.path, 500, "unknown error");
     }
 }
 
@@ -45,15 +55,16 @@ Reply dispatch_request(const Router& router, const DispatchPolicy& policy, Reque
     Router::Match m = router.match(req.method, raw_path);
     if (m.kind == Router::Match::Kind::not_found && policy.fallback &&
         (req.method == "GET" || req.method == "HEAD")) {
-        return run_handler(policy.fallback, req);
+        return run_handler(policy, policy.fallback, req);
     }
-    if (!policy.auth.allows(req.path, req.headers)) return error_response(401, "Invalid API Key");
+    if (!policy.auth.allows(req.path, req.headers)) return policy.error_for(req.path, 401, "Invalid API Key");
 
     switch (m.kind) {
         case Router::Match::Kind::not_found:
-            return error_response(404, "File Not Found");
+            return policy.error_for(req.path, 404, "File Not Found");
         case Router::Match::Kind::method_not_allowed: {
-            Response r = error_response(405, "method " + req.method + " is not allowed for " + req.path);
+            Response r =
+                policy.error_for(req.path, 405, "method " + req.method + " is not allowed for " + req.path);
             r.headers.set("Allow", join(m.allowed, ", "));
             return r;
         }
@@ -61,7 +72,7 @@ Reply dispatch_request(const Router& router, const DispatchPolicy& policy, Reque
             break;
     }
     req.path_params = std::move(m.params);
-    return run_handler(*m.handler, req);
+    return run_handler(policy, *m.handler, req);
 }
 
 }  // namespace server::http

@@ -1,9 +1,17 @@
 // The request pipeline above the wire: CORS preflight -> routing (GET/HEAD that no route matches go to
-// the static fallback) -> API key -> handler, with every failure turned into an OpenAI-style error
-// response. Independent of sockets, so it is unit-testable.
+// the static fallback) -> API key -> handler, with every failure turned into an error response in the
+// shape of the path's API (OpenAI's unless a path prefix has its own). Independent of sockets, so it is
+// unit-testable.
 #pragma once
 
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
 #include "server/http/auth.h"
+#include "server/http/errors.h"
 #include "server/http/message.h"
 #include "server/http/router.h"
 
@@ -15,6 +23,13 @@ struct DispatchPolicy {
     // Answers GET and HEAD requests that no route matches (the web UI's static files), without an API
     // key: the key protects the API, not the page. Empty: those requests get 404.
     Handler fallback;
+    // Error bodies of APIs with their own error shape (Anthropic's), by path prefix: a path is covered
+    // when it equals the prefix or continues it with '/'. Other paths get error_response's shape.
+    std::vector<std::pair<std::string, ErrorFormatter>> error_formats;
+
+    // The error response for `path` in its API's shape.
+    Response error_for(std::string_view path, int status, std::string_view message,
+                       std::string_view type = {}) const;
 };
 
 // Runs the pipeline for `req` (path, raw target and headers must be set). Handler exceptions become

@@ -2,6 +2,7 @@
 // error the HTTP layer produces goes through here; the API layer uses the same helpers.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json_fwd.hpp>
 #include <stdexcept>
 #include <string>
@@ -20,6 +21,9 @@ nlohmann::json error_body(int status, std::string_view message, std::string_view
 
 // The same body as a JSON Response with `status`.
 Response error_response(int status, std::string_view message, std::string_view type = {});
+
+// Builds an error response (status, message, type as for error_response) in some API's shape.
+using ErrorFormatter = std::function<Response(int status, std::string_view message, std::string_view type)>;
 
 // Thrown by handlers (or helpers such as parse_request_body) to answer with an error response.
 class HttpError : public std::runtime_error {

@@ -1,6 +1,6 @@
 // Validation of API request bodies against the embedded schemas/ (see schemas/*.json). Names are the
 // file names with or without ".json": "chat_completions", "completions", "completion", "tokenize",
-// "detokenize", "apply_template", "embeddings", "slots_action".
+// "detokenize", "apply_template", "embeddings", "slots_action", "responses", "messages", ...
 #pragma once
 
 #include <nlohmann/json.hpp>

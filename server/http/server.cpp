@@ -81,6 +81,13 @@ void Server::fallback(Handler handler) {
     core_->policy.fallback = std::move(handler);
 }
 
+void Server::error_format(std::string path_prefix, ErrorFormatter format) {
+    std::lock_guard lock(rt_->mu);
+    if (rt_->state != Runtime::State::created)
+        throw std::logic_error("error formats must be set before start()");
+    core_->policy.error_formats.emplace_back(std::move(path_prefix), std::move(format));
+}
+
 static int io_thread_count(int requested) {
     if (requested > 0) return requested;
     int hw = static_cast<int>(std::thread::hardware_concurrency());

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string_view>
 
+#include "server/http/errors.h"
 #include "server/http/message.h"
 #include "server/http/server_config.h"
 
@@ -37,6 +38,9 @@ class Server {
     // The handler of GET/HEAD requests that no route matches (static files); it needs no API key.
     // Set before start(), like routes.
     void fallback(Handler handler);
+    // Errors on `path_prefix` (the path itself and paths below it) in an API's own shape, built by
+    // `format`, from routing, authentication and handler failures alike. Set before start().
+    void error_format(std::string path_prefix, ErrorFormatter format);
 
     // Binds host:port, listens and starts the I/O threads. Throws std::runtime_error if it cannot bind.
     // A server is started at most once.

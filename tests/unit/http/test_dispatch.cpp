@@ -69,7 +69,7 @@ TEST_CASE("dispatch answers preflight before auth, then 401, 404 and 405", "[htt
     Router router;
     router.add("GET", "/v1/models", [](Request&) { return Response::text("models"); });
     router.add("GET", "/health", [](Request&) { return Response::text("ok"); });
-    DispatchPolicy policy{ApiKeyAuth({"secret"}, {"/health"}), true, {}};
+    DispatchPolicy policy{ApiKeyAuth({"secret"}, {"/health"}), true, {}, {}};
 
     CHECK(dispatch(router, policy, make_request("OPTIONS", "/v1/models")).status == 204);
     CHECK(dispatch(router, policy, make_request("GET", "/health")).body == "ok");
@@ -147,4 +147,38 @@ TEST_CASE("CORS keeps the Vary of the response and adds Origin", "[http][cors]")
     Headers out{{"Vary", "Accept-Encoding"}};
     add_cors_headers({{"Origin", "http://ui.local"}}, out);
     CHECK(out.value_or("Vary") == "Accept-Encoding, Origin");
+}
+
+TEST_CASE("a path prefix with its own error format gets it for routing, key and handler errors",
+          "[http][dispatch][errors]") {
+    Router router;
+    router.add("POST", "/v1/messages", [](Request&) -> Reply { throw HttpError(400, "bad block"); });
+    router.add("POST", "/v1/messages/count", [](Request&) -> Reply { throw std::runtime_error("boom"); });
+    router.add("POST", "/v1/messagesx", [](Request&) -> Reply { throw HttpError(400, "other api"); });
+    DispatchPolicy policy;
+    policy.auth = ApiKeyAuth({"key"}, {});
+    policy.error_formats.emplace_back(
+        "/v1/messages", [](int status, std::string_view message, std::string_view) {
+            return Response::json(
+                json{{"type", "error"}, {"error", {{"status", status}, {"message", std::string(message)}}}},
+                status);
+        });
+    const Headers key{{"X-Api-Key", "key"}};
+    auto shaped = [](const Response& r, int status, const std::string& message) {
+        INFO(r.body);
+        CHECK(r.status == status);
+        const json j = json::parse(r.body);
+        CHECK(j["type"] == "error");
+        CHECK(j["error"]["status"] == status);
+        CHECK(j["error"]["message"] == message);
+    };
+    shaped(dispatch(router, policy, make_request("POST", "/v1/messages")), 401, "Invalid API Key");
+    shaped(dispatch(router, policy, make_request("POST", "/v1/messages", key)), 400, "bad block");
+    shaped(dispatch(router, policy, make_request("POST", "/v1/messages/count", key)), 500, "boom");
+    shaped(dispatch(router, policy, make_request("POST", "/v1/messages/nope", key)), 404, "File Not Found");
+    CHECK(dispatch(router, policy, make_request("GET", "/v1/messages", key)).status == 405);
+    // Only the prefix and the paths below it: a longer name is another API's.
+    const Response other = dispatch(router, policy, make_request("POST", "/v1/messagesx", key));
+    CHECK(json::parse(other.body)["error"]["message"] == "other api");
+    CHECK_FALSE(json::parse(other.body).contains("type"));
 }

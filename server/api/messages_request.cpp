@@ -1,0 +1,260 @@
+#include "server/api/messages_request.h"
+
+#include <set>
+#include <string>
+
+#include "server/api/json_fields.h"
+
+namespace api {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+const ojson* member(const ojson& o, const char* key) {
+    const auto it = o.find(key);
+    return it == o.end() || it->is_null() ? nullptr : &*it;
+}
+
+std::string str(const ojson& o, const char* key) {
+    const ojson* v = member(o, key);
+    return v && v->is_string() ? v->get<std::string>() : std::string();
+}
+
+void append(std::string& to, const std::string& text) {
+    if (!to.empty()) to += "\n";
+    to += text;
+}
+
+[[noreturn]] void unsupported_block(const std::string& at, const std::string& type) {
+    if (type == "image" || type == "document")
+        bad_request("'" + at + "': " + type +
+                    " blocks are not supported: this server's model reads text only");
+    if (type == "redacted_thinking")
+        bad_request("'" + at + "': redacted_thinking blocks are not supported: this server cannot read them");
+    bad_request("'" + at + "': content blocks of type '" + type + "' are not supported here");
+}
+
+// Text blocks (or a string) as one string.
+std::string text_of(const ojson& content, const std::string& at) {
+    if (content.is_string()) return content.get<std::string>();
+    std::string out;
+    for (size_t k = 0; k < content.size(); ++k) {
+        const std::string type = str(content[k], "type");
+        if (type != "text") unsupported_block(at + "[" + std::to_string(k) + "]", type);
+        append(out, str(content[k], "text"));
+    }
+    return out;
+}
+
+// The chat messages, turn by turn; consecutive messages of one role are combined.
+class Conversation {
+  public:
+    void user_text(const std::string& text) {
+        if (!out_.empty() && out_.back()["role"] == "user") {
+            std::string joined = out_.back()["content"].get<std::string>();
+            append(joined, text);
+            out_.back()["content"] = joined;
+        } else {
+            out_.push_back({{"role", "user"}, {"content", text}});
+        }
+    }
+
+    void tool_result(const std::string& id, const std::string& text, const std::string& at) {
+        if (!call_ids_.count(id))
+            bad_request("'" + at + "': tool_use_id '" + id + "' does not answer any earlier tool_use");
+        out_.push_back(
+            {{"role", "tool"}, {"tool_call_id", id}, {"name", call_names_[id]}, {"content", text}});
+    }
+
+    // One assistant turn: text, reasoning and tool calls.
+    void assistant(const std::string& text, const std::string& reasoning, const ojson& calls) {
+        for (const auto& c : calls) {
+            call_ids_.insert(c["id"].get<std::string>());
+            call_names_[c["id"].get<std::string>()] = c["function"]["name"].get<std::string>();
+        }
+        if (!out_.empty() && out_.back()["role"] == "assistant") {
+            ojson& m = out_.back();
+            std::string content = m["content"].get<std::string>(), r = m.value("reasoning_content", "");
+            append(content, text);
+            append(r, reasoning);
+            m["content"] = content;
+            if (!r.empty()) m["reasoning_content"] = r;
+            for (const auto& c : calls) m["tool_calls"].push_back(c);
+            return;
+        }
+        ojson m = {{"role", "assistant"}, {"content", text}};
+        if (!reasoning.empty()) m["reasoning_content"] = reasoning;
+        if (!calls.empty()) m["tool_calls"] = calls;
+        out_.push_back(std::move(m));
+    }
+
+    ojson& messages() { return out_; }
+
+  private:
+    ojson out_ = ojson::array();
+    std::set<std::string> call_ids_;
+    std::map<std::string, std::string> call_names_;
+};
+
+void restate_user(const ojson& content, const std::string& at, Conversation& conv) {
+    if (content.is_string()) return conv.user_text(content.get<std::string>());
+    std::string pending;  // text blocks in a row: one user message
+    bool has_pending = false;
+    for (size_t k = 0; k < content.size(); ++k) {
+        const ojson& b = content[k];
+        const std::string bat = at + "[" + std::to_string(k) + "]";
+        const std::string type = str(b, "type");
+        if (type == "text") {
+            append(pending, str(b, "text"));
+            has_pending = true;
+        } else if (type == "tool_result") {
+            if (has_pending) conv.user_text(pending);
+            pending.clear();
+            has_pending = false;
+            std::string text = member(b, "content") ? text_of(b["content"], bat + ".content") : std::string();
+            if (const ojson* e = member(b, "is_error"); e && *e == true)
+                text = text.empty() ? "Error" : "Error: " + text;
+            conv.tool_result(str(b, "tool_use_id"), text, bat);
+        } else {
+            unsupported_block(bat, type);
+        }
+    }
+    if (has_pending) conv.user_text(pending);
+}
+
+void restate_assistant(const ojson& content, const std::string& at, Conversation& conv) {
+    if (content.is_string()) return conv.assistant(content.get<std::string>(), "", ojson::array());
+    std::string text, reasoning;
+    ojson calls = ojson::array();
+    for (size_t k = 0; k < content.size(); ++k) {
+        const ojson& b = content[k];
+        const std::string type = str(b, "type");
+        if (type == "text") {
+            append(text, str(b, "text"));
+        } else if (type == "thinking") {
+            append(reasoning, str(b, "thinking"));
+        } else if (type == "tool_use") {
+            calls.push_back({{"id", b["id"]},
+                             {"type", "function"},
+                             {"function", {{"name", b["name"]}, {"arguments", b["input"].dump()}}}});
+        } else {
+            unsupported_block(at + "[" + std::to_string(k) + "]", type);
+        }
+    }
+    conv.assistant(text, reasoning, calls);
+}
+
+ojson restate_tools(const ojson& tools) {
+    ojson out = ojson::array();
+    for (size_t i = 0; i < tools.size(); ++i) {
+        const ojson& t = tools[i];
+        if (const ojson* type = member(t, "type"); type && *type != "custom")
+            bad_request("'tools[" + std::to_string(i) + "]': server tools (type " + type->dump() +
+                        ") are not supported; only client tools with an input_schema are");
+        ojson fn = ojson::object();
+        fn["name"] = t["name"];
+        if (const ojson* d = member(t, "description")) fn["description"] = *d;
+        fn["parameters"] = t["input_schema"];
+        out.push_back({{"type", "function"}, {"function", fn}});
+    }
+    return out;
+}
+
+void restate_tool_choice(const ojson& choice, ojson& chat) {
+    const std::string type = str(choice, "type");
+    if (type == "auto") chat["tool_choice"] = "auto";
+    if (type == "any") chat["tool_choice"] = "required";
+    if (type == "none") chat["tool_choice"] = "none";
+    if (type == "tool")
+        chat["tool_choice"] = {{"type", "function"}, {"function", {{"name", choice["name"]}}}};
+    if (const ojson* d = member(choice, "disable_parallel_tool_use"))
+        chat["parallel_tool_calls"] = !d->get<bool>();
+}
+
+void restate_thinking(const ojson& thinking, const ojson& body, RestatedChat& out) {
+    if (member(thinking, "display"))
+        bad_request(
+            "'thinking.display' is not supported: thinking blocks always hold the model's whole reasoning");
+    const std::string type = str(thinking, "type");
+    set_enable_thinking(out.body, type != "disabled");
+    if (type != "enabled") return;
+    const int64_t budget = thinking["budget_tokens"].get<int64_t>();
+    if (const ojson* max = member(body, "max_tokens"); max && budget >= max->get<int64_t>())
+        bad_request("'thinking.budget_tokens' must be less than 'max_tokens'");
+    out.reasoning_budget = (int)budget;
+}
+
+void refuse_unsupported(const ojson& body) {
+    for (const char* key : {"container", "diagnostics", "mcp_servers", "context_management"})
+        if (member(body, key)) bad_request("'" + std::string(key) + "' is not supported by this server");
+    if (const ojson* g = member(body, "inference_geo"))
+        bad_request("'inference_geo' " + g->dump() + " is not supported: this server runs where it runs");
+    if (const ojson* s = member(body, "speed"); s && *s != "standard")
+        bad_request("'speed': only \"standard\" is supported");
+}
+
+}  // namespace
+
+RestatedChat restate_messages_request(const ojson& body) {
+    refuse_unsupported(body);
+    RestatedChat out;
+    ojson& chat = out.body;
+    Conversation conv;
+    if (const ojson* system = member(body, "system")) {
+        const std::string text = text_of(*system, "system");
+        conv.messages().push_back({{"role", "system"}, {"content", text}});
+    }
+    const ojson& messages = body["messages"];
+    for (size_t i = 0; i < messages.size(); ++i) {
+        const ojson& m = messages[i];
+        const std::string at = "messages[" + std::to_string(i) + "].content";
+        const bool last = i + 1 == messages.size();
+        if (m["role"] == "user") {
+            restate_user(m["content"], at, conv);
+        } else if (last) {
+            // A final assistant turn is a prefill: text only, continued by the reply.
+            if (!m["content"].is_string())
+                for (size_t k = 0; k < m["content"].size(); ++k)
+                    if (str(m["content"][k], "type") != "text")
+                        bad_request(
+                            "'" + at + "[" + std::to_string(k) +
+                            "]': a final assistant message is a prefill the reply continues, so it may "
+                            "hold only text");
+            out.prefill = text_of(m["content"], at);
+        } else {
+            restate_assistant(m["content"], at, conv);
+        }
+    }
+    if (conv.messages().empty() || (conv.messages().size() == 1 && conv.messages()[0]["role"] == "system"))
+        bad_request("'messages' must hold at least one user message");
+    chat["messages"] = std::move(conv.messages());
+
+    if (const ojson* tools = member(body, "tools"); tools && !tools->empty())
+        chat["tools"] = restate_tools(*tools);
+    if (const ojson* choice = member(body, "tool_choice")) restate_tool_choice(*choice, chat);
+    if (const ojson* max = member(body, "max_tokens")) chat["max_tokens"] = *max;
+    if (const ojson* stop = member(body, "stop_sequences")) chat["stop"] = *stop;
+    if (const ojson* thinking = member(body, "thinking")) restate_thinking(*thinking, body, out);
+    if (const ojson* oc = member(body, "output_config")) {
+        if (const ojson* e = member(*oc, "effort"))
+            apply_reasoning_effort(chat, e->get<std::string>(), "output_config.effort");
+        if (const ojson* f = member(*oc, "format")) {
+            if (chat.contains("tools") && chat.value("tool_choice", ojson("auto")) != "none")
+                bad_request(
+                    "'output_config.format' cannot be combined with 'tools' on this server (unless "
+                    "tool_choice is none)");
+            chat["response_format"] = {{"type", "json_schema"},
+                                       {"json_schema", {{"schema", (*f)["schema"]}}}};
+        }
+    }
+    copy_extension_fields(
+        body,
+        {"model", "system", "messages", "tools", "tool_choice", "max_tokens", "stop_sequences", "thinking",
+         "output_config", "metadata", "service_tier", "cache_control", "container", "diagnostics",
+         "inference_geo", "speed", "mcp_servers", "context_management"},
+        chat);
+    return out;
+}
+
+}  // namespace api
