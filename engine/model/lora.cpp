@@ -1,6 +1,8 @@
 #include "engine/model/lora.h"
 
+#include <cstdlib>
 #include <set>
+#include <vector>
 #include <stdexcept>
 
 #include "engine/model/model.h"
@@ -88,6 +90,35 @@ std::unique_ptr<LoraAdapter> LoraAdapter::load(const std::string& path, const Mo
         };
         const float r = (float)a->ne[1];
         lora->pairs_[name] = Pair{tensor(a), tensor(b), lora->alpha_ != 0.0f ? lora->alpha_ / r : 1.0f};
+    }
+    // Twins on the offload backend for the pairs of offloaded weights (blk.N of an offloaded layer; the
+    // output matrix when it moved).
+    if (ggml::Backend* dev = base.offload_backend()) {
+        auto offloaded = [&](const std::string& name) {
+            if (name.rfind("blk.", 0) == 0) {
+                const long il = std::strtol(name.c_str() + 4, nullptr, 10);
+                return il >= 0 && (uint32_t)il < base.hparams().n_layer && base.layer_backend((uint32_t)il) == dev;
+            }
+            return name.rfind("output.", 0) == 0 && base.output_offloaded();
+        };
+        std::vector<ggml::Tensor*> twins;
+        std::vector<std::pair<ggml::Tensor*, const ggml::Tensor*>> uploads;
+        for (auto& [name, pair] : lora->pairs_) {
+            if (!offloaded(name)) continue;
+            for (ggml::Tensor** t : {&pair.a, &pair.b}) {
+                ggml::Tensor* twin = lora->offload_ctx_.new_tensor((*t)->type, 2, (*t)->ne);
+                twin->set_name((*t)->name);
+                twin->flags |= ggml::kFlagParam;
+                twins.push_back(twin);
+                uploads.emplace_back(twin, *t);
+                *t = twin;
+            }
+        }
+        if (!twins.empty()) {
+            lora->offload_buffer_ = ggml::alloc_tensors(*dev, twins);
+            for (const auto& [twin, src] : uploads) ggml::tensor_set(twin, src->data, 0, src->nbytes());
+            dev->synchronize();
+        }
     }
     return lora;
 }

@@ -3,13 +3,15 @@
 // W.lora_b [r, out], and adapter.lora.alpha. Applied in the graph, not merged: every product of an
 // adapted weight becomes W x + s * (alpha / r) * B (A x), with s the adapter's scale for each token's
 // sequence (GraphBuilder::mm), so requests with different adapters share one batch and a token's result
-// depends on its own sequence's scales only.
+// depends on its own sequence's scales only. With -ngl, the pairs of offloaded weights are uploaded to
+// the offload backend too.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <unordered_map>
 
+#include "ggml/backend.h"
 #include "ggml/ggml.h"
 #include "ggml/gguf.h"
 
@@ -43,6 +45,10 @@ class LoraAdapter {
     float alpha_ = 0.0f;
     std::unique_ptr<ggml::gguf::File> file_;  // the tensors' data (mapped)
     ggml::Context ctx_;
+    // Pairs of weights on the model's offload backend get twins there (as the weights do), so that the
+    // adapter's products run on the device beside the weight's.
+    ggml::Context offload_ctx_;
+    std::unique_ptr<ggml::Buffer> offload_buffer_;
     std::unordered_map<std::string, Pair> pairs_;
 };
 

@@ -282,7 +282,9 @@ json Api::task_settings(const sched::Task& t) const {
     o.spec_p_min = t.spec.p_min;
     o.stream = t.stream;
     o.grammar = t.grammar_text;
-    return generation_settings(o);
+    json settings = generation_settings(o);
+    settings["lora"] = lora_json(t.lora);
+    return settings;
 }
 
 json Api::speculative_json() const {

@@ -82,6 +82,8 @@ private:
     // A request's adapter scales: its "lora" list ([{id, scale}], adapters not named get 0), else the
     // server's current scales.
     std::vector<float> request_lora(const json& body) const;
+    // Scales as llama-server lists them in generation settings: [{id, scale}] for every adapter.
+    static json lora_json(const std::vector<float>& scales);
     Reply chat_completions(Request& req);
     Reply responses(Request& req);               // handlers_responses.cpp
     Reply responses_input_tokens(Request& req);  // handlers_responses.cpp

@@ -190,7 +190,9 @@ Api::Reply Api::start_generation(Request& req, Flavor flavor, const json& body, 
     rc.id = random_id(flavor == Flavor::Chat ? "chatcmpl-" : "cmpl-");
     rc.created = unix_now();
     rc.options = opts;
+    const std::vector<float> lora = request_lora(body);
     rc.generation_settings = generation_settings(opts);
+    rc.generation_settings["lora"] = lora_json(lora);
     rc.choices_per_prompt = (size_t)opts.n_choices;
     if (chat_parse) {
         rc.parse_chat = chat_parse->options.extract_reasoning ||
@@ -204,7 +206,6 @@ Api::Reply Api::start_generation(Request& req, Flavor flavor, const json& body, 
     const size_t n_tasks = prompts.size() * (size_t)opts.n_choices;
     auto response = std::make_shared<GenerationResponse>(std::move(rc), model_->vocab(), n_tasks, format_pool_->serial());
 
-    const std::vector<float> lora = request_lora(body);
     // What each task's sampler obeys: the grammar, within the reasoning budget when there is one.
     std::shared_ptr<const engine::TokenConstraint> constraint(std::move(grammar));
     if (opts.reasoning_budget >= 0) {

@@ -34,6 +34,12 @@ std::vector<float> parse_lora_list(const json& list, size_t n_adapters, const ch
 
 }  // namespace
 
+json Api::lora_json(const std::vector<float>& scales) {
+    json out = json::array();
+    for (size_t i = 0; i < scales.size(); ++i) out.push_back({{"id", i}, {"scale", scales[i]}});
+    return out;
+}
+
 std::vector<float> Api::request_lora(const json& body) const {
     if (const json* l = field(body, "lora")) return parse_lora_list(*l, config_.lora_paths.size(), "'lora'");
     std::lock_guard<std::mutex> lk(defaults_mu_);

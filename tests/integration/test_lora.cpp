@@ -102,6 +102,8 @@ TEST_CASE("LoRA adapters: startup scales, per-request lists, POST /lora-adapters
         REQUIRE(list[0]["scale"] == 1.0);
         REQUIRE(list[1]["scale"] == 0.5);
         REQUIRE(outputs(c) == merged_a1_b05);  // the server's scales
+        const json gs = c.post("/completion", json{{"prompt", "Hi"}, {"n_predict", 1}}.dump()).json()["generation_settings"];
+        REQUIRE(gs["lora"] == json::array({{{"id", 0}, {"scale", 1.0}}, {{"id", 1}, {"scale", 0.5}}}));
         if (colon_form) continue;
 
         // A request's list: adapters it does not name get 0.
