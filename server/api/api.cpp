@@ -77,6 +77,23 @@ void Api::register_routes() {
             return deferred;
         };
     };
+    // Generation and embedding requests with large bodies (long prompts to tokenize, long conversations to
+    // render) are prepared on the work pool too; small ones stay on the I/O thread, so that they never
+    // wait behind a large one. The handler's copy of the request answers, streamed or not.
+    auto prepare_off_io = [this, &guard](std::function<Reply(Request&)> fn) -> server::http::Handler {
+        auto run = guard(std::move(fn));
+        return [this, run](Request& req) -> Reply {
+            if (req.body.size() < kInlineBodyBytes) return run(req);
+            auto copy = req.hand_off();
+            work_pool_->serial()->post([run, copy] {
+                Reply reply = run(*copy);
+                // A handler that went async answers through its writer; one that started a stream and then
+                // failed dropped its writer, which ends the stream.
+                if (!reply.is_async() && !copy->is_async()) copy->defer()->respond(std::move(reply.response()));
+            });
+            return Reply::handed_off();
+        };
+    };
     http_.get("/health", bind(&Api::health));
     http_.get("/v1/health", bind(&Api::health));
     http_.get("/v1/models", bind(&Api::models));
@@ -89,15 +106,17 @@ void Api::register_routes() {
     http_.post("/tokenize", offload(&Api::tokenize));
     http_.post("/detokenize", offload(&Api::detokenize));
     http_.post("/apply-template", offload(&Api::apply_template));
-    http_.post("/v1/chat/completions", bind(&Api::chat_completions));
-    http_.post("/chat/completions", bind(&Api::chat_completions));
-    http_.post("/completion", guard([this](Request& r) { return completion(r, Flavor::Native); }));
-    http_.post("/completions", guard([this](Request& r) { return completion(r, Flavor::Completions); }));
-    http_.post("/v1/completions", guard([this](Request& r) { return completion(r, Flavor::Completions); }));
-    http_.post("/v1/embeddings", guard([this](Request& r) { return embeddings(r, true); }));
-    http_.post("/embedding", guard([this](Request& r) { return embeddings(r, false); }));
-    http_.post("/embeddings", guard([this](Request& r) { return embeddings(r, false); }));
-    for (const char* path : {"/v1/rerank", "/rerank", "/reranking", "/v1/reranking"}) http_.post(path, bind(&Api::rerank));
+    auto chat = [this](Request& r) { return chat_completions(r); };
+    http_.post("/v1/chat/completions", prepare_off_io(chat));
+    http_.post("/chat/completions", prepare_off_io(chat));
+    http_.post("/completion", prepare_off_io([this](Request& r) { return completion(r, Flavor::Native); }));
+    http_.post("/completions", prepare_off_io([this](Request& r) { return completion(r, Flavor::Completions); }));
+    http_.post("/v1/completions", prepare_off_io([this](Request& r) { return completion(r, Flavor::Completions); }));
+    http_.post("/v1/embeddings", prepare_off_io([this](Request& r) { return embeddings(r, true); }));
+    http_.post("/embedding", prepare_off_io([this](Request& r) { return embeddings(r, false); }));
+    http_.post("/embeddings", prepare_off_io([this](Request& r) { return embeddings(r, false); }));
+    for (const char* path : {"/v1/rerank", "/rerank", "/reranking", "/v1/reranking"})
+        http_.post(path, prepare_off_io([this](Request& r) { return rerank(r); }));
 }
 
 void Api::attach(const engine::Model& model, sched::Scheduler& scheduler) {
