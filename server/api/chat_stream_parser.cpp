@@ -103,4 +103,8 @@ ChatStreamParser::Final ChatStreamParser::finish() {
     return f;
 }
 
+nlohmann::json parsed_message_json(const engine::chat::ParsedOutput& parsed) {
+    return nlohmann::json::parse(parsed.to_message_json().dump());
+}
+
 }  // namespace api
