@@ -104,7 +104,10 @@ ChatStreamParser::Final ChatStreamParser::finish() {
 }
 
 nlohmann::json parsed_message_json(const engine::chat::ParsedOutput& parsed) {
-    return nlohmann::json::parse(parsed.to_message_json().dump());
+    // A model may write invalid UTF-8 (byte tokens): such bytes become U+FFFD, as in every other response
+    // (a plain dump() throws on them, which made the reply a 500).
+    return nlohmann::json::parse(
+        parsed.to_message_json().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 }  // namespace api

@@ -155,3 +155,17 @@ TEST_CASE("GBNF rule prefixing leaves literals and classes alone", "[server][too
           "t-root ::= \"root a\" [a-z] t-item{2,3}\nt-item ::= \"x\" # root\n");
     CHECK(api::gbnf_literal("a\"b\\c\n") == "\"a\\\"b\\\\c\\n\"");
 }
+
+TEST_CASE("a reply with invalid UTF-8 still becomes a message, the bad bytes replaced", "[server][tools]") {
+    // Found by the chat_parsers fuzz target (tests/fuzz/corpus/chat_parsers/invalid-utf8-reply): a model can
+    // write any bytes (byte tokens), and the message JSON threw on them, making the response a 500.
+    const std::string text = "<think>why \xE2\x96</think>Sure \xFF.\n<tool_call>\n{\"name\": \"f\", \"arguments\": "
+                             "{\"x\": 1}}\n</tool_call>";
+    const auto parsed = engine::chat::parse_output(text, options(ToolCallFormat::Hermes));
+    nlohmann::json m;
+    REQUIRE_NOTHROW(m = api::parsed_message_json(parsed));
+    CHECK(m["content"] == "Sure \xEF\xBF\xBD.");
+    CHECK(m["reasoning_content"] == "why \xEF\xBF\xBD");
+    REQUIRE(m["tool_calls"].size() == 1);
+    CHECK(m["tool_calls"][0]["function"]["name"] == "f");
+}
