@@ -169,3 +169,20 @@ TEST_CASE("a reply with invalid UTF-8 still becomes a message, the bad bytes rep
     REQUIRE(m["tool_calls"].size() == 1);
     CHECK(m["tool_calls"][0]["function"]["name"] == "f");
 }
+
+TEST_CASE("streamed content is trimmed like the whole reply: form feeds and vertical tabs too", "[server][tools]") {
+    // Found by the chat_parsers fuzz target (tests/fuzz/corpus/chat_parsers/form-feed-before-trigger): the
+    // stream trimmed only " \n\t\r" before a possible tool call, the whole reply's parser every isspace
+    // character, so a streaming client got a trailing \f that the non-streamed reply did not have.
+    for (const std::string tail : {"\f", "\v", " \f\n"}) {
+        const std::string text = "Hello" + tail;
+        const auto format = ToolCallFormat::FunctionTag;
+        const auto whole = engine::chat::parse_output(text, options(format));
+        api::ChatStreamParser p(options(format), api::tool_syntax(format).triggers);
+        std::string content = p.feed(text).content;
+        const auto fin = p.finish();
+        content += fin.delta.content;
+        CHECK(whole.content == "Hello");
+        CHECK(content == whole.content);
+    }
+}
