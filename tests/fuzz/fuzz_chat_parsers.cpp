@@ -1,8 +1,10 @@
 // libFuzzer target: generated text (a model can write anything) -> the reasoning and tool-call parsers
 // of each format, whole (engine/chat parse_output, split_reasoning, parse_tool_calls, the response's
 // message JSON) and streamed in arbitrary pieces (server/api ChatStreamParser), checking that streaming
-// never sends content or reasoning that the whole reply's parse does not start with.
+// never sends content or reasoning that the whole reply's parse does not start with (whitespace at either
+// end aside).
 // Input: byte 0 picks the format and options, byte 1 seeds the piece sizes, the rest is the text.
+#include <cctype>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -16,8 +18,28 @@
 
 namespace {
 
-bool starts_with(const std::string& s, const std::string& prefix) {
-    return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
+bool space(char c) {
+    return std::isspace(static_cast<unsigned char>(c)) != 0;
+}
+
+std::string_view trim_left(std::string_view s) {
+    while (!s.empty() && space(s.front())) s.remove_prefix(1);
+    return s;
+}
+
+std::string_view trim(std::string_view s) {
+    s = trim_left(s);
+    while (!s.empty() && space(s.back())) s.remove_suffix(1);
+    return s;
+}
+
+// What was streamed is the start of what the whole reply holds, apart from whitespace at either end (the
+// whole-reply parsers of some formats trim their content, and a stream cannot know yet whether a leading
+// space will be kept).
+bool streamed_prefix(std::string_view streamed, std::string_view whole) {
+    streamed = trim(streamed);
+    whole = trim_left(whole);
+    return whole.substr(0, streamed.size()) == streamed;
 }
 
 }  // namespace
@@ -29,8 +51,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     uint32_t state = 0x2545F491u ^ (uint32_t(data[1]) << 8);
     const std::string text(reinterpret_cast<const char*>(data) + 2, size - 2);
 
+    // As the server does it: a tool-call format (and its stream triggers) only where the request has tools.
+    const bool tools = mode & 32;
     engine::chat::ParseOptions options;
-    options.tool_format = static_cast<ToolCallFormat>(mode % 7);
+    options.tool_format = tools ? static_cast<ToolCallFormat>(mode % 7) : ToolCallFormat::None;
     options.extract_reasoning = mode & 8;
     options.reasoning_opened_in_prompt = mode & 16;
     options.id_prefix = "call_";
@@ -40,11 +64,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)whole.tool_calls_json();
     (void)engine::chat::split_reasoning(text, options.reasoning_opened_in_prompt);
     (void)engine::chat::prompt_opens_reasoning(text);
-    (void)engine::chat::parse_tool_calls(text, options.tool_format);
+    (void)engine::chat::parse_tool_calls(text, static_cast<ToolCallFormat>(mode % 7));
 
-    // Streamed: triggers only where the request has tools (mode bit 5), as the server does it.
     std::vector<std::string> triggers;
-    if ((mode & 32) && options.tool_format != ToolCallFormat::None)
+    if (options.tool_format != ToolCallFormat::None)
         triggers = api::tool_syntax(options.tool_format).triggers;
     api::ChatStreamParser stream(options, triggers);
     std::string content, reasoning;
@@ -61,7 +84,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const auto fin = stream.finish();
     content += fin.delta.content;
     reasoning += fin.delta.reasoning;
-    if (!starts_with(fin.parsed.content, content) || !starts_with(fin.parsed.reasoning_content, reasoning)) {
+    if (!streamed_prefix(content, fin.parsed.content) ||
+        !streamed_prefix(reasoning, fin.parsed.reasoning_content)) {
         std::fprintf(stderr, "streamed text is not a prefix of the parsed reply\n");
         std::abort();
     }
