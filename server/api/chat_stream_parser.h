@@ -4,6 +4,7 @@
 // rest waits for the end, where the whole reply is parsed (engine/chat parse_output) into tool calls.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -41,5 +42,8 @@ private:
     std::string sent_reasoning_;
     std::string sent_content_;
 };
+
+// The assistant message of a parsed reply as the response's JSON (content, reasoning_content, tool_calls).
+nlohmann::json parsed_message_json(const engine::chat::ParsedOutput& parsed);
 
 }  // namespace api
