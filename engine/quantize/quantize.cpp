@@ -238,11 +238,13 @@ QuantizeReport quantize_model(const QuantizeOptions& o, const Log& log) {
     for (size_t i = 0; i < tensors.size(); ++i) {
         const TensorDesc& t = tensors[i];
         const TensorChoice& c = choice[i];
-        if (c.type == t.type) continue;
         std::string err;
+        // As in llama.cpp, even a tensor already in that type is refused.
         if (c.quantizable && c.requires_imatrix)
             err = "this quantization requires an importance matrix (tensor " + t.name + " would be " +
                   ggml::type_name(c.type) + "), and ggserve does not read importance matrices";
+        else if (c.type == t.type)
+            continue;
         else if (std::string why = why_not_writable(c.type); !why.empty())
             err = "tensor " + t.name + ": " + why;
         else if (!ggml::type_traits(t.type).to_float)

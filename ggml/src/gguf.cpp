@@ -605,8 +605,13 @@ StreamWriter::StreamWriter(std::string path, const std::vector<std::pair<std::st
     header_size_ = b.size();
     f_ = std::fopen(part_path_.c_str(), "wb");
     if (!f_) throw std::runtime_error("cannot create '" + part_path_ + "': " + std::strerror(errno));
-    if (std::fwrite(b.data(), 1, b.size(), f_) != b.size())
-        throw std::runtime_error("cannot write '" + part_path_ + "': " + std::strerror(errno));
+    if (std::fwrite(b.data(), 1, b.size(), f_) != b.size()) {
+        const std::string why = std::strerror(errno);
+        std::fclose(f_);  // the destructor does not run for a constructor that throws
+        f_ = nullptr;
+        std::remove(part_path_.c_str());
+        throw std::runtime_error("cannot write '" + part_path_ + "': " + why);
+    }
 }
 
 StreamWriter::~StreamWriter() {
