@@ -420,12 +420,17 @@ std::vector<TensorChoice> choose_types(const ModelFacts& model, const std::vecto
                 const Fallback* fb = nullptr;
                 for (const auto& f : kFallbacks)
                     if (f.from == type) fb = &f;
-                if (!fb)
+                if (!fb) {
+                    // Suggest a pattern for the tensor in every layer: the name without "blk.N." and ".weight".
+                    std::string part = t.name;
+                    if (layer_of(part)) part = part.substr(part.find('.', 4) + 1);
+                    if (part.size() > 7 && part.compare(part.size() - 7, 7, ".weight") == 0) part.resize(part.size() - 7);
                     throw std::runtime_error("tensor " + t.name + " has rows of " + std::to_string(t.ne[0]) +
                                              " values, not a multiple of " + std::to_string(ggml::block_size(type)) +
                                              ", and no fallback type is defined for " + ggml::type_name(type) +
-                                             " (pick a type for it with --tensor-type, e.g. --tensor-type '" +
-                                             t.name + "=f16')");
+                                             " (pick a type for it with --tensor-type, e.g. --tensor-type " + part +
+                                             "=f16)");
+                }
                 type = t.ne[0] % ggml::block_size(fb->to) == 0 ? fb->to : T::F16;
                 ch.fallback = true;
             }

@@ -1,5 +1,7 @@
 // `ggserve quantize [options] IN.gguf [OUT.gguf] TYPE [nthreads]`: llama-quantize's command line over
-// engine/quantize. Every failure exits with 1, as llama-quantize does.
+// engine/quantize. Usage errors (unknown options or types, missing arguments) exit with 2 as the other
+// commands' do; a refused or failed conversion (unreadable input, requantizing without
+// --allow-requantize, an unwritable output) exits with 1.
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -152,7 +154,7 @@ int cmd_quantize(int argc, char** argv) {
     } catch (const ArgError& e) {
         std::fprintf(stderr, "ggserve quantize: %s\n", e.what());
         if (pos.size() < 2) std::fputs(ap.usage().c_str(), stderr);
-        return 1;
+        return 2;
     }
     o.ftype = ft->ftype;
     o.only_copy = std::string(ft->name) == "COPY";
