@@ -61,6 +61,15 @@ TEST_CASE("quantize: stories260K to Q8_0 and Q4_0 loads and generates as llama-q
         const std::string ref = shared_path("models/stories260K-" + lower + ".gguf");
         if (fs::exists(ref)) CHECK(mine["completion_tokens"] == greedy(ref)["completion_tokens"]);
     }
+    // An MoE model (3-D expert tensors), requantized from Q8_0 to the Q4_K_M mix, still generates.
+    const std::string moe = shared_path("models/synth/synth-llama-moe-q8_0.gguf");
+    if (fs::exists(moe)) {
+        const std::string out = tmp / "moe-q4_k_m.gguf";
+        const CliResult q = run_ggserve("quantize --allow-requantize " + moe + " " + out + " Q4_K_M");
+        INFO(q.output);
+        REQUIRE(q.code == 0);
+        CHECK(greedy(out)["completion_tokens"].size() == 24);
+    }
     // IN TYPE: the output goes beside the input as ggml-model-TYPE.gguf, as llama-quantize names it.
     fs::copy_file(stories_model(), tmp / "in.gguf");
     const CliResult r = run_ggserve("quantize " + (tmp / "in.gguf") + " F16");

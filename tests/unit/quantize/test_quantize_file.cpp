@@ -227,3 +227,29 @@ TEST_CASE("synth-tiny F16 to Q4_K_M: the mix's types, each tensor the reference 
     check_tensors_are_reference_quantized(*in, *q);
     CHECK(rep.bytes_out < rep.bytes_in / 2);  // the 32000-row token_embd (Q4_K) and output (Q6_K) dominate
 }
+
+TEST_CASE("requantizing an MoE model: expert tensors take the layer from their name", "[quantize][file]") {
+    const std::string src = shared("synth/synth-llama-moe-q8_0.gguf");
+    if (!fs::exists(src)) {
+        WARN("skipped: " << src << " is missing");
+        return;
+    }
+    TmpFile out("moe");
+    QuantizeOptions o = options(src, out.path, FileType::Q4_K_M);
+    CHECK_THROWS_WITH(run(o), Catch::Contains("--allow-requantize"));
+    o.allow_requantize = true;
+    run(o);
+    const auto in = ggml::gguf::File::open(src);
+    const auto q = ggml::gguf::File::open(out.path);
+    // 4 layers, 4 experts of FFN 256, n_embd 128: the 256-wide expert ffn_down rows take Q4_K_M's mix
+    // (Q6_K in layers 2 and 3), the 128-wide rows fall back from Q4_K to Q5_0, routers keep F32.
+    for (int i = 0; i < 4; ++i) {
+        const std::string b = "blk." + std::to_string(i) + ".";
+        INFO(b);
+        CHECK(q->find_tensor(b + "ffn_down_exps.weight")->type == (i >= 2 ? Type::Q6_K : Type::Q4_K));
+        CHECK(q->find_tensor(b + "ffn_down_exps.weight")->ne[2] == 4);
+        CHECK(q->find_tensor(b + "ffn_up_exps.weight")->type == Type::Q5_0);
+        CHECK(q->find_tensor(b + "ffn_gate_inp.weight")->type == Type::F32);
+    }
+    check_tensors_are_reference_quantized(*in, *q);
+}
