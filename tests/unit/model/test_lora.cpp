@@ -195,3 +195,29 @@ TEST_CASE("LoRA: with offloaded layers (stand-ins for a device) the same bits", 
             REQUIRE(prompt_logits(*off, {la.get()}, {0.6f}) == want);
         }
 }
+
+TEST_CASE("CUDA: LoRA on offloaded layers gives the CPU's logits; scale 0 is the offloaded base model",
+          "[model][lora][offload][cuda]") {
+    // The GPU's float steps may round differently from the CPU's SIMD ones (docs/cuda.md), so the
+    // comparison with the CPU has a tolerance far below the adapter's effect; on the GPU itself, scale 0
+    // and a neighbour's scales change nothing, bit for bit.
+    cuda_test::require_cuda();
+    Files files;
+    auto cpu = Model::load(kStories);
+    auto la_cpu = LoraAdapter::load(files.a, *cpu);
+    const auto want = prompt_logits(*cpu, {la_cpu.get()}, {0.6f});
+    REQUIRE(max_abs_diff(want, prompt_logits(*cpu, {}, {})) > 0.5);
+    for (int ngl : {2, 99}) {
+        INFO("-ngl " << ngl);
+        ModelParams mp;
+        mp.n_gpu_layers = ngl;  // the default offload backend: CUDA device 0
+        auto gpu = Model::load(kStories, mp);
+        auto la = LoraAdapter::load(files.a, *gpu);
+        const auto got = prompt_logits(*gpu, {la.get()}, {0.6f});
+        const double err = max_abs_diff(got, want);
+        INFO("max |GPU - CPU| " << err);
+        REQUIRE(err < 1e-3);
+        REQUIRE(prompt_logits(*gpu, {la.get()}, {0.6f}, true, {0.0f}) == got);
+        REQUIRE(prompt_logits(*gpu, {la.get()}, {0.0f}) == prompt_logits(*gpu, {}, {}));
+    }
+}
