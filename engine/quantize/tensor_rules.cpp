@@ -207,7 +207,8 @@ const Bump kAttnVBumps[] = {
 };
 
 // Rows that do not divide into the chosen type's blocks: the type that takes over (F16 if that one does
-// not fit either). Types not listed have no fallback: quantizing such a tensor fails.
+// not fit either). Types not listed go to F16 directly, as llama-quantize does since 2026 (build 11669;
+// earlier builds stopped with "unsupported tensor size").
 struct Fallback {
     T from, to;
 };
@@ -420,18 +421,7 @@ std::vector<TensorChoice> choose_types(const ModelFacts& model, const std::vecto
                 const Fallback* fb = nullptr;
                 for (const auto& f : kFallbacks)
                     if (f.from == type) fb = &f;
-                if (!fb) {
-                    // Suggest a pattern for the tensor in every layer: the name without "blk.N." and ".weight".
-                    std::string part = t.name;
-                    if (layer_of(part)) part = part.substr(part.find('.', 4) + 1);
-                    if (part.size() > 7 && part.compare(part.size() - 7, 7, ".weight") == 0) part.resize(part.size() - 7);
-                    throw std::runtime_error("tensor " + t.name + " has rows of " + std::to_string(t.ne[0]) +
-                                             " values, not a multiple of " + std::to_string(ggml::block_size(type)) +
-                                             ", and no fallback type is defined for " + ggml::type_name(type) +
-                                             " (pick a type for it with --tensor-type, e.g. --tensor-type " + part +
-                                             "=f16)");
-                }
-                type = t.ne[0] % ggml::block_size(fb->to) == 0 ? fb->to : T::F16;
+                type = fb && t.ne[0] % ggml::block_size(fb->to) == 0 ? fb->to : T::F16;
                 ch.fallback = true;
             }
             ch.type = type;

@@ -357,9 +357,11 @@ TEST_CASE("rows that do not divide into the type's blocks fall back as in llama.
         CHECK(at(choose_types(m, t, opts(FileType::Q5_K_S)), "blk.0.attn_q.weight").type == Type::Q5_1);
         CHECK(at(choose_types(m, t, opts(FileType::IQ4_XS)), "blk.0.attn_q.weight").type == Type::IQ4_NL);
     }
-    SECTION("Q4_0 and Q8_0 have no fallback: 172-wide rows fail unless --tensor-type picks a type") {
-        CHECK_THROWS_WITH(choose_types(m, t, opts(FileType::Q8_0)),
-                          Catch::Contains("blk.0.ffn_down.weight") && Catch::Contains("no fallback"));
+    SECTION("Q4_0 and Q8_0: 172-wide rows go to F16 (llama-quantize 2026), or the type --tensor-type picks") {
+        const auto c8 = choose_types(m, t, opts(FileType::Q8_0));
+        CHECK(at(c8, "blk.0.ffn_down.weight").type == Type::F16);
+        CHECK(at(c8, "blk.0.ffn_down.weight").fallback);
+        CHECK(at(c8, "blk.0.ffn_up.weight").type == Type::Q8_0);
         MixOptions o = opts(FileType::Q4_0);
         o.tensor_types = {{"ffn_down", Type::F16}};
         const auto c = choose_types(m, t, o);
