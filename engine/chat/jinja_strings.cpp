@@ -374,6 +374,7 @@ std::string pad_percent_s(std::string text, const std::string& spec) {
 }  // namespace
 
 std::string py_percent_format(std::string_view fmt, const std::vector<Value>& args) {
+    constexpr size_t kMaxFormatField = 4096;
     std::string out;
     size_t next = 0;
     for (size_t i = 0; i < fmt.size(); ++i) {
@@ -386,10 +387,21 @@ std::string py_percent_format(std::string_view fmt, const std::vector<Value>& ar
         std::string spec = "%";
         while (i < fmt.size() && std::string_view("-+ #0").find(fmt[i]) != std::string_view::npos)
             spec += fmt[i++];
-        while (i < fmt.size() && std::isdigit(static_cast<unsigned char>(fmt[i]))) spec += fmt[i++];
+        // Width and precision are bounded: a template's "%99999999999s" would otherwise ask for that much
+        // memory (or overflow the count). Python fails too (with a far higher limit); templates use a few.
+        auto field = [&](const char* what) {
+            size_t v = 0;
+            while (i < fmt.size() && std::isdigit(static_cast<unsigned char>(fmt[i]))) {
+                v = v * 10 + size_t(fmt[i] - '0');
+                if (v > kMaxFormatField)
+                    fail(std::string("format ") + what + " exceeds the limit of " + std::to_string(kMaxFormatField));
+                spec += fmt[i++];
+            }
+        };
+        field("width");
         if (i < fmt.size() && fmt[i] == '.') {
             spec += fmt[i++];
-            while (i < fmt.size() && std::isdigit(static_cast<unsigned char>(fmt[i]))) spec += fmt[i++];
+            field("precision");
         }
         if (i >= fmt.size()) fail("incomplete format");
         const char type = fmt[i];

@@ -36,6 +36,14 @@ TEST_CASE("percent formats strings printf-style", "[jinja][expr]") {
           "x=3 3.14 'x' 50%");
     CHECK(render("{{ '[%5s|%-5s|%.2s]' % ('a', 'b', 'xyz') }} {{ '[%3s]' % 'é' }} {{ '%05.1f|%x' % (2.25, 255) }}") ==
           "[    a|b    |xy] [  \xc3\xa9] 002.2|ff");
+    CHECK(render("{{ '[%4096s]' % '' }}").size() == 4098);
+}
+
+TEST_CASE("percent format widths and precisions are bounded", "[jinja][expr]") {
+    // Found by the jinja fuzz target: "%<17 digits>s" asked for that many bytes (ASan: allocation too big).
+    for (const char* t : {"{{ '%99999999999999999s' % 'x' }}", "{{ '%4097d' % 1 }}", "{{ '%.99999999999999999999f' % 1.0 }}",
+                          "{{ '%-4097r' % 'x' }}"})
+        CHECK_THROWS_WITH(render(t), Catch::Contains("exceeds the limit of 4096"));
 }
 
 TEST_CASE("tilde concatenates string forms of any values", "[jinja][expr]") {
