@@ -140,7 +140,12 @@ int64_t Value::as_int() const {
     }
     if (auto* i = std::get_if<int64_t>(&v)) return *i;
     if (auto* b = std::get_if<bool>(&v)) return *b ? 1 : 0;
-    if (auto* d = std::get_if<double>(&v)) return (int64_t)*d;
+    if (auto* d = std::get_if<double>(&v)) {
+        // A float read as an integer: beyond int64_t (or NaN) the conversion would be undefined.
+        if (!(*d >= -9223372036854775808.0 && *d < 9223372036854775808.0))
+            throw FormatError("number " + std::to_string(*d) + " is out of the integer range");
+        return (int64_t)*d;
+    }
     throw FormatError(std::string("expected a number, found ") + value_type_name(type));
 }
 
@@ -153,6 +158,7 @@ double Value::as_float() const {
 
 bool Value::as_bool() const {
     if (auto* b = std::get_if<bool>(&v)) return *b;
+    if (auto* d = std::get_if<double>(&v)) return *d != 0;
     return as_int() != 0;
 }
 

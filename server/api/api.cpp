@@ -91,6 +91,27 @@ void Api::register_routes() {
             return deferred;
         };
     };
+    // Generation and embedding requests with large bodies (long prompts to tokenize, long conversations to
+    // render) are prepared on the work pool too; small ones stay on the I/O thread, so that they never
+    // wait behind a large one. The handler's copy of the request answers, streamed or not.
+    auto prepare_off_io = [this, &guard](std::function<Reply(Request&)> fn,
+                                         ErrorFormatter format) -> server::http::Handler {
+        auto run = guard(std::move(fn), format);
+        return [this, run](Request& req) -> Reply {
+            if (req.body.size() < kInlineBodyBytes) return run(req);
+            auto copy = req.hand_off();
+            work_pool_->serial()->post([run, copy] {
+                Reply reply = run(*copy);
+                // A handler that went async answers through its writer; one that started a stream and then
+                // failed dropped its writer, which ends the stream.
+                if (!reply.is_async() && !copy->is_async()) copy->defer()->respond(std::move(reply.response()));
+            });
+            return Reply::handed_off();
+        };
+    };
+    auto large = [&](Reply (Api::*fn)(Request&), const ErrorFormatter& format) {
+        return prepare_off_io(method(fn), format);
+    };
     http_.get("/health", bind(&Api::health, openai));
     http_.get("/v1/health", bind(&Api::health, openai));
     http_.get("/v1/models", bind(&Api::models, openai));
@@ -103,30 +124,30 @@ void Api::register_routes() {
     http_.post("/tokenize", offload(&Api::tokenize, openai));
     http_.post("/detokenize", offload(&Api::detokenize, openai));
     http_.post("/apply-template", offload(&Api::apply_template, openai));
-    http_.post("/v1/chat/completions", bind(&Api::chat_completions, openai));
-    http_.post("/chat/completions", bind(&Api::chat_completions, openai));
-    http_.post("/completion", guard([this](Request& r) { return completion(r, Flavor::Native); }, openai));
-    http_.post("/infill", bind(&Api::infill, openai));
+    http_.post("/v1/chat/completions", large(&Api::chat_completions, openai));
+    http_.post("/chat/completions", large(&Api::chat_completions, openai));
+    http_.post("/completion", prepare_off_io([this](Request& r) { return completion(r, Flavor::Native); }, openai));
+    http_.post("/infill", large(&Api::infill, openai));
     http_.get("/lora-adapters", bind(&Api::lora_adapters_get, openai));
     http_.post("/lora-adapters", bind(&Api::lora_adapters_post, openai));
     // As llama-server: /completions without /v1 is the native endpoint.
-    http_.post("/completions", guard([this](Request& r) { return completion(r, Flavor::Native); }, openai));
+    http_.post("/completions", prepare_off_io([this](Request& r) { return completion(r, Flavor::Native); }, openai));
     http_.post("/v1/completions",
-               guard([this](Request& r) { return completion(r, Flavor::Completions); }, openai));
-    http_.post("/v1/embeddings", guard([this](Request& r) { return embeddings(r, true); }, openai));
-    http_.post("/embedding", guard([this](Request& r) { return embeddings(r, false); }, openai));
-    http_.post("/embeddings", guard([this](Request& r) { return embeddings(r, false); }, openai));
+               prepare_off_io([this](Request& r) { return completion(r, Flavor::Completions); }, openai));
+    http_.post("/v1/embeddings", prepare_off_io([this](Request& r) { return embeddings(r, true); }, openai));
+    http_.post("/embedding", prepare_off_io([this](Request& r) { return embeddings(r, false); }, openai));
+    http_.post("/embeddings", prepare_off_io([this](Request& r) { return embeddings(r, false); }, openai));
     for (const char* path : {"/v1/rerank", "/rerank", "/reranking", "/v1/reranking"})
-        http_.post(path, bind(&Api::rerank, openai));
+        http_.post(path, large(&Api::rerank, openai));
     // OpenAI Responses API: no stored responses, so GET and DELETE of one are 404s that say so.
-    http_.post("/v1/responses", bind(&Api::responses, openai));
+    http_.post("/v1/responses", large(&Api::responses, openai));
     http_.post("/v1/responses/input_tokens", offload(&Api::responses_input_tokens, openai));
     http_.get("/v1/responses/{id}", bind(&Api::response_not_stored, openai));
     http_.del("/v1/responses/{id}", bind(&Api::response_not_stored, openai));
     // Anthropic Messages API, with Anthropic's error shape for everything under /v1/messages (routing
     // and API-key errors included).
     http_.error_format("/v1/messages", anthropic);
-    http_.post("/v1/messages", bind(&Api::messages, anthropic));
+    http_.post("/v1/messages", large(&Api::messages, anthropic));
     http_.post("/v1/messages/count_tokens", offload(&Api::messages_count_tokens, anthropic));
 }
 

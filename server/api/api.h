@@ -77,6 +77,9 @@ private:
     using Request = server::http::Request;
     using Reply = server::http::Reply;
 
+    // Generation and embedding requests with bodies this large or larger are prepared on the work pool.
+    static constexpr size_t kInlineBodyBytes = 64 * 1024;
+
     Reply completion(Request& req, Flavor flavor);
     Reply infill(Request& req);  // handlers_infill.cpp
     Reply lora_adapters_get(Request& req);  // handlers_lora.cpp

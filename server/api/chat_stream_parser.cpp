@@ -2,13 +2,15 @@
 
 #include <algorithm>
 
+#include "engine/chat/text_scan.h"
+
 namespace api {
 
 namespace {
 
-bool is_space(char c) {
-    return c == ' ' || c == '\n' || c == '\t' || c == '\r';
-}
+// The whole reply's parsers (engine/chat) trim with the same notion of space (std::isspace: \f and \v too),
+// so nothing streamed differs from what a non-streamed reply would hold.
+using engine::chat::is_space;
 
 std::string_view ltrim(std::string_view s) {
     while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
@@ -131,6 +133,13 @@ ChatStreamParser::Final ChatStreamParser::finish() {
         if (d.first || !d.arguments.empty()) f.delta.calls.push_back(std::move(d));
     }
     return f;
+}
+
+nlohmann::json parsed_message_json(const engine::chat::ParsedOutput& parsed) {
+    // A model may write invalid UTF-8 (byte tokens): such bytes become U+FFFD, as in every other response
+    // (a plain dump() throws on them, which made the reply a 500).
+    return nlohmann::json::parse(
+        parsed.to_message_json().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 }  // namespace api

@@ -6,6 +6,7 @@
 // the whole reply is parsed (engine/chat parse_output).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -66,5 +67,8 @@ private:
     };
     std::vector<SentCall> sent_calls_;
 };
+
+// The assistant message of a parsed reply as the response's JSON (content, reasoning_content, tool_calls).
+nlohmann::json parsed_message_json(const engine::chat::ParsedOutput& parsed);
 
 }  // namespace api

@@ -403,7 +403,7 @@ json GenerationResponse::chat_message(const sched::FinalOutput& f, const char*& 
     }
     const auto parsed = engine::chat::parse_output(f.content, rc_.parse);
     finish = chat_finish_name(f.finish, !parsed.tool_calls.empty());
-    return json::parse(parsed.to_message_json().dump());
+    return parsed_message_json(parsed);
 }
 
 json GenerationResponse::native_final(size_t i, const sched::FinalOutput& f) const {

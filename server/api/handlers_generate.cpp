@@ -196,6 +196,12 @@ Api::Reply Api::start_generation(Request& req, Flavor flavor, const json& body, 
                                  const std::vector<std::vector<engine::Token>>& prompts,
                                  const std::vector<std::string>& prompt_texts, const ChatParse* chat_parse,
                                  std::shared_ptr<AgentReply> agent) {
+    // Checked here as well as in the scheduler, so that a stream that cannot start gets its 400 as a status.
+    for (const auto& p : prompts)
+        if ((int32_t)p.size() >= scheduler_->n_ctx_slot())
+            bad_request("the request exceeds the available context size (prompt of " + std::to_string(p.size()) +
+                        " tokens, context of " + std::to_string(scheduler_->n_ctx_slot()) +
+                        " tokens per slot); try increasing it");
     std::unique_ptr<engine::Grammar> grammar = compile_grammar(opts);
 
     ResponseContext rc;

@@ -1,6 +1,7 @@
 // Typed access to request-body fields: a present field of the wrong type is a 400, never ignored.
 #pragma once
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -51,8 +52,10 @@ inline std::optional<int64_t> get_opt<int64_t>(const json& body, const char* nam
     if (!f) return std::nullopt;
     if (f->is_number_integer()) return f->get<int64_t>();
     if (f->is_number_float()) {
+        // A whole number written as a float ("n_predict": 8.0). The range check comes first: converting a
+        // double outside int64_t (1e300) is undefined.
         const double d = f->get<double>();
-        if (d == (double)(int64_t)d) return (int64_t)d;
+        if (d >= -9223372036854775808.0 && d < 9223372036854775808.0 && d == std::trunc(d)) return (int64_t)d;
     }
     bad_request(std::string("'") + name + "' must be an integer");
 }

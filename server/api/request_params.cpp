@@ -428,4 +428,52 @@ GenerationOptions parse_generation_options(const json& body, const ApiDefaults& 
     return o;
 }
 
+std::vector<std::vector<engine::Token>> parse_embedding_inputs(const json& input, const engine::Vocab& vocab,
+                                                               size_t limit,
+                                                               const std::function<std::string(size_t)>& too_long) {
+    auto text = [&](const json& s) {
+        const std::string str = s.get<std::string>();
+        if (str.empty()) bad_request("'input' contains an empty string");
+        return vocab.tokenize(str, true, true);
+    };
+    auto tokens = [&](const json& a) {
+        std::vector<engine::Token> t;
+        for (const auto& e : a) {
+            if (!e.is_number_integer()) bad_request("'input' mixes token ids with other types");
+            const int64_t id = e.get<int64_t>();
+            if (id < 0 || id >= vocab.n_tokens())
+                bad_request("token id " + std::to_string(id) + " is outside the vocabulary (0.." +
+                            std::to_string(vocab.n_tokens() - 1) + ")");
+            t.push_back((engine::Token)id);
+        }
+        return t;
+    };
+    std::vector<std::vector<engine::Token>> out;
+    if (input.is_string()) {
+        out.push_back(text(input));
+    } else if (input.is_array()) {
+        if (input.empty()) bad_request("'input' is empty");
+        for (const auto& e : input)
+            if (e.is_object()) bad_request("multimodal inputs are not supported: give text or token ids");
+        if (input[0].is_number_integer()) {
+            out.push_back(tokens(input));  // one input given as token ids
+        } else {
+            const bool strings = input[0].is_string();
+            for (const auto& e : input) {
+                if (strings ? !e.is_string() : !e.is_array())
+                    bad_request(
+                        "'input' mixes types: give strings, token ids or arrays of token ids, not a mixture");
+                out.push_back(strings ? text(e) : tokens(e));
+            }
+        }
+    } else {
+        bad_request("'input' must be a string or an array");
+    }
+    for (size_t i = 0; i < out.size(); ++i) {
+        if (out[i].empty()) bad_request("input " + std::to_string(i) + " is empty");
+        if (out[i].size() > limit) bad_request("input " + std::to_string(i) + ": " + too_long(out[i].size()));
+    }
+    return out;
+}
+
 }  // namespace api

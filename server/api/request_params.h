@@ -2,6 +2,7 @@
 // strings, grammars and structured output. Invalid values raise HttpError 400 with a clear message.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -73,5 +74,13 @@ struct GenerationOptions {
 GenerationOptions parse_generation_options(const json& body, const ApiDefaults& defaults,
                                            const engine::Vocab& vocab, Flavor flavor,
                                            std::string_view raw_body = {});
+
+// The inputs of an embeddings request ('input' or 'content'): a string, an array of strings, an array of
+// token ids, or an array of token-id arrays. Strings are tokenized with special tokens. Each input must be
+// non-empty and at most `limit` tokens long (`too_long(n)` says why a longer one cannot be embedded).
+// Throws HttpError 400.
+std::vector<std::vector<engine::Token>> parse_embedding_inputs(const json& input, const engine::Vocab& vocab,
+                                                               size_t limit,
+                                                               const std::function<std::string(size_t)>& too_long);
 
 }  // namespace api

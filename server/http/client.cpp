@@ -287,6 +287,33 @@ std::string Client::read_until_closed() {
     return out;
 }
 
+std::string Client::read_until(std::string_view marker) {
+    Impl& d = *impl_;
+    if (!d.connected) throw ClientError("not connected");
+    std::string out(static_cast<const char*>(d.buffer.data().data()), d.buffer.size());
+    d.buffer.clear();
+    while (out.find(marker) == std::string::npos) {
+        char chunk[4096];
+        error_code ec;
+        std::size_t got = 0;
+        bool done = false;
+        d.socket.async_read_some(asio::buffer(chunk), [&](error_code e, std::size_t n) {
+            ec = e;
+            got = n;
+            done = true;
+        });
+        d.run(done, d.deadline());
+        out.append(chunk, got);
+        if (ec) throw ClientError("the connection ended before '" + std::string(marker) + "' arrived: " + ec.message());
+    }
+    return out;
+}
+
+void Client::shutdown_send() {
+    error_code ignored;
+    impl_->socket.shutdown(tcp::socket::shutdown_send, ignored);
+}
+
 void Client::close() {
     impl_->close();
 }

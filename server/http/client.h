@@ -79,6 +79,12 @@ class Client {
     ClientResponse read_response(bool head_request = false, bool return_interim = false);
     // Reads until the server closes the connection and returns the bytes; throws on timeout.
     std::string read_until_closed();
+    // Reads until `marker` has arrived and returns every byte read so far; throws ClientError on timeout
+    // or when the server closes first.
+    std::string read_until(std::string_view marker);
+    // Closes the sending side only (a half-close): the server sees the end of the client's bytes, and the
+    // connection stays open for reading the answer.
+    void shutdown_send();
 
     void close();
     bool connected() const;

@@ -1,34 +1,33 @@
 #include "server/http/connection.h"
 
+#include <poll.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
-#include <boost/beast/http/error.hpp>
-#include <limits>
 
 #include "server/http/cors.h"
 #include "server/http/errors.h"
-#include "server/http/url.h"
 #include "server/http/wire.h"
 
 namespace server::http::detail {
 
 namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace bhttp = boost::beast::http;
 using error_code = boost::system::error_code;
 
 // After a final response on a connection we close, keep reading (and discarding) briefly so that unread
 // request bytes do not make the kernel reset the connection before the client has read our answer.
 static constexpr std::chrono::milliseconds kLingerTime{1000};
 static constexpr std::size_t kReadChunk = 64 * 1024;
+// How often a client that half-closed is probed while its answer is pending (answer_half_closed).
+static constexpr std::chrono::milliseconds kProbeInterval{1000};
 
 Connection::Connection(tcp::socket socket, std::shared_ptr<ServerCore> core)
     : socket_(std::move(socket)),
       core_(std::move(core)),
+      reader_(core_->config.max_header_bytes, core_->config.max_body_bytes),
       timer_(socket_.get_executor()),
       write_timer_(socket_.get_executor()) {
 #ifdef GGSERVE_TLS
@@ -81,7 +80,7 @@ void Connection::shutdown(bool force) {
     asio::post(sock().get_executor(), [self = shared_from_this(), force] {
         self->stopping_ = true;
         if (self->phase_ == Phase::closed) return;
-        if (force || (self->phase_ == Phase::awaiting && !self->request_started_)) {
+        if (force || (self->phase_ == Phase::awaiting && !self->reader_.started())) {
             self->close_now();
         } else {
             self->keep_alive_ = false;
@@ -100,85 +99,20 @@ void Connection::abort_after_loop_stopped() {
 
 void Connection::begin_request() {
     phase_ = Phase::awaiting;
-    parser_.emplace();
-    const auto& cfg = core_->config;
-    parser_->header_limit(static_cast<std::uint32_t>(
-        std::min<std::size_t>(cfg.max_header_bytes, std::numeric_limits<std::uint32_t>::max())));
-    parser_->body_limit(cfg.max_body_bytes);
-    parser_->eager(true);
-    request_started_ = false;
-    expect_checked_ = false;
-    header_bytes_ = 0;
-    arm_timer(cfg.idle_timeout);
+    reader_.reset();
+    arm_timer(core_->config.idle_timeout);
     parse_buffered();
 }
 
 void Connection::parse_buffered() {
-    while (phase_ == Phase::awaiting && buffer_.size() > 0 && !parser_->is_done()) {
-        if (!request_started_) {
-            // Empty lines before a request line are allowed (RFC 9112 2.2): skip them.
-            const char* p = static_cast<const char*>(buffer_.data().data());
-            std::size_t skip = 0;
-            while (skip < buffer_.size() && (p[skip] == '\r' || p[skip] == '\n')) ++skip;
-            buffer_.consume(skip);
-            if (buffer_.size() == 0) break;
-            request_started_ = true;
-            arm_timer(core_->config.read_timeout);
-        }
-        error_code ec;
-        const bool in_header = !parser_->is_header_done();
-        std::size_t used = parser_->put(buffer_.data(), ec);
-        buffer_.consume(used);
-        if (ec && ec != bhttp::error::need_more) return reject_parse_error(ec);
-        // The parser's own limit applies to what it holds at once; the header's total counts here, so
-        // many small lines cannot pass the limit either.
-        if (in_header) header_bytes_ += used;
-        if (!parser_->is_header_done() && header_bytes_ + buffer_.size() > core_->config.max_header_bytes) {
-            return reject_parse_error(bhttp::error::header_limit);
-        }
-        if (ec == bhttp::error::need_more) break;
-        if (parser_->is_header_done() && !expect_checked_) {
-            // A header that arrived whole is not checked against the limit by the parser: count it here.
-            if (parsed_header_bytes() > core_->config.max_header_bytes) {
-                return reject_parse_error(bhttp::error::header_limit);
-            }
-            answer_expect_continue();
-        }
-        if (used == 0) break;
-    }
     if (phase_ != Phase::awaiting) return;
-    if (parser_->is_done()) return dispatch();
+    const bool was_started = reader_.started();
+    const RequestReader::Progress progress = reader_.parse(buffer_);
+    if (!was_started && reader_.started()) arm_timer(core_->config.read_timeout);
+    if (progress.send_continue) queue_write("HTTP/1.1 100 Continue\r\n\r\n", After::nothing);
+    if (progress.error_status) return fail_request(progress.error_status, progress.error_message);
+    if (progress.done) return dispatch();
     read_some();
-}
-
-// The size of the parsed header as sent (request line, "name: value\r\n" per field, the blank line),
-// give or take optional whitespace.
-std::size_t Connection::parsed_header_bytes() const {
-    const auto& msg = parser_->get();
-    std::size_t n = msg.method_string().size() + msg.target().size() + 12;  // " HTTP/1.1\r\n" and a space
-    for (const auto& field : msg) n += field.name_string().size() + field.value().size() + 4;
-    return n + 2;
-}
-
-// Runs once the header is parsed: a client that sent "Expect: 100-continue" waits for this before
-// sending its body.
-void Connection::answer_expect_continue() {
-    expect_checked_ = true;
-    const auto& msg = parser_->get();
-    if (!parser_->is_done() && msg.version() == 11 && iequals(msg[bhttp::field::expect], "100-continue")) {
-        queue_write("HTTP/1.1 100 Continue\r\n\r\n", After::nothing);
-    }
-}
-
-void Connection::reject_parse_error(error_code ec) {
-    if (ec == bhttp::error::header_limit) {
-        fail_request(431, "request header too large");
-    } else if (ec == bhttp::error::body_limit) {
-        fail_request(
-            413, "request body too large (limit " + std::to_string(core_->config.max_body_bytes) + " bytes)");
-    } else {
-        fail_request(400, "malformed HTTP request: " + ec.message());
-    }
 }
 
 // An error the HTTP layer itself answers; the connection closes after it (the request stream is unusable).
@@ -216,6 +150,7 @@ void Connection::on_read(error_code ec, std::size_t n) {
             keep_alive_ = false;
             return;
         }
+        if (phase_ == Phase::busy && ec == asio::error::eof && answer_half_closed()) return;
         if (phase_ == Phase::busy) spdlog::debug("http: {} disconnected during a response", remote_);
         return close_now();
     }
@@ -232,6 +167,63 @@ void Connection::on_read(error_code ec, std::size_t n) {
     }
 }
 
+// The client closed its sending side while its answer is pending. HTTP allows a half-close after the
+// request (the client still reads), but a client that closed the whole socket, or went away, reads the
+// same here: only a write tells them apart, since a closed socket answers data with a reset. So the client
+// gets a harmless probe — an interim "100 Continue" before the response head, an SSE comment inside an
+// event stream — repeated every kProbeInterval while nothing else is written (the client may close later),
+// and the socket is watched for the reset, which fails the exchange (cancelling its generation) as any
+// disconnect does. A half-closed client gets its answer, then the connection closes.
+// False where no probe fits (HTTP/1.0 before the head, a stream that is not SSE): treated as a disconnect.
+bool Connection::answer_half_closed() {
+    keep_alive_ = false;
+    if (!head_queued_ ? request_->version < 11 : stream_options_.content_type.rfind("text/event-stream", 0) != 0)
+        return false;
+    spdlog::debug("http: {} half-closed its connection: probing with writes", remote_);
+    half_closed_ = true;
+    watch_for_reset();
+    probe_half_closed();
+    return true;
+}
+
+void Connection::probe_half_closed() {
+    if (phase_ != Phase::busy || !exchange_) return;
+    // The end of the response is on its way already: nothing may follow it.
+    if (std::any_of(writes_.begin(), writes_.end(), [](const PendingWrite& w) { return w.after == After::finish; }))
+        return;
+    // A pending write probes by itself (it fails on a reset).
+    if (!writing_ && writes_.empty()) {
+        if (!head_queued_) {
+            queue_write("HTTP/1.1 100 Continue\r\n\r\n", After::nothing);
+        } else {
+            queue_write(chunked_ ? frame_chunk(": ping\n\n") : std::string(": ping\n\n"), After::nothing);
+        }
+    }
+    arm_timer(kProbeInterval);
+}
+
+// Waits for the socket's error or hang-up (the reset a probe provokes from a closed client).
+void Connection::watch_for_reset() {
+    if (phase_ != Phase::busy) return;
+    if (peer_reset()) return close_now();
+    const std::uint64_t generation = ++watch_generation_;
+    socket_.async_wait(tcp::socket::wait_error, [self = shared_from_this(), generation](error_code ec) {
+        if (ec || generation != self->watch_generation_ || self->phase_ != Phase::busy) return;
+        if (self->peer_reset()) {
+            spdlog::debug("http: {} disconnected during a response", self->remote_);
+            return self->close_now();
+        }
+        self->watch_for_reset();  // woken by something else (out-of-band data): keep watching
+    });
+}
+
+bool Connection::peer_reset() {
+    pollfd p{};
+    p.fd = socket_.native_handle();
+    p.events = POLLIN | POLLRDHUP;
+    return ::poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP | POLLNVAL));
+}
+
 void Connection::arm_timer(std::chrono::milliseconds after) {
     std::uint64_t generation = ++timer_generation_;
     timer_.expires_after(after);
@@ -243,11 +235,13 @@ void Connection::arm_timer(std::chrono::milliseconds after) {
 void Connection::on_timer() {
     switch (phase_) {
         case Phase::awaiting:
-            if (!request_started_) return close_now();  // idle keep-alive connection
+            if (!reader_.started()) return close_now();  // idle keep-alive connection
             return fail_request(408, "timed out reading the request");
         case Phase::lingering:
             return close_now();
         case Phase::busy:
+            if (half_closed_) probe_half_closed();
+            return;
         case Phase::closed:
             return;
     }
@@ -260,24 +254,12 @@ void Connection::dispatch() {
     timer_.cancel();
     phase_ = Phase::busy;
 
-    bhttp::request<bhttp::string_body> msg = parser_->release();
-    parser_.reset();
-    auto req = std::make_unique<Request>();
-    req->method = std::string(msg.method_string());
-    req->target = std::string(msg.target());
-    req->version = msg.version();
-    for (const auto& field : msg) req->headers.add(field.name_string(), field.value());
-    req->body = std::move(msg.body());
-    req->remote_address = remote_;
-    keep_alive_ = keep_alive_ && msg.keep_alive() && !stopping_ && !core_->stopping;
-    head_only_ = req->method == "HEAD";
-    request_ = std::move(req);
-
-    auto target = split_target(request_->target);
-    if (!target) return fail_request(400, "malformed request target");
-    request_->path = std::move(target->path);
-    request_->query_string = std::move(target->query_string);
-    request_->query = parse_query(request_->query_string);
+    RequestReader::Parsed parsed = reader_.take();
+    request_ = std::move(parsed.request);
+    request_->remote_address = remote_;
+    keep_alive_ = keep_alive_ && parsed.keep_alive && !stopping_ && !core_->stopping;
+    head_only_ = request_->method == "HEAD";
+    if (!parsed.target_ok) return fail_request(400, "malformed request target");
     request_->set_exchange_factory(
         [weak = weak_from_this()](ExchangeKind kind,
                                   const StreamOptions& options) -> std::shared_ptr<ExchangeState> {
@@ -288,7 +270,7 @@ void Connection::dispatch() {
         });
 
     in_handler_ = true;
-    Reply reply = dispatch_request(core_->router, core_->policy, *request_, target->raw_path);
+    Reply reply = dispatch_request(core_->router, core_->policy, *request_, parsed.raw_path);
     in_handler_ = false;
     spdlog::debug("http: {} {} {}", remote_, request_->method, request_->target);
 
@@ -298,7 +280,8 @@ void Connection::dispatch() {
         send_response(std::move(reply.response()));
     } else if (!exchange_) {
         send_response(error_response(500, "the handler produced no response"));
-    } else if (exchange_->kind() == ExchangeKind::stream) {
+    } else if (started_as_stream_) {
+        // (A handed-off exchange may have turned into a stream already: its head comes through pump().)
         write_stream_head();
     } else {
         pump();  // the handler may have answered already
@@ -317,6 +300,7 @@ std::shared_ptr<ExchangeState> Connection::make_exchange(ExchangeKind kind, cons
         }
     };
     exchange_ = std::make_shared<ExchangeState>(kind, limit, std::move(notify));
+    started_as_stream_ = kind == ExchangeKind::stream;
     stream_options_ = options;
     return exchange_;
 }
@@ -346,6 +330,7 @@ void Connection::send_response(Response response) {
         }
     }
     finalize_headers(headers);
+    head_queued_ = true;
     std::string out = serialize_head(response.status, headers);
     if (body_allowed && !head_only_) out += response.body;
     queue_write(std::move(out), After::finish);
@@ -363,6 +348,7 @@ void Connection::write_stream_head() {
         keep_alive_ = false;  // HTTP/1.0 has no chunking: the body ends when the connection closes
     }
     finalize_headers(headers);
+    head_queued_ = true;
     if (head_only_) {
         std::exchange(exchange_, nullptr)->fail();
         return queue_write(serialize_head(stream_options_.status, headers), After::finish);
@@ -379,7 +365,13 @@ void Connection::pump() {
     }
     if (writing_ || !writes_.empty()) return;
     ExchangeState::Batch batch = exchange_->take();
-    if (exchange_->kind() == ExchangeKind::deferred) {
+    if (batch.stream_head) {
+        // A handed-off request started its stream (ExchangeState::start_stream): the head goes first.
+        stream_options_ = std::move(*batch.stream_head);
+        write_stream_head();
+        if (!exchange_) return;  // HEAD: the head alone, the stream is cancelled
+    }
+    if (batch.kind == ExchangeKind::deferred) {
         if (batch.response) {
             exchange_.reset();
             send_response(std::move(*batch.response));
@@ -404,6 +396,9 @@ void Connection::finish_exchange() {
     exchange_.reset();
     request_.reset();
     head_only_ = false;
+    head_queued_ = false;
+    half_closed_ = false;
+    ++watch_generation_;
     if (!keep_alive_ || stopping_ || core_->stopping) return linger_close();
     begin_request();
 }

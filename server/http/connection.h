@@ -23,6 +23,7 @@
 
 #include "server/http/exchange_state.h"
 #include "server/http/message.h"
+#include "server/http/request_reader.h"
 #include "server/http/server_core.h"
 
 namespace server::http::detail {
@@ -48,13 +49,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // Reading and parsing.
     void begin_request();
     void parse_buffered();
-    void answer_expect_continue();
-    std::size_t parsed_header_bytes() const;
     void read_some();
     void on_read(boost::system::error_code ec, std::size_t n);
+    bool answer_half_closed();
+    void probe_half_closed();
+    void watch_for_reset();
+    bool peer_reset();
     void arm_timer(std::chrono::milliseconds after);
     void on_timer();
-    void reject_parse_error(boost::system::error_code ec);
     void fail_request(int status, const std::string& message);
 
     // Handling.
@@ -88,7 +90,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // A read in flight lands here, not in buffer_: parsing consumes buffer_ meanwhile, which may move its
     // storage, so bytes read straight into a region prepare()d earlier could be committed in the wrong place.
     std::vector<char> read_chunk_;
-    std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
+    RequestReader reader_;
     boost::asio::steady_timer timer_;        // idle / read / linger deadline
     boost::asio::steady_timer write_timer_;  // deadline of the write in flight
     std::uint64_t timer_generation_ = 0;     // a fired timer whose generation is stale is ignored
@@ -96,11 +98,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
     Phase phase_ = Phase::awaiting;
     bool reading_ = false;
-    bool request_started_ = false;  // bytes of the current request have arrived
-    bool expect_checked_ = false;
-    std::size_t header_bytes_ = 0;  // bytes of the current request's header handed to the parser so far
     bool keep_alive_ = true;
     bool stopping_ = false;
+    bool started_as_stream_ = false;     // the handler called stream() (not a hand-off that streams later)
+    bool half_closed_ = false;           // the client closed its sending side during this exchange
+    bool head_queued_ = false;           // the exchange's response or stream head went to the write queue
+    std::uint64_t watch_generation_ = 0;  // a reset watch whose generation is stale is ignored
 
     // The exchange in progress.
     std::unique_ptr<Request> request_;

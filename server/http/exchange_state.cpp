@@ -18,7 +18,22 @@ static void run_cancel(const std::function<void()>& callback) {
 }
 
 ExchangeState::ExchangeState(ExchangeKind kind, std::size_t max_queued_bytes, std::function<void()> notify)
-    : kind_(kind), max_queued_bytes_(max_queued_bytes), notify_(std::move(notify)) {}
+    : notify_(std::move(notify)), kind_(kind), max_queued_bytes_(max_queued_bytes) {}
+
+ExchangeKind ExchangeState::kind() const {
+    std::lock_guard lock(mu_);
+    return kind_;
+}
+
+bool ExchangeState::start_stream(const StreamOptions& options) {
+    std::lock_guard lock(mu_);
+    if (kind_ != ExchangeKind::deferred || failed_ || finished_ || abandoned_) return false;
+    kind_ = ExchangeKind::stream;
+    if (options.max_queued_bytes) max_queued_bytes_ = options.max_queued_bytes;
+    stream_head_ = options;
+    notify_locked();
+    return true;
+}
 
 void ExchangeState::notify_locked() {
     if (failed_ || notify_pending_) return;
@@ -103,6 +118,9 @@ ExchangeState::Batch ExchangeState::take() {
     std::lock_guard lock(mu_);
     notify_pending_ = false;
     Batch batch;
+    batch.kind = kind_;
+    batch.stream_head = std::move(stream_head_);
+    stream_head_.reset();
     batch.chunks.reserve(queue_.size());
     for (auto& chunk : queue_) {
         batch.bytes += chunk.size();

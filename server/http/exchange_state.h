@@ -21,9 +21,13 @@ class ExchangeState {
     // the next take() (except once more when the queue overflows), and never after fail().
     ExchangeState(ExchangeKind kind, std::size_t max_queued_bytes, std::function<void()> notify);
 
-    ExchangeKind kind() const { return kind_; }
+    // A deferred exchange turns into a stream when start_stream() succeeds.
+    ExchangeKind kind() const;
 
     // Producer side, any thread.
+    // Turns a deferred exchange that has not been answered into a stream with these options (its head is
+    // written next). False if it is not deferred, already answered, failed or abandoned.
+    bool start_stream(const StreamOptions& options);
     bool push(std::string bytes);
     void finish();
     bool respond(Response response);
@@ -35,6 +39,8 @@ class ExchangeState {
 
     // Connection side, on its strand.
     struct Batch {
+        ExchangeKind kind = ExchangeKind::deferred;  // at the time of take()
+        std::optional<StreamOptions> stream_head;   // start_stream() was called: write this head first
         std::vector<std::string> chunks;
         std::size_t bytes = 0;
         bool finished = false;   // nothing more will be queued after these chunks
@@ -52,11 +58,12 @@ class ExchangeState {
   private:
     void notify_locked();
 
-    const ExchangeKind kind_;
-    const std::size_t max_queued_bytes_;
     const std::function<void()> notify_;
 
     mutable std::mutex mu_;
+    ExchangeKind kind_;
+    std::size_t max_queued_bytes_;
+    std::optional<StreamOptions> stream_head_;
     std::deque<std::string> queue_;
     std::size_t queued_bytes_ = 0;  // queued plus taken but not yet written
     std::optional<Response> response_;

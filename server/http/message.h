@@ -39,6 +39,11 @@ class Request {
     std::shared_ptr<StreamWriter> stream(StreamOptions options = {});
     // Defers the response: the handler returns the handle and someone answers it later from any thread.
     std::shared_ptr<DeferredResponse> defer();
+    // Moves the rest of the handling to another thread: returns a copy of this request (the body moved
+    // into it) on which stream() or defer() may then be called once, from any thread, to answer the
+    // client; until then the client waits (a disconnect meanwhile shows as a cancelled writer or response).
+    // If the copy is destroyed without either, the client gets 500. The handler returns Reply::handed_off().
+    std::shared_ptr<Request> hand_off();
     bool is_async() const { return async_started_; }
 
     // Installed by the connection that received the request; requests built elsewhere (unit tests of a
@@ -62,6 +67,8 @@ class Reply {
     Reply(Response response) : response_(std::move(response)) {}  // NOLINT: implicit on purpose
     Reply(const std::shared_ptr<StreamWriter>&) {}                // NOLINT
     Reply(const std::shared_ptr<DeferredResponse>&) {}            // NOLINT
+    // The request was handed off (Request::hand_off): the copy answers later.
+    static Reply handed_off() { return Reply(std::shared_ptr<DeferredResponse>()); }
 
     bool is_async() const { return !response_.has_value(); }
     Response& response() { return *response_; }

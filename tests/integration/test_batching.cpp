@@ -21,9 +21,12 @@ std::string long_prompt() {
     return p;
 }
 
+// Filled on worker threads: no Catch2 macros there (its assertion state is not thread-safe); the test
+// checks `complete` on the main thread.
 struct StreamOutcome {
     std::vector<int> tokens;
     json final;
+    bool complete = false;
 };
 
 // A greedy stream of one prompt; calls on_event after each event (used to trigger the long prompt).
@@ -46,7 +49,7 @@ StreamOutcome stream_tokens(uint16_t port, const std::string& prompt, int n,
                             on_event(++events);
                             return true;
                         });
-    REQUIRE(res.complete);
+    out.complete = res.complete;
     return out;
 }
 
@@ -73,7 +76,11 @@ TEST_CASE("batch invariance: four streams and a long prompt mid-way give the ref
         }
         // Alone, one at a time.
         for (int i = 0; i < 4; ++i)
-            REQUIRE(stream_tokens(s.port(), prompts[i], 96, [](int) {}).tokens == want[i]);
+        {
+            const StreamOutcome o = stream_tokens(s.port(), prompts[i], 96, [](int) {});
+            REQUIRE(o.complete);
+            REQUIRE(o.tokens == want[i]);
+        }
 
         // Together, with a 400-token prompt arriving once the streams are generating.
         std::promise<void> go_long;
@@ -96,7 +103,10 @@ TEST_CASE("batch invariance: four streams and a long prompt mid-way give the ref
         std::vector<StreamOutcome> outs;
         for (auto& f : streams) outs.push_back(f.get());
         const json long_res = long_req.get();
-        for (int i = 0; i < 4; ++i) REQUIRE(outs[i].tokens == want[i]);
+        for (int i = 0; i < 4; ++i) {
+            REQUIRE(outs[i].complete);
+            REQUIRE(outs[i].tokens == want[i]);
+        }
         REQUIRE(long_res["tokens_evaluated"].get<int>() >= 400);
 
         // Every stream got a decode step in every iteration while it generated: n tokens, n-1 steps.

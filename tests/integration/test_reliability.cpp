@@ -263,3 +263,100 @@ TEST_CASE("three parallel large /tokenize requests leave /health fast", "[integr
     CHECK(samples >= 3);
     CHECK(worst < 1.0);
 }
+
+namespace {
+
+double metric_value(const std::string& text, const std::string& name) {
+    const size_t at = text.find("\n" + name + " ");
+    return at == std::string::npos ? -1 : std::stod(text.substr(at + name.size() + 2));
+}
+
+std::string raw_post(const std::string& path, const std::string& body) {
+    return "POST " + path + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+           std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+}  // namespace
+
+TEST_CASE("a client that half-closes after a non-streaming request gets its answer", "[integration][reliability]") {
+    const uint16_t port = shared_server().port();
+    Client c("127.0.0.1", port, ClientOptions{60s});
+    // Long enough that the server sees the half-close well before the answer is ready.
+    c.send_raw(raw_post("/completion", json{{"prompt", "Once upon a time"}, {"n_predict", 200}, {"ignore_eos", true},
+                                            {"temperature", 0}}
+                                           .dump()));
+    c.shutdown_send();
+    // The interim 100 Continue (the server's probe) is skipped; before the fix the connection closed with nothing.
+    const auto r = c.read_response();
+    REQUIRE(r.status == 200);
+    CHECK(r.json()["tokens_predicted"] == 200);
+    CHECK(r.headers.value_or("Connection") == "close");
+    CHECK(first_token_seconds(port) < 1.0);
+}
+
+TEST_CASE("a client that closes its socket during a non-streaming request still cancels it",
+          "[integration][reliability]") {
+    ServerProcess s({"-m", stories_model(), "-np", "2", "-c", "512", "-t", "1", "--metrics"});
+    Client metrics("127.0.0.1", s.port(), ClientOptions{10s});
+    const double before = metric_value(metrics.get("/metrics").body, "ggserve:requests_cancelled_total");
+    for (const bool half_close_first : {false, true}) {
+        Client c("127.0.0.1", s.port(), ClientOptions{10s});
+        c.send_raw(raw_post("/completion",
+                            json{{"prompt", "Once upon a time"}, {"n_predict", 1000000}, {"ignore_eos", true}}.dump()));
+        const json busy = wait_slots(s.port(), [](const json& j) { return !all_idle(j); }, 10s);
+        REQUIRE_FALSE(all_idle(busy));
+        if (half_close_first) {
+            // Half-closed first (the server keeps generating and probes), then gone for good.
+            c.shutdown_send();
+            c.read_response(false, true);  // the 100 Continue probe
+        }
+        c.close();
+        // A million tokens take minutes: only the cancellation can free the slot this soon.
+        const json after = wait_slots(s.port(), all_idle, 10s);
+        CHECK(all_idle(after));
+    }
+    const double after = metric_value(metrics.get("/metrics").body, "ggserve:requests_cancelled_total");
+    CHECK(after - before == 2);
+    CHECK(first_token_seconds(s.port()) < 1.0);
+}
+
+TEST_CASE("large generation prompts are prepared off the I/O threads: /health stays fast",
+          "[integration][reliability]") {
+    ServerProcess s({"-m", stories_model(), "-np", "2", "-c", "512", "-t", "1", "--threads-http", "2"});
+    // 4 MB prompts: tokenizing (and, for chat, rendering) each takes over a second here; on the I/O threads
+    // two of them held both threads (/health waited 2.1 s with the previous binary, 6 ms after). They end in
+    // 400 (longer than the context) once tokenized.
+    std::string text;
+    while (text.size() < 4'000'000) text += "Once upon a time, there was a little girl named Lily. ";
+    const std::vector<std::pair<std::string, std::string>> requests = {
+        {"/completion", json{{"prompt", text}, {"n_predict", 1}}.dump()},
+        {"/v1/chat/completions", json{{"messages", {{{"role", "user"}, {"content", text}}}}, {"max_tokens", 1}}.dump()},
+        {"/v1/completions", json{{"prompt", text}, {"max_tokens", 1}, {"stream", true}}.dump()},
+    };
+    std::vector<std::future<int>> big;
+    for (const auto& [path, body] : requests)
+        big.push_back(std::async(std::launch::async, [&, path = path, body = body] {
+            Client c("127.0.0.1", s.port(), ClientOptions{300s});
+            return c.post(path, body).status;
+        }));
+    Client probe("127.0.0.1", s.port(), ClientOptions{30s});
+    double worst = 0;
+    int samples = 0;
+    auto all_done = [&] {
+        for (auto& f : big)
+            if (f.wait_for(0s) != std::future_status::ready) return false;
+        return true;
+    };
+    while (!all_done()) {
+        const auto t0 = std::chrono::steady_clock::now();
+        REQUIRE(probe.get("/health").status == 200);
+        worst = std::max(worst, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        ++samples;
+        if (samples == 3) CHECK(first_token_seconds(s.port()) < 1.0);
+        std::this_thread::sleep_for(100ms);  // sampling interval, not synchronization
+    }
+    for (auto& f : big) CHECK(f.get() == 400);  // prompts longer than the context
+    WARN("/health while preparing large prompts: " << samples << " samples, worst " << worst << " s");
+    CHECK(samples >= 3);
+    CHECK(worst < 0.25);
+}

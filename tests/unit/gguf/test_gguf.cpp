@@ -1,5 +1,6 @@
 // GGUF reader/writer: round trips, every metadata type, and hostile files (truncated, corrupted).
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -202,4 +203,22 @@ TEST_CASE("metadata overrides replace or add values", "[gguf]") {
     CHECK(f->get_string("general.architecture") == "renamed");
     CHECK(f->get_int("new.key", 0) == 7);
     CHECK(f->get_int("llama.block_count", 0) == 5);
+}
+
+TEST_CASE("floats read as integers: out of range is a FormatError, not a wrapped value", "[gguf]") {
+    // Found by the gguf fuzz target (tests/fuzz/corpus/gguf/float-as-int-out-of-range): a float key read as
+    // an integer (as_int, and get_bool through it) was converted to int64_t unchecked, undefined for 9.8e299.
+    REQUIRE_THROWS_AS(Value({ValueType::F64, 9.8e299}).as_int(), FormatError);
+    REQUIRE_THROWS_AS(Value({ValueType::F32, double(std::nanf(""))}).as_int(), FormatError);
+    REQUIRE_THROWS_AS(Value({ValueType::F64, -1e19}).as_int(), FormatError);
+    REQUIRE(Value::f32(-7.9f).as_int() == -7);
+    Writer w;
+    w.set("huge", Value{ValueType::F64, 9.8e299});
+    w.set("tiny", Value::f32(0.25f));
+    w.set("zero", Value::f32(0.0f));
+    const auto bytes = w.to_bytes();
+    auto f = File::from_memory(bytes.data(), bytes.size());
+    REQUIRE(f->get_bool("huge", false));
+    REQUIRE(f->get_bool("tiny", false));  // 0.25 is not false
+    REQUIRE_FALSE(f->get_bool("zero", true));
 }

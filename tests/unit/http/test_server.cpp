@@ -1,8 +1,10 @@
 // The server over real sockets: routing, keep-alive, pipelining, limits, errors, timeouts, auth, CORS,
 // deferred responses.
 #include <atomic>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <vector>
 
 #include "server/http/errors.h"
 #include "test_support.h"
@@ -372,4 +374,119 @@ TEST_CASE("routes cannot be added after start and a port in use is reported", "[
     CHECK_FALSE(server.running());
     server.stop();  // idempotent
     server.wait();  // returns at once once stopped
+}
+
+TEST_CASE("a client that half-closes after its request still gets the deferred response", "[http][server]") {
+    Server server(test_config());
+    std::promise<std::shared_ptr<DeferredResponse>> handed;
+    auto handed_future = handed.get_future();
+    std::atomic<int> cancels{0};
+    server.post("/v1/completions", [&](Request& req) {
+        auto pending = req.defer();
+        pending->on_cancel([&] { ++cancels; });
+        handed.set_value(pending);
+        return pending;
+    });
+    server.start();
+    Client client = make_client(server);
+    client.send_raw("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}");
+    auto pending = await(handed_future);
+    client.shutdown_send();  // the request is complete: no more bytes from this client
+    // The server probes with an interim response (a fully closed socket would answer it with a reset);
+    // before the fix it closed the connection here and cancelled the request.
+    const ClientResponse interim = client.read_response(false, true);
+    CHECK(interim.status == 100);
+    CHECK(pending->respond(Response::text("late but wanted")));
+    const ClientResponse r = client.read_response();
+    CHECK(r.status == 200);
+    CHECK(r.body == "late but wanted");
+    CHECK(r.headers.value_or("Connection") == "close");
+    CHECK(cancels == 0);
+    CHECK(server.wait_for_connections(0, 10s));
+}
+
+TEST_CASE("an HTTP/1.0 client that half-closes still counts as gone", "[http][server]") {
+    // HTTP/1.0 has no interim responses, so nothing can probe whether the client still reads.
+    Server server(test_config());
+    std::promise<void> cancelled;
+    auto cancelled_future = cancelled.get_future();
+    std::promise<std::shared_ptr<DeferredResponse>> handed;
+    auto handed_future = handed.get_future();
+    server.post("/v1/completions", [&](Request& req) {
+        auto pending = req.defer();
+        pending->on_cancel([&] { cancelled.set_value(); });
+        handed.set_value(pending);
+        return pending;
+    });
+    server.start();
+    Client client = make_client(server);
+    client.send_raw("POST /v1/completions HTTP/1.0\r\nContent-Length: 2\r\n\r\n{}");
+    auto pending = await(handed_future);
+    client.shutdown_send();
+    await(cancelled_future);
+    CHECK(pending->cancelled());
+}
+
+TEST_CASE("a handed-off request answers from another thread, streamed or not, or 500 when dropped",
+          "[http][server]") {
+    Server server(test_config());
+    std::mutex mu;
+    std::vector<std::thread> workers;
+    // The handler returns at once; a worker thread answers through the copy of the request.
+    server.post("/work", [&](Request& req) -> Reply {
+        auto copy = req.hand_off();
+        if (copy->body == "stream before the handler returns") {
+            // The whole stream is produced before the connection sees the handler's reply: its head must
+            // still be written once.
+            std::thread([copy] {
+                auto w = copy->stream();
+                w->send("early");
+                w->close();
+            }).join();
+            return Reply::handed_off();
+        }
+        std::lock_guard lock(mu);
+        workers.emplace_back([copy] {
+            if (copy->body == "stream") {
+                auto w = copy->stream();
+                w->send("one");
+                w->send("two");
+                w->close();
+            } else if (copy->body == "defer") {
+                copy->defer()->respond(Response::text("deferred " + copy->path, 201));
+            } else if (copy->body == "error") {
+                copy->defer()->respond(error_response(400, "bad body"));
+            }  // else: dropped without an answer
+        });
+        return Reply::handed_off();
+    });
+    server.start();
+    Client client = make_client(server);
+    auto d = client.post("/work", "defer");
+    CHECK(d.status == 201);
+    CHECK(d.body == "deferred /work");
+    auto e = client.post("/work", "error");
+    check_error(e, 400, "invalid_request_error");
+    auto dropped = client.post("/work", "nothing");
+    check_error(dropped, 500, "server_error");
+    std::vector<std::string> events;
+    auto s = client.stream("POST", "/work", "stream", {}, [&](const SseEvent& ev) {
+        events.push_back(ev.data);
+        return true;
+    });
+    CHECK(s.status == 200);
+    CHECK(s.complete);
+    CHECK(events == std::vector<std::string>{"one", "two"});
+    events.clear();
+    auto early = client.stream("POST", "/work", "stream before the handler returns", {}, [&](const SseEvent& ev) {
+        events.push_back(ev.data);
+        return true;
+    });
+    CHECK(early.status == 200);
+    CHECK(early.complete);
+    CHECK(events == std::vector<std::string>{"early"});
+    CHECK(client.get("/work").status == 405);  // the connection is still usable
+    CHECK(client.connections_opened() == 1);
+    std::lock_guard lock(mu);
+    for (auto& t : workers) t.join();
 }

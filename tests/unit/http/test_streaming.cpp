@@ -351,3 +351,27 @@ TEST_CASE("stop() lets a deferred response in flight finish within the grace per
     CHECK(response.body == "finished");
     CHECK(response.headers.value_or("Connection") == "close");
 }
+
+TEST_CASE("a client that half-closes after a streaming request still gets the whole stream", "[http][stream]") {
+    Server server(test_config());
+    StreamRoute route;
+    auto writer_future = route.writer.get_future();
+    server.post("/stream", route.handler());
+    server.start();
+    Client client = make_client(server);
+    client.send_raw("POST /stream HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
+    auto writer = await(writer_future);
+    client.shutdown_send();
+    // The server probes with an SSE comment, which a fully closed socket would answer with a reset;
+    // before the fix it dropped the stream here.
+    const std::string head = client.read_until(": ping");
+    CHECK(head.rfind("HTTP/1.1 200", 0) == 0);
+    REQUIRE(writer->send("hello"));
+    writer->close();
+    const std::string rest = client.read_until_closed();
+    CHECK(rest.find("data: hello\n\n") != std::string::npos);
+    CHECK(rest.size() >= 5);
+    CHECK(rest.substr(rest.size() - 5) == "0\r\n\r\n");
+    CHECK(route.cancels == 0);
+    CHECK(server.wait_for_connections(0, 10s));
+}

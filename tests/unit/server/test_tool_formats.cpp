@@ -155,3 +155,34 @@ TEST_CASE("GBNF rule prefixing leaves literals and classes alone", "[server][too
           "t-root ::= \"root a\" [a-z] t-item{2,3}\nt-item ::= \"x\" # root\n");
     CHECK(api::gbnf_literal("a\"b\\c\n") == "\"a\\\"b\\\\c\\n\"");
 }
+
+TEST_CASE("a reply with invalid UTF-8 still becomes a message, the bad bytes replaced", "[server][tools]") {
+    // Found by the chat_parsers fuzz target (tests/fuzz/corpus/chat_parsers/invalid-utf8-reply): a model can
+    // write any bytes (byte tokens), and the message JSON threw on them, making the response a 500.
+    const std::string text = "<think>why \xE2\x96</think>Sure \xFF.\n<tool_call>\n{\"name\": \"f\", \"arguments\": "
+                             "{\"x\": 1}}\n</tool_call>";
+    const auto parsed = engine::chat::parse_output(text, options(ToolCallFormat::Hermes));
+    nlohmann::json m;
+    REQUIRE_NOTHROW(m = api::parsed_message_json(parsed));
+    CHECK(m["content"] == "Sure \xEF\xBF\xBD.");
+    CHECK(m["reasoning_content"] == "why \xEF\xBF\xBD");
+    REQUIRE(m["tool_calls"].size() == 1);
+    CHECK(m["tool_calls"][0]["function"]["name"] == "f");
+}
+
+TEST_CASE("streamed content is trimmed like the whole reply: form feeds and vertical tabs too", "[server][tools]") {
+    // Found by the chat_parsers fuzz target (tests/fuzz/corpus/chat_parsers/form-feed-before-trigger): the
+    // stream trimmed only " \n\t\r" before a possible tool call, the whole reply's parser every isspace
+    // character, so a streaming client got a trailing \f that the non-streamed reply did not have.
+    for (const std::string tail : {"\f", "\v", " \f\n"}) {
+        const std::string text = "Hello" + tail;
+        const auto format = ToolCallFormat::FunctionTag;
+        const auto whole = engine::chat::parse_output(text, options(format));
+        api::ChatStreamParser p(options(format), api::tool_syntax(format).triggers);
+        std::string content = p.feed(text).content;
+        const auto fin = p.finish();
+        content += fin.delta.content;
+        CHECK(whole.content == "Hello");
+        CHECK(content == whole.content);
+    }
+}
