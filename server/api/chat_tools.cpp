@@ -142,8 +142,10 @@ std::map<std::string, std::set<std::string>> string_parameters(const ChatTools& 
     for (const auto& t : tools.tools) {
         const ojson& fn = t["function"];
         const ojson params = fn.value("parameters", ojson::object());
+        const ojson props = params.is_object() ? params.value("properties", ojson::object()) : ojson::object();
+        if (!props.is_object()) continue;
         auto& strings = out[fn["name"].get<std::string>()];
-        for (const auto& [key, schema] : params.value("properties", ojson::object()).items())
+        for (const auto& [key, schema] : props.items())
             if (is_string_schema(schema)) strings.insert(key);
     }
     return out;

@@ -230,8 +230,9 @@ void GenerationResponse::agent_tokens(size_t i, const sched::TokenOutput& out) {
     if (!stream_) return;
     Choice& c = choices_[i];
     if (!c.parser) c.parser = std::make_unique<ChatStreamParser>(rc_.parse, rc_.tool_triggers);
+    // The agent APIs send a call whole at the end (from the parsed reply); here only text goes out.
     const auto d = c.parser->feed(out.text);
-    if (!d.empty()) send_events(rc_.agent->delta(d));
+    if (!d.reasoning.empty() || !d.content.empty()) send_events(rc_.agent->delta(d.reasoning, d.content));
 }
 
 // Generated tokens spent on the reasoning block: those whose text starts before the block ends.
@@ -268,7 +269,8 @@ void GenerationResponse::agent_done(size_t i, const sched::FinalOutput& f) {
         if (!c.parser) c.parser = std::make_unique<ChatStreamParser>(rc_.parse, rc_.tool_triggers);
         const auto fin = c.parser->finish();
         end.parsed = fin.parsed;
-        if (!fin.delta.empty()) send_events(rc_.agent->delta(fin.delta));
+        if (!fin.delta.reasoning.empty() || !fin.delta.content.empty())
+            send_events(rc_.agent->delta(fin.delta.reasoning, fin.delta.content));
         send_events(rc_.agent->finish(end));
         stream_->close();
     } else {
