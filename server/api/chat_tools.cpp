@@ -4,6 +4,7 @@
 #include <set>
 
 #include "engine/grammar/json_schema.h"
+#include "server/api/gbnf_prefix.h"
 #include "server/api/json_fields.h"
 #include "server/api/tool_syntax.h"
 
@@ -134,6 +135,12 @@ void apply_tool_grammar(const ChatTools& tools, engine::chat::ToolCallFormat for
     opts.triggers.words = syntax.triggers;
     // A trigger that is one control token fires as that token, so the grammar takes it as a token.
     for (const auto& m : control_markers(syntax.triggers, vocab)) opts.triggers.tokens.push_back(m.token);
+}
+
+void close_reasoning_first(const std::string& close, const engine::Vocab& vocab, GenerationOptions& opts) {
+    if (opts.grammar.empty() || opts.grammar_lazy || close.empty()) return;
+    const GbnfLiterals lit(control_markers({close}, vocab));
+    opts.grammar = "root ::= " + lit(close) + " [ \\t\\n]{0,4} call-root\n" + prefix_gbnf_rules(opts.grammar, "call-");
 }
 
 std::map<std::string, std::set<std::string>> string_parameters(const ChatTools& tools) {

@@ -161,9 +161,9 @@ Api::PreparedChat Api::prepare_chat(const json& body, const nlohmann::ordered_js
     ChatParse& parse = out.parse;
     parse.options.extract_reasoning = extract_reasoning(obody, config_.reasoning_format);
     parse.options.reasoning_tags = chat_->reasoning_tags();
-    parse.options.reasoning_opened_in_prompt =
-        parse.options.extract_reasoning &&
-        engine::chat::prompt_opens_reasoning(out.prompt, parse.options.reasoning_tags);
+    const bool opened = engine::chat::prompt_opens_reasoning(out.prompt, parse.options.reasoning_tags);
+    parse.options.reasoning_opened_in_prompt = parse.options.extract_reasoning && opened;
+    if (call_tools && opened) close_reasoning_first(parse.options.reasoning_tags.close, vocab, out.opts);
     // The reply must show the markers the parser looks for, also where the model writes them as
     // control tokens (which otherwise have no text).
     std::vector<std::string> shown = {parse.options.reasoning_tags.open, parse.options.reasoning_tags.close};
