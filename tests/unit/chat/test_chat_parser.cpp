@@ -209,6 +209,12 @@ TEST_CASE("tool-call syntax is detected from the template", "[chat][parser][dete
     CHECK(detect_tool_call_format(chat_test::read_template("microsoft-Phi-3.5-mini-instruct.jinja")) ==
           ToolCallFormat::None);
     const std::pair<const char*, ToolCallFormat> more[] = {
+        {"meta-llama-Llama-3.2-3B-Instruct.jinja", ToolCallFormat::Llama3Json},
+        {"meta-llama-Llama-3.3-70B-Instruct.jinja", ToolCallFormat::Llama3Json},
+        {"NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja", ToolCallFormat::Hermes},
+        {"Qwen-Qwen3-0.6B.jinja", ToolCallFormat::Hermes},
+        {"deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja", ToolCallFormat::DeepSeek},
+        {"ibm-granite-granite-4.1.jinja", ToolCallFormat::Hermes},
         {"Mistral-Small-3.2-24B-Instruct-2506.jinja", ToolCallFormat::MistralArgs},
         {"unsloth-mistral-Devstral-Small-2507.jinja", ToolCallFormat::MistralArgs},
         {"mistralai-Ministral-3-14B-Reasoning-2512.jinja", ToolCallFormat::MistralArgs},

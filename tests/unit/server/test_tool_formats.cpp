@@ -8,6 +8,7 @@
 #include "engine/grammar/grammar_matcher.h"
 #include "engine/grammar/json_schema.h"
 #include "server/api/chat_stream_parser.h"
+#include "server/api/chat_tools.h"
 #include "server/api/gbnf_prefix.h"
 #include "server/api/tool_syntax.h"
 #include "engine/tokenizer/vocab.h"
@@ -351,4 +352,77 @@ TEST_CASE("a lazy tool grammar wakes on the format's control token and then forc
         }
         CHECK(g.complete());
     }
+}
+
+TEST_CASE("each format's parallel calls: the grammar's list, parsed whole and streamed as two calls", "[server][tools]") {
+    for (const auto& s : samples()) {
+        INFO("format " << engine::chat::tool_call_format_name(s.format));
+        const auto& x = api::tool_syntax(s.format);
+        // The sample's call is list_open call_open BODY call_close list_close; two calls repeat the middle.
+        const std::string head = x.list_open + x.call_open, tail = x.call_close + x.list_close;
+        REQUIRE(s.call_text.rfind(head, 0) == 0);
+        REQUIRE(s.call_text.size() >= head.size() + tail.size());
+        REQUIRE(s.call_text.substr(s.call_text.size() - tail.size()) == tail);
+        const std::string one = s.call_text.substr(x.list_open.size(),
+                                                   s.call_text.size() - x.list_open.size() - x.list_close.size());
+        const std::string two = x.list_open + one + x.separator + one + x.list_close;
+        INFO(two);
+        CHECK(engine::GrammarMatcher(api::tool_call_grammar(x, grammar_tools(), true)).matches(two));
+        CHECK_FALSE(engine::GrammarMatcher(api::tool_call_grammar(x, grammar_tools(), false)).matches(two));
+
+        const auto whole = engine::chat::parse_output(two, options(s.format, s.tags));
+        REQUIRE(whole.tool_calls.size() == 2);
+        CHECK(whole.tool_calls[0].id != whole.tool_calls[1].id);
+        CHECK(whole.content.empty());
+        api::ChatStreamParser p(options(s.format, s.tags), x.triggers);
+        std::vector<std::string> args(2);
+        std::vector<std::string> ids(2);
+        std::string content;
+        auto take = [&](const api::ChatStreamParser::Delta& d) {
+            content += d.content;
+            for (const auto& c : d.calls) {
+                REQUIRE(c.index < 2);
+                if (c.first) ids[c.index] = c.id;
+                args[c.index] += c.arguments;
+            }
+        };
+        for (size_t i = 0; i < two.size(); i += 2) take(p.feed(two.substr(i, 2)));
+        const auto fin = p.finish();
+        take(fin.delta);
+        CHECK(content.empty());
+        REQUIRE(fin.parsed.tool_calls.size() == 2);
+        for (size_t k = 0; k < 2; ++k) {
+            CHECK(args[k] == whole.tool_calls[k].arguments);
+            CHECK(ids[k] == fin.parsed.tool_calls[k].id);
+        }
+    }
+}
+
+TEST_CASE("a forced call after a prompt that opened reasoning closes the reasoning first", "[server][tools]") {
+    const auto vocab = engine::Vocab::from_file(std::string(GGSERVE_SHARED_DIR) + "/models/vocab/ggml-vocab-llama-spm.gguf");
+    const auto& hermes = api::tool_syntax(ToolCallFormat::Hermes);
+    const std::string call = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": " + kArgs + "}\n</tool_call>";
+    api::GenerationOptions forced;
+    forced.grammar = api::tool_call_grammar(hermes, grammar_tools(), false);
+    api::close_reasoning_first("</think>", vocab, forced);
+    const engine::GrammarMatcher m(forced.grammar);
+    CHECK(m.matches("</think>\n\n" + call));
+    CHECK(m.matches("</think>" + call));
+    CHECK_FALSE(m.accepts_prefix("Let me think"));
+    CHECK_FALSE(m.matches(call));
+    // The reply parses as an empty reasoning block and the call.
+    auto o = options(ToolCallFormat::Hermes);
+    o.reasoning_opened_in_prompt = true;
+    const auto parsed = engine::chat::parse_output("</think>\n\n" + call, o);
+    CHECK(parsed.reasoning_content.empty());
+    CHECK(parsed.content.empty());
+    REQUIRE(parsed.tool_calls.size() == 1);
+
+    // A lazy grammar (tool_choice auto) lets the model reason first: unchanged.
+    api::GenerationOptions lazy;
+    lazy.grammar = forced.grammar;
+    lazy.grammar_lazy = true;
+    const std::string before = lazy.grammar;
+    api::close_reasoning_first("</think>", vocab, lazy);
+    CHECK(lazy.grammar == before);
 }
