@@ -224,25 +224,19 @@ Got function_tag(Scan& s, Calls& calls) {
 
 // DeepSeek R1: <｜tool▁call▁begin｜>function<｜tool▁sep｜>name\n```json\n{...}\n```<｜tool▁call▁end｜>
 // DeepSeek V3.1: <｜tool▁call▁begin｜>name<｜tool▁sep｜>{...}<｜tool▁call▁end｜>
-// inside <｜tool▁calls▁begin｜>...<｜tool▁calls▁end｜> (a whole reply may lack the outer markers).
+// inside <｜tool▁calls▁begin｜>...<｜tool▁calls▁end｜> (the closing marker may be missing). A call
+// marker outside the section is text, as for a stream, which holds back only from the section's marker.
 Got deepseek(Scan& s, Calls& calls) {
     constexpr std::string_view section = "<｜tool▁calls▁begin｜>", section_end = "<｜tool▁calls▁end｜>",
                                call_begin = "<｜tool▁call▁begin｜>", call_end = "<｜tool▁call▁end｜>",
                                sep = "<｜tool▁sep｜>";
     for (;;) {
-        std::string_view before;
-        size_t which = 0;
-        const Got found = s.until_any({section, call_begin}, before, which);
-        calls.content(before);
-        if (found != Got::Yes) return no_more(found);
-        size_t at = s.pos() - (which == 0 ? section : call_begin).size();
-        if (which == 0) {
-            s.space();
-            at = s.pos();
-            TRY(s.lit(call_begin));
-        }
-        for (;;) {
-            calls.begin(at);
+        if (const Got g = next_block(s, calls, section); g != Got::Yes) return no_more(g);
+        s.space();
+        size_t at = s.pos();
+        TRY(s.lit(call_begin));
+        for (bool first = true;; first = false) {
+            if (!first) calls.begin(at);  // the first call's block starts at the section's marker
             PartialToolCall& call = calls.open();
             std::string_view head;
             TRY(s.until(sep, head));
@@ -329,13 +323,13 @@ Got marked_list(Scan& s, Calls& calls, std::string_view open, std::string_view f
 Got kimi(Scan& s, Calls& calls) {
     for (;;) {
         if (const Got g = next_block(s, calls, "<|tool_calls_section_begin|>"); g != Got::Yes) return no_more(g);
-        for (;;) {
+        for (bool first = true;; first = false) {
             s.space();
             const size_t at = s.pos();
             const Got g = s.lit("<|tool_call_begin|>");
             if (g == Got::More) return g;
             if (g == Got::No) break;
-            calls.begin(at);
+            if (!first) calls.begin(at);  // the first call's block starts at the section's marker
             PartialToolCall& call = calls.open();
             std::string_view head;
             TRY(s.until("<|tool_call_argument_begin|>", head));

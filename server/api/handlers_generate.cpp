@@ -172,7 +172,7 @@ Api::PreparedChat Api::prepare_chat(const json& body, const nlohmann::ordered_js
         const ToolSyntax& syntax = tool_syntax(format);
         parse.options.tool_format = format;
         parse.options.string_parameters = string_parameters(tools);
-        parse.tool_triggers = syntax.triggers;
+        parse.tool_triggers = reply_triggers(syntax);
         shown.insert(shown.end(), syntax.markers.begin(), syntax.markers.end());
     }
     for (const auto& m : control_markers(shown, vocab)) parse.shown_tokens.push_back(m.token);

@@ -227,7 +227,8 @@ const std::vector<ToolSyntax>& table() {
         {ToolCallFormat::Generic, "{\"tool_calls\": [", "]}", "", "", ", ", arguments_call, {"{\"tool_call"}, {}},
         {ToolCallFormat::Hermes, "", "", "<tool_call>\n", "\n</tool_call>", "\n", arguments_call, {"<tool_call>"},
          {"<tool_call>", "</tool_call>"}},
-        {ToolCallFormat::Llama3Json, "", "", "", "", "; ", parameters_call, {"{\"name\""}, {"<|python_tag|>"}},
+        {ToolCallFormat::Llama3Json, "", "", "", "", "; ", parameters_call, {"{\"name\""}, {"<|python_tag|>"},
+         {"<|python_tag|>"}},
         {ToolCallFormat::Mistral, "[TOOL_CALLS][", "]", "", "", ", ", arguments_call, {"[TOOL_CALLS]"},
          {"[TOOL_CALLS]"}},
         {ToolCallFormat::MistralArgs, "", "", "[TOOL_CALLS]", "", "", mistral_args_call, {"[TOOL_CALLS]"},
@@ -281,6 +282,12 @@ std::string GbnfLiterals::operator()(std::string_view text) const {
     }
     plain(text);
     return out.empty() ? "\"\"" : out;
+}
+
+std::vector<std::string> reply_triggers(const ToolSyntax& syntax) {
+    std::vector<std::string> out = syntax.triggers;
+    out.insert(out.end(), syntax.lead_ins.begin(), syntax.lead_ins.end());
+    return out;
 }
 
 const ToolSyntax& tool_syntax(ToolCallFormat format) {

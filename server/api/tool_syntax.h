@@ -54,7 +54,13 @@ struct ToolSyntax {
                         std::string& rules);
     std::vector<std::string> triggers;  // text that starts a call (the lazy grammar's trigger words)
     std::vector<std::string> markers;   // the format's special strings (often control tokens)
+    // Text before a call that the grammar does not write but the parser reads as part of the calls (Llama
+    // 3's <|python_tag|>): a stream holds it back like a trigger, so it never goes out as content.
+    std::vector<std::string> lead_ins = {};
 };
+
+// What a reply's stream holds back as the possible start of calls: the triggers and the lead-ins.
+std::vector<std::string> reply_triggers(const ToolSyntax& syntax);
 
 // The row for a format (Generic for None).
 const ToolSyntax& tool_syntax(engine::chat::ToolCallFormat format);

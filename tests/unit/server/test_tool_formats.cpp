@@ -57,6 +57,8 @@ std::vector<Sample> samples() {
          "Let me check."},
         {ToolCallFormat::Llama3Json, "{\"name\": \"get_weather\", \"parameters\": " + kArgs + "}",
          "{\"name\": \"get_weather\", \"parameters\": " + kArgs + "}", "", ""},
+        {ToolCallFormat::Llama3Json, "<|python_tag|>{\"name\": \"get_weather\", \"parameters\": " + kArgs + "}",
+         "{\"name\": \"get_weather\", \"parameters\": " + kArgs + "}", "", ""},
         {ToolCallFormat::Mistral, "[TOOL_CALLS][{\"name\": \"get_weather\", \"arguments\": " + kArgs + "}]",
          "[TOOL_CALLS][{\"name\": \"get_weather\", \"arguments\": " + kArgs + "}]", "", ""},
         {ToolCallFormat::MistralArgs, "Sure.[TOOL_CALLS]get_weather[ARGS]" + kArgs,
@@ -123,7 +125,7 @@ TEST_CASE("each format's reply parses into tool calls and reasoning, whole and s
         CHECK(whole.tool_calls[0].name == "get_weather");
         CHECK(nlohmann::json::parse(whole.tool_calls[0].arguments) == nlohmann::json::parse(kArgs));
 
-        const auto& triggers = api::tool_syntax(s.format).triggers;
+        const auto triggers = api::reply_triggers(api::tool_syntax(s.format));
         for (size_t piece : {1, 2, 3, 5, 8, 64}) {
             INFO("pieces of " << piece);
             api::ChatStreamParser p(options(s.format, s.tags), triggers);
@@ -374,7 +376,7 @@ TEST_CASE("each format's parallel calls: the grammar's list, parsed whole and st
         REQUIRE(whole.tool_calls.size() == 2);
         CHECK(whole.tool_calls[0].id != whole.tool_calls[1].id);
         CHECK(whole.content.empty());
-        api::ChatStreamParser p(options(s.format, s.tags), x.triggers);
+        api::ChatStreamParser p(options(s.format, s.tags), api::reply_triggers(x));
         std::vector<std::string> args(2);
         std::vector<std::string> ids(2);
         std::string content;
@@ -425,4 +427,38 @@ TEST_CASE("a forced call after a prompt that opened reasoning closes the reasoni
     const std::string before = lazy.grammar;
     api::close_reasoning_first("</think>", vocab, lazy);
     CHECK(lazy.grammar == before);
+}
+
+TEST_CASE("a stream and the whole reply agree on where calls start", "[server][tools]") {
+    // Found with the chat_parsers fuzz target's prefix check: the whole-reply parser read a DeepSeek call
+    // marker outside the calls section as a call, while the stream (which holds back only from the section's
+    // marker) had sent it as content; and Llama 3's <|python_tag|> before a call went out as content.
+    const std::pair<ToolCallFormat, std::string> cases[] = {
+        {ToolCallFormat::DeepSeekV31, "Hi <｜tool▁call▁begin｜>f<｜tool▁sep｜>{}<｜tool▁call▁end｜> there"},
+        {ToolCallFormat::DeepSeek, "<｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{}\n```<｜tool▁call▁end｜>"},
+        {ToolCallFormat::Llama3Json, "<|python_tag|>{\"name\": \"f\", \"parameters\": {}}"},
+        {ToolCallFormat::DeepSeekV31, "<｜tool▁calls▁begin｜>oops"},
+        {ToolCallFormat::Kimi, "<|tool_calls_section_begin|><|tool_call_begin|>oops"},
+    };
+    for (const auto& [format, text] : cases) {
+        INFO(text);
+        const auto whole = engine::chat::parse_output(text, options(format));
+        api::ChatStreamParser p(options(format), api::reply_triggers(api::tool_syntax(format)));
+        std::string content;
+        size_t calls = 0;
+        for (const char ch : text) {
+            const auto d = p.feed(std::string(1, ch));
+            content += d.content;
+            calls += d.calls.size();
+        }
+        const auto fin = p.finish();
+        content += fin.delta.content;
+        CHECK(content == whole.content);
+        CHECK(fin.parsed.tool_calls.size() == whole.tool_calls.size());
+        if (format != ToolCallFormat::Llama3Json) {
+            CHECK(whole.tool_calls.empty());
+            CHECK(calls == 0);
+            CHECK(whole.content == text);  // nothing of the malformed text is lost
+        }
+    }
 }
