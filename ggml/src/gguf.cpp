@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -556,6 +557,100 @@ void Writer::write(const std::string& path) const {
     if (!f) throw std::runtime_error("cannot create '" + path + "'");
     f.write(reinterpret_cast<const char*>(bytes.data()), (std::streamsize)bytes.size());
     if (!f) throw std::runtime_error("cannot write '" + path + "'");
+}
+
+}  // namespace ggml::gguf
+
+namespace ggml::gguf {
+
+size_t StreamWriter::TensorDecl::nbytes() const {
+    return row_size(type, ne[0]) * size_t(ne[1]) * size_t(ne[2]) * size_t(ne[3]);
+}
+
+StreamWriter::StreamWriter(std::string path, const std::vector<std::pair<std::string, Value>>& kv,
+                           std::vector<TensorDecl> tensors)
+    : path_(std::move(path)), part_path_(path_ + ".part"), tensors_(std::move(tensors)) {
+    for (const auto& [k, v] : kv)
+        if (k == "general.alignment") {
+            const int64_t a = v.as_int();
+            if (v.type != ValueType::U32 || a <= 0 || (a & (a - 1)) != 0)
+                throw std::invalid_argument("general.alignment must be a power of two stored as u32");
+            alignment_ = size_t(a);
+        }
+    std::vector<uint8_t> b;
+    Out o{b};
+    o.put<uint32_t>(kMagic);
+    o.put<uint32_t>(3);
+    o.put<uint64_t>(tensors_.size());
+    o.put<uint64_t>(kv.size());
+    for (const auto& [k, v] : kv) {
+        o.str(k);
+        o.put<uint32_t>((uint32_t)v.type);
+        o.value(v);
+    }
+    size_t offset = 0;
+    for (const auto& t : tensors_) {
+        if (t.n_dims < 1 || t.n_dims > 4) throw std::invalid_argument("tensor '" + t.name + "': bad dimension count");
+        if (!type_is_known((int32_t)t.type) || t.ne[0] % block_size(t.type) != 0)
+            throw std::invalid_argument("tensor '" + t.name + "': rows of " + std::to_string(t.ne[0]) +
+                                        " values do not divide into blocks of its type");
+        o.str(t.name);
+        o.put<uint32_t>((uint32_t)t.n_dims);
+        for (int i = 0; i < t.n_dims; ++i) o.put<uint64_t>((uint64_t)t.ne[i]);
+        o.put<uint32_t>((uint32_t)t.type);
+        o.put<uint64_t>(offset);
+        offset = align_up(offset + t.nbytes(), alignment_);
+    }
+    b.resize(align_up(b.size(), alignment_), 0);
+    header_size_ = b.size();
+    f_ = std::fopen(part_path_.c_str(), "wb");
+    if (!f_) throw std::runtime_error("cannot create '" + part_path_ + "': " + std::strerror(errno));
+    if (std::fwrite(b.data(), 1, b.size(), f_) != b.size()) {
+        const std::string why = std::strerror(errno);
+        std::fclose(f_);  // the destructor does not run for a constructor that throws
+        f_ = nullptr;
+        std::remove(part_path_.c_str());
+        throw std::runtime_error("cannot write '" + part_path_ + "': " + why);
+    }
+}
+
+StreamWriter::~StreamWriter() {
+    if (f_) {
+        std::fclose(f_);
+        std::remove(part_path_.c_str());
+    }
+}
+
+void StreamWriter::write_tensor(const void* data, size_t size) {
+    if (!f_ || next_ >= tensors_.size()) throw std::logic_error("StreamWriter: more tensors than declared");
+    const TensorDecl& t = tensors_[next_];
+    if (size != t.nbytes())
+        throw std::logic_error("StreamWriter: tensor '" + t.name + "' has " + std::to_string(size) +
+                               " bytes, declared " + std::to_string(t.nbytes()));
+    static const uint8_t kZeros[256] = {};
+    bool ok = std::fwrite(data, 1, size, f_) == size;
+    for (size_t pad = align_up(size, alignment_) - size; ok && pad > 0;) {
+        const size_t n = std::min(pad, sizeof kZeros);
+        ok = std::fwrite(kZeros, 1, n, f_) == n;
+        pad -= n;
+    }
+    if (!ok) throw std::runtime_error("cannot write '" + part_path_ + "': " + std::strerror(errno));
+    ++next_;
+}
+
+void StreamWriter::finish() {
+    if (!f_) throw std::logic_error("StreamWriter: already finished");
+    if (next_ != tensors_.size())
+        throw std::logic_error("StreamWriter: " + std::to_string(tensors_.size() - next_) + " tensors not written");
+    const bool ok = std::fflush(f_) == 0 && std::ferror(f_) == 0;
+    const int err = errno;
+    std::fclose(f_);
+    f_ = nullptr;
+    if (!ok || std::rename(part_path_.c_str(), path_.c_str()) != 0) {
+        const std::string why = std::strerror(ok ? errno : err);
+        std::remove(part_path_.c_str());
+        throw std::runtime_error("cannot write '" + path_ + "': " + why);
+    }
 }
 
 }  // namespace ggml::gguf

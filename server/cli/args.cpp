@@ -2,6 +2,7 @@
 
 #include "server/cli/env_names.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
@@ -119,12 +120,21 @@ const ArgParser::Opt* ArgParser::find(const std::string& name) const {
     return nullptr;
 }
 
+void ArgParser::positionals(std::vector<std::string>* out, const std::string& synopsis) {
+    positionals_ = out;
+    synopsis_ = synopsis;
+}
+
 bool ArgParser::parse(int argc, char** argv, int first) {
     for (int i = first; i < argc; ++i) {
         std::string a = argv[i];
         if (a == "-h" || a == "--help" || a == "--usage") {
             std::fputs(usage().c_str(), stdout);
             return false;
+        }
+        if (positionals_ && (a.empty() || a[0] != '-' || a == "-" || (a.size() > 1 && std::isdigit((unsigned char)a[1])))) {
+            positionals_->push_back(a);
+            continue;
         }
         std::string value;
         bool has_inline = false;
@@ -184,7 +194,8 @@ void ArgParser::apply_config(const nlohmann::json& cfg) {
 bool ArgParser::given(const std::string& long_name) const { return given_.count(long_name) > 0; }
 
 std::string ArgParser::usage() const {
-    std::string out = "usage: ggserve " + command_ + " [options]\n\noptions:\n";
+    std::string out = "usage: ggserve " + command_ + " [options]" + (synopsis_.empty() ? "" : " " + synopsis_) +
+                      "\n\noptions:\n";
     for (const auto& o : opts_) {
         std::string names;
         for (const auto& n : o.names) names += (names.empty() ? "" : ", ") + n;
@@ -192,7 +203,7 @@ std::string ArgParser::usage() const {
         out += "  " + names;
         out += names.size() < 30 ? std::string(30 - names.size(), ' ') : "\n" + std::string(32, ' ');
         out += o.help + "\n";
-        if (!o.env.empty()) out += std::string(32, ' ') + "(env: " + o.env + ")\n";
+        if (show_env_ && !o.env.empty()) out += std::string(32, ' ') + "(env: " + o.env + ")\n";
     }
     out += "  -h, --help, --usage           show this help\n";
     return out;

@@ -44,6 +44,12 @@ public:
     // or in a config file) stops startup with `reason`. takes_value: whether it is followed by a value.
     void refuse(const std::string& names, bool takes_value, const std::string& reason);
 
+    // Collects the words that are not options (and negative numbers) into out, in order, instead of
+    // rejecting them; `synopsis` ("IN.gguf OUT.gguf TYPE [nthreads]") goes into the usage line.
+    void positionals(std::vector<std::string>* out, const std::string& synopsis);
+    // For commands that never read the environment (apply_env is not called): usage lists no variables.
+    void without_env() { show_env_ = false; }
+
     // Parses argv[first..argc). Returns false if --help was given (usage printed to stdout).
     bool parse(int argc, char** argv, int first = 2);
     // Applies a JSON object of option values (long names without dashes, e.g. {"ctx-size": 4096});
@@ -81,6 +87,9 @@ private:
     void mark_given(const Opt& o);
     bool is_given(const Opt& o) const;
     std::string command_;
+    std::vector<std::string>* positionals_ = nullptr;
+    std::string synopsis_;
+    bool show_env_ = true;
     std::vector<Opt> opts_;
     std::map<std::string, bool> given_;  // by canonical (first long) name
 };

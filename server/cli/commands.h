@@ -11,5 +11,6 @@ int cmd_run(int argc, char** argv);
 int cmd_serve(int argc, char** argv);
 int cmd_loadgen(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
+int cmd_quantize(int argc, char** argv);
 
 }  // namespace cli

@@ -15,6 +15,7 @@ static void print_usage(FILE* out) {
                  "  tokenize   print the token ids of a text\n"
                  "  info       print a model's metadata and tensors\n"
                  "  bench      measure prompt and generation speed (llama-bench's interface)\n"
+                 "  quantize   rewrite a GGUF model with quantized weights (llama-quantize's interface)\n"
                  "  loadgen    drive a running server with concurrent streams and report latencies\n"
                  "run 'ggserve <command> --help' for the options of a command\n");
 }
@@ -35,7 +36,8 @@ int main_dispatch(int argc, char** argv) {
     };
     static const Cmd kCommands[] = {{"run", cmd_run},           {"serve", cmd_serve},
                                     {"loadgen", cmd_loadgen},   {"bench", cmd_bench},
-                                    {"tokenize", cmd_tokenize}, {"info", cmd_info}};
+                                    {"tokenize", cmd_tokenize}, {"info", cmd_info},
+                                    {"quantize", cmd_quantize}};
     for (const auto& c : kCommands)
         if (!std::strcmp(cmd, c.name)) return c.fn(argc, argv);
     std::fprintf(stderr, "ggserve: unknown command '%s'\n", cmd);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -154,6 +155,44 @@ private:
     std::vector<std::pair<std::string, Value>> kv_;
     std::vector<PendingTensor> tensors_;
     size_t alignment_ = 32;
+};
+
+// Writes a GGUF v3 file tensor by tensor, for outputs too large to hold in memory (what a quantizer
+// writes). The header goes out first: the metadata in the given order (no key is added; a
+// "general.alignment" entry sets the alignment, default 32), then the tensor infos with offsets from the
+// declared types and shapes. write_tensor() then takes each tensor's bytes in declaration order, padding
+// each to the alignment with zeros. The file is written to `path + ".part"` and renamed to `path` by
+// finish(); a writer destroyed before finish() removes the partial file.
+class StreamWriter {
+public:
+    struct TensorDecl {
+        std::string name;
+        Type type = Type::F32;
+        int n_dims = 1;
+        int64_t ne[4] = {1, 1, 1, 1};
+        size_t nbytes() const;  // row_size(type, ne[0]) * ne[1] * ne[2] * ne[3]
+    };
+    // Throws std::invalid_argument for a bad declaration (rows not a multiple of the type's block size,
+    // a non-power-of-two alignment) and std::runtime_error when the file cannot be created.
+    StreamWriter(std::string path, const std::vector<std::pair<std::string, Value>>& kv,
+                 std::vector<TensorDecl> tensors);
+    ~StreamWriter();
+    StreamWriter(const StreamWriter&) = delete;
+    StreamWriter& operator=(const StreamWriter&) = delete;
+
+    size_t header_size() const { return header_size_; }
+    size_t alignment() const { return alignment_; }
+    // The next tensor's bytes; size must equal its declared size.
+    void write_tensor(const void* data, size_t size);
+    void finish();
+
+private:
+    std::string path_, part_path_;
+    std::vector<TensorDecl> tensors_;
+    size_t next_ = 0;
+    size_t alignment_ = 32;
+    size_t header_size_ = 0;
+    std::FILE* f_ = nullptr;
 };
 
 }  // namespace ggml::gguf
