@@ -9,9 +9,6 @@ namespace engine::chat {
 
 namespace {
 
-constexpr std::string_view kThinkOpen = "<think>";
-constexpr std::string_view kThinkClose = "</think>";
-
 std::string_view ltrim_view(std::string_view s) {
     while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
     return s;
@@ -19,32 +16,35 @@ std::string_view ltrim_view(std::string_view s) {
 
 }  // namespace
 
-std::pair<std::string, std::string> split_reasoning(std::string_view text, bool opened_in_prompt) {
+std::pair<std::string, std::string> split_reasoning(std::string_view text, bool opened_in_prompt,
+                                                    const ReasoningTags& tags) {
+    const std::string_view open = tags.open, close = tags.close;
     size_t pos = 0;
     if (!opened_in_prompt) {
         const std::string_view lead = ltrim_view(text);
-        if (lead.substr(0, kThinkOpen.size()) != kThinkOpen) return {"", std::string(text)};
-        pos = text.size() - lead.size() + kThinkOpen.size();
+        if (lead.substr(0, open.size()) != open) return {"", std::string(text)};
+        pos = text.size() - lead.size() + open.size();
     }
-    const size_t end = text.find(kThinkClose, pos);
+    const size_t end = text.find(close, pos);
     if (end == std::string_view::npos) return {std::string(trim_view(text.substr(pos))), ""};
     return {std::string(trim_view(text.substr(pos, end - pos))),
-            std::string(ltrim_view(text.substr(end + kThinkClose.size())))};
+            std::string(ltrim_view(text.substr(end + close.size())))};
 }
 
-bool prompt_opens_reasoning(std::string_view prompt) {
+bool prompt_opens_reasoning(std::string_view prompt, const ReasoningTags& tags) {
     prompt = trim_view(prompt);
-    const size_t open = prompt.rfind(kThinkOpen);
+    const size_t open = prompt.rfind(tags.open);
     if (open == std::string_view::npos) return false;
-    return prompt.find(kThinkClose, open) == std::string_view::npos;
+    return prompt.find(tags.close, open) == std::string_view::npos;
 }
 
 ParsedOutput parse_output(std::string_view text, const ParseOptions& options) {
     std::string reasoning;
     std::string rest(text);
     if (options.extract_reasoning)
-        std::tie(reasoning, rest) = split_reasoning(text, options.reasoning_opened_in_prompt);
-    ParsedOutput out = parse_tool_calls(rest, options.tool_format, options.id_prefix);
+        std::tie(reasoning, rest) =
+            split_reasoning(text, options.reasoning_opened_in_prompt, options.reasoning_tags);
+    ParsedOutput out = parse_tool_calls(rest, options);
     out.reasoning_content = std::move(reasoning);
     return out;
 }

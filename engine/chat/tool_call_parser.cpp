@@ -1,337 +1,522 @@
-// Tool-call syntaxes of the common model families. Text that does not parse as a call is kept as
-// content rather than dropped, so a malformed call still reaches the client.
+// Tool-call syntaxes of the common model families, each read by one function over a Scan (see
+// tool_call_scan.h), so the same code parses a whole reply and the beginning of one that is still
+// being generated. Text that does not parse as a call is kept as content rather than dropped, so a
+// malformed call still reaches the client.
+//
+// Arguments are JSON text: for formats that write them as JSON, the model's text without the white
+// space outside strings (so a stream can send them as they grow); for the formats that write each
+// parameter on its own (the XML ones), an object built parameter by parameter in the order written.
 #include <algorithm>
 #include <cctype>
-#include <optional>
 
 #include "engine/chat/chat_parser.h"
 #include "engine/chat/text_scan.h"
+#include "engine/chat/tool_call_scan.h"
 
 namespace engine::chat {
 
 namespace {
 
-bool starts_with(std::string_view s, std::string_view prefix) {
-    return s.substr(0, prefix.size()) == prefix;
+using scan::Calls;
+using scan::Got;
+using scan::Scan;
+
+// Parameters of tagged reads pass a Got through unless it is Yes.
+#define TRY(expr)                                  \
+    do {                                           \
+        const Got got_ = (expr);                   \
+        if (got_ != Got::Yes) return got_;         \
+    } while (false)
+
+// Searching for a block's opening marker: the text before it is content. Yes when found; otherwise
+// the reply has no more calls (a whole text) or may still show one (a growing text).
+Got next_block(Scan& s, Calls& calls, std::string_view marker) {
+    std::string_view before;
+    const Got g = s.until(marker, before);
+    calls.content(before);
+    if (g == Got::Yes) calls.begin(s.pos() - marker.size());
+    return g;
 }
 
-size_t skip_space(std::string_view s, size_t pos) {
-    while (pos < s.size() && is_space(s[pos])) ++pos;
-    return pos;
+// The end of a format function that found no further block: done, or more text may come.
+Got no_more(Got g) { return g == Got::More ? Got::More : Got::Yes; }
+
+// A closing marker that a whole reply may leave out at its very end.
+Got closing(Scan& s, std::string_view marker) {
+    s.space();
+    const Got g = s.lit(marker);
+    if (g == Got::No && s.at_end() && !s.growing()) return Got::Yes;
+    return g;
 }
 
-// End (exclusive) of the JSON object or array that opens at s[start], honouring strings and
-// escapes; npos when it is not closed.
-size_t json_end(std::string_view s, size_t start) {
-    int depth = 0;
-    bool in_string = false;
-    for (size_t i = start; i < s.size(); ++i) {
-        const char c = s[i];
-        if (in_string) {
-            if (c == '\\') {
-                ++i;
-            } else if (c == '"') {
-                in_string = false;
+// Arguments from the raw JSON text of their value, complete or not: objects and arrays grow with the
+// text; a string (arguments already encoded as JSON text) and other values only once complete.
+void set_arguments(PartialToolCall& call, std::string_view raw, bool complete) {
+    if (!raw.empty() && (raw[0] == '{' || raw[0] == '[')) {
+        call.arguments = scan::minify_json(raw);
+    } else if (complete) {
+        const Json v = Json::parse(raw, nullptr, false);
+        call.arguments = v.is_string() ? v.get<std::string>() : v.is_null() ? "{}" : scan::minify_json(raw);
+    }
+}
+
+// The JSON value of a call's arguments at the position.
+Got json_arguments(Scan& s, PartialToolCall& call) {
+    s.space();
+    std::string_view raw;
+    const Got g = s.json(raw);
+    if (g != Got::No) set_arguments(call, raw, g == Got::Yes);
+    return g;
+}
+
+// A call as a JSON object: {"name" | "tool_name": ..., "arguments" | "parameters": ..., "id": ...}, or
+// OpenAI's {"type": "function", "function": {...}}. `has_args`: whether it named its arguments.
+Got json_call(Scan& s, PartialToolCall& call, bool* has_args = nullptr) {
+    TRY(s.lit("{"));
+    bool args = false;
+    for (bool first = true;; first = false) {
+        s.space();
+        const Got closed = s.lit("}");
+        if (closed == Got::Yes) break;
+        if (closed == Got::More) return Got::More;
+        if (!first) {
+            TRY(s.lit(","));
+            s.space();
+        }
+        std::string key;
+        TRY(s.json_string(key));
+        s.space();
+        TRY(s.lit(":"));
+        s.space();
+        if (key == "name" || key == "tool_name") {
+            std::string name;
+            TRY(s.json_string(name));
+            call.name = std::move(name);
+            call.named = true;
+        } else if (key == "arguments" || key == "parameters") {
+            TRY(json_arguments(s, call));
+            args = true;
+        } else if (key == "function" && s.peek() == '{') {
+            TRY(json_call(s, call, &args));
+        } else {
+            std::string_view raw;
+            TRY(s.json(raw));
+            const Json v = Json::parse(raw);
+            if (key == "id" && v.is_string()) call.id = v.get<std::string>();
+        }
+    }
+    if (!call.named) return Got::No;
+    if (!args) call.arguments = "{}";
+    if (has_args) *has_args = args;
+    return Got::Yes;
+}
+
+// [call, call, ...] of JSON call objects.
+Got json_call_list(Scan& s, Calls& calls) {
+    TRY(s.lit("["));
+    s.space();
+    if (const Got g = s.lit("]"); g != Got::No) return g;
+    for (;;) {
+        s.space();
+        PartialToolCall& call = calls.open();
+        TRY(json_call(s, call));
+        call.complete = true;
+        s.space();
+        const Got g = s.lit(",");
+        if (g == Got::More) return Got::More;
+        if (g == Got::No) return s.lit("]");
+    }
+}
+
+// A name written between markers, trimmed; not empty.
+Got tag_name(Scan& s, PartialToolCall& call, std::string_view end) {
+    std::string_view name;
+    TRY(s.until(end, name));
+    name = trim_view(name);
+    if (name.empty()) return Got::No;
+    call.name = std::string(name);
+    call.named = true;
+    return Got::Yes;
+}
+
+// <tool_call>{"name": ..., "arguments": ...}</tool_call>, any number, with text around them.
+Got hermes(Scan& s, Calls& calls) {
+    for (;;) {
+        if (const Got g = next_block(s, calls, "<tool_call>"); g != Got::Yes) return no_more(g);
+        s.space();
+        PartialToolCall& call = calls.open();
+        TRY(json_call(s, call));
+        call.complete = true;
+        TRY(closing(s, "</tool_call>"));
+    }
+}
+
+// The whole reply is calls: [<|python_tag|>] {"name": ..., "parameters": ...} [; {...}]...
+Got llama3_json(Scan& s, Calls& calls) {
+    calls.begin(0);
+    s.space();
+    if (const Got g = s.lit("<|python_tag|>"); g == Got::More) return g;
+    s.space();
+    if (s.at_end()) return s.growing() ? Got::More : Got::No;
+    for (;;) {
+        PartialToolCall& call = calls.open();
+        bool args = false;
+        TRY(json_call(s, call, &args));
+        if (!args) return Got::No;  // a JSON object, but not a call
+        call.complete = true;
+        s.space();
+        const Got semi = s.lit(";");
+        if (semi == Got::More) return semi;
+        s.space();
+        if (s.at_end()) return s.end();
+        if (semi == Got::No && s.peek() != '{') return Got::No;
+    }
+}
+
+// [TOOL_CALLS][{...}, ...] (Nemo) or [TOOL_CALLS]name[CALL_ID]id[ARGS]{...} (later models), repeated.
+Got mistral(Scan& s, Calls& calls) {
+    constexpr std::string_view marker = "[TOOL_CALLS]";
+    if (const Got g = next_block(s, calls, marker); g != Got::Yes) return no_more(g);
+    for (;;) {
+        s.space();
+        if (s.at_end()) return s.end();
+        if (s.peek() == '[') {
+            TRY(json_call_list(s, calls));
+        } else {
+            PartialToolCall& call = calls.open();
+            std::string_view head;
+            size_t which = 0;
+            TRY(s.until_any({"[CALL_ID]", "[ARGS]"}, head, which));
+            std::string id;
+            if (which == 0) {
+                std::string_view id_text;
+                TRY(s.until("[ARGS]", id_text));
+                id = std::string(trim_view(id_text));
             }
-        } else if (c == '"') {
-            in_string = true;
-        } else if (c == '{' || c == '[') {
-            ++depth;
-        } else if (c == '}' || c == ']') {
-            if (--depth == 0) return i + 1;
+            head = trim_view(head);
+            if (head.empty()) return Got::No;
+            if (!id.empty()) call.id = id;
+            call.name = std::string(head);
+            call.named = true;
+            TRY(json_arguments(s, call));
+            call.complete = true;
         }
+        s.space();
+        const size_t at = s.pos();
+        const Got g = s.lit(marker);
+        if (g != Got::Yes) return no_more(g);
+        calls.begin(at);
     }
-    return std::string_view::npos;
 }
 
-// Parse the JSON object or array at s[pos] (after whitespace) and move pos past it.
-std::optional<Json> take_json(std::string_view s, size_t& pos) {
-    const size_t start = skip_space(s, pos);
-    if (start >= s.size() || (s[start] != '{' && s[start] != '[')) return std::nullopt;
-    const size_t end = json_end(s, start);
-    if (end == std::string_view::npos) return std::nullopt;
-    Json j = Json::parse(s.substr(start, end - start), nullptr, false);
-    if (j.is_discarded()) return std::nullopt;
-    pos = end;
-    return j;
-}
-
-// A JSON scalar/object for a parameter value if it parses as one, else the raw string.
-Json loose_value(std::string_view text) {
-    Json j = Json::parse(text, nullptr, false);
-    return j.is_discarded() ? Json(std::string(text)) : j;
-}
-
-class Calls {
-  public:
-    explicit Calls(const std::string& id_prefix) : prefix_(id_prefix) {}
-
-    void add(std::string name, const Json& arguments, std::string id = "") {
-        if (id.empty()) id = prefix_ + std::to_string(out.tool_calls.size());
-        std::string args = arguments.is_string() ? arguments.get<std::string>()
-                           : arguments.is_null() ? "{}"
-                                                 : arguments.dump();
-        out.tool_calls.push_back({std::move(id), std::move(name), std::move(args)});
+// <function=name>{...}</function>, any number, with text around them.
+Got function_tag(Scan& s, Calls& calls) {
+    for (;;) {
+        if (const Got g = next_block(s, calls, "<function="); g != Got::Yes) return no_more(g);
+        PartialToolCall& call = calls.open();
+        TRY(tag_name(s, call, ">"));
+        TRY(json_arguments(s, call));
+        call.complete = true;
+        s.space();
+        TRY(s.lit("</function>"));
     }
-
-    // {"name": ..., "arguments" | "parameters": ..., ["id"]}; false when not shaped like a call.
-    bool add_object(const Json& call) {
-        if (!call.is_object()) return false;
-        const Json* fn = &call;
-        if (call.contains("function") && call["function"].is_object())
-            fn = &call["function"];  // OpenAI shape
-        if (!fn->contains("name") || !(*fn)["name"].is_string()) return false;
-        Json args = fn->contains("arguments") ? (*fn)["arguments"] : fn->value("parameters", Json::object());
-        const std::string id =
-            call.contains("id") && call["id"].is_string() ? call["id"].get<std::string>() : "";
-        add((*fn)["name"].get<std::string>(), args, id);
-        return true;
-    }
-
-    ParsedOutput out;
-
-  private:
-    const std::string& prefix_;
-};
-
-// Qwen3-Coder: <function=name><parameter=key>value</parameter>...</function>
-bool parse_xml_function(std::string_view body, Calls& calls) {
-    constexpr std::string_view open = "<function=", param_open = "<parameter=", param_close = "</parameter>";
-    if (!starts_with(body, open)) return false;
-    const size_t name_end = body.find('>');
-    if (name_end == std::string_view::npos) return false;
-    const std::string name(trim_view(body.substr(open.size(), name_end - open.size())));
-    Json args = Json::object();
-    size_t pos = name_end + 1;
-    for (size_t p = body.find(param_open, pos); p != std::string_view::npos; p = body.find(param_open, pos)) {
-        const size_t key_end = body.find('>', p);
-        if (key_end == std::string_view::npos) return false;
-        const size_t value_end = body.find(param_close, key_end);
-        const std::string key(trim_view(body.substr(p + param_open.size(), key_end - p - param_open.size())));
-        std::string_view value =
-            body.substr(key_end + 1, value_end == std::string_view::npos ? std::string_view::npos
-                                                                         : value_end - key_end - 1);
-        if (starts_with(value, "\n")) value.remove_prefix(1);
-        if (!value.empty() && value.back() == '\n') value.remove_suffix(1);
-        args[key] = loose_value(value);
-        if (value_end == std::string_view::npos) break;
-        pos = value_end + param_close.size();
-    }
-    calls.add(name, args);
-    return true;
-}
-
-bool parse_hermes_body(std::string_view body, Calls& calls) {
-    body = trim_view(body);
-    if (starts_with(body, "<function=")) return parse_xml_function(body, calls);
-    size_t pos = 0;
-    const auto j = take_json(body, pos);
-    return j && skip_space(body, pos) == body.size() && calls.add_object(*j);
-}
-
-ParsedOutput parse_hermes(std::string_view text, Calls& calls) {
-    constexpr std::string_view open = "<tool_call>", close = "</tool_call>";
-    std::string content;
-    size_t pos = 0;
-    while (true) {
-        const size_t start = text.find(open, pos);
-        if (start == std::string_view::npos) {
-            content += text.substr(pos);
-            break;
-        }
-        content += text.substr(pos, start - pos);
-        const size_t body = start + open.size();
-        const size_t end = text.find(close, body);
-        const std::string_view inner =
-            text.substr(body, end == std::string_view::npos ? std::string_view::npos : end - body);
-        if (!parse_hermes_body(inner, calls)) {
-            content += text.substr(
-                start, end == std::string_view::npos ? std::string_view::npos : end + close.size() - start);
-        }
-        if (end == std::string_view::npos) break;
-        pos = end + close.size();
-    }
-    calls.out.content = std::string(trim_view(content));
-    return calls.out;
-}
-
-ParsedOutput parse_llama3_json(std::string_view text, Calls& calls) {
-    std::string_view t = trim_view(text);
-    if (starts_with(t, "<|python_tag|>")) t = trim_view(t.substr(14));
-    size_t pos = 0;
-    while (pos < t.size()) {
-        const auto j = take_json(t, pos);
-        if (!j || !j->is_object() || !(j->contains("parameters") || j->contains("arguments")) ||
-            !calls.add_object(*j)) {
-            calls.out.tool_calls.clear();
-            calls.out.content = std::string(text);
-            return calls.out;
-        }
-        pos = skip_space(t, pos);
-        if (pos < t.size() && t[pos] == ';') ++pos;
-        pos = skip_space(t, pos);
-    }
-    return calls.out;
-}
-
-ParsedOutput parse_mistral(std::string_view text, Calls& calls) {
-    constexpr std::string_view marker = "[TOOL_CALLS]", args_tag = "[ARGS]", id_tag = "[CALL_ID]";
-    const size_t first = text.find(marker);
-    if (first == std::string_view::npos) {
-        calls.out.content = std::string(text);
-        return calls.out;
-    }
-    std::string content(text.substr(0, first));
-    size_t pos = first;
-    while (starts_with(text.substr(pos), marker)) {
-        pos = skip_space(text, pos + marker.size());
-        const size_t segment = pos;
-        bool ok = false;
-        if (pos < text.size() && text[pos] == '[') {  // [TOOL_CALLS][{...}, {...}]
-            const auto j = take_json(text, pos);
-            ok = j && j->is_array();
-            if (ok) {
-                for (const auto& call : *j) ok = calls.add_object(call) && ok;
-            }
-        } else {  // [TOOL_CALLS]name[CALL_ID]id[ARGS]{...}
-            const size_t args_at = text.find(args_tag, pos);
-            if (args_at != std::string_view::npos) {
-                std::string_view head = text.substr(pos, args_at - pos);
-                std::string id;
-                if (const size_t id_at = head.find(id_tag); id_at != std::string_view::npos) {
-                    id = std::string(trim_view(head.substr(id_at + id_tag.size())));
-                    head = head.substr(0, id_at);
-                }
-                pos = args_at + args_tag.size();
-                const auto j = take_json(text, pos);
-                ok = j.has_value() && !trim_view(head).empty();
-                if (ok) calls.add(std::string(trim_view(head)), *j, id);
-            }
-        }
-        if (!ok) {
-            content += text.substr(segment - marker.size());
-            pos = text.size();
-            break;
-        }
-        pos = skip_space(text, pos);
-    }
-    content += text.substr(std::min(pos, text.size()));
-    calls.out.content = std::string(trim_view(content));
-    return calls.out;
-}
-
-ParsedOutput parse_function_tags(std::string_view text, Calls& calls) {
-    constexpr std::string_view open = "<function=", close = "</function>";
-    std::string content;
-    size_t pos = 0;
-    while (true) {
-        const size_t start = text.find(open, pos);
-        if (start == std::string_view::npos) {
-            content += text.substr(pos);
-            break;
-        }
-        content += text.substr(pos, start - pos);
-        const size_t name_end = text.find('>', start);
-        const size_t end = name_end == std::string_view::npos ? name_end : text.find(close, name_end);
-        bool ok = false;
-        if (end != std::string_view::npos) {
-            const std::string name(
-                trim_view(text.substr(start + open.size(), name_end - start - open.size())));
-            Json args = Json::parse(trim_view(text.substr(name_end + 1, end - name_end - 1)), nullptr, false);
-            ok = !name.empty() && !args.is_discarded();
-            if (ok) calls.add(name, args);
-        }
-        if (!ok) {
-            content += text.substr(start);
-            break;
-        }
-        pos = end + close.size();
-    }
-    calls.out.content = std::string(trim_view(content));
-    return calls.out;
 }
 
 // DeepSeek R1: <｜tool▁call▁begin｜>function<｜tool▁sep｜>name\n```json\n{...}\n```<｜tool▁call▁end｜>
 // DeepSeek V3.1: <｜tool▁call▁begin｜>name<｜tool▁sep｜>{...}<｜tool▁call▁end｜>
-ParsedOutput parse_deepseek(std::string_view text, Calls& calls) {
-    constexpr std::string_view calls_begin = "<｜tool▁calls▁begin｜>", call_begin = "<｜tool▁call▁begin｜>",
-                               call_end = "<｜tool▁call▁end｜>", sep = "<｜tool▁sep｜>";
-    size_t first = text.find(calls_begin);
-    if (first == std::string_view::npos) first = text.find(call_begin);
-    if (first == std::string_view::npos) {
-        calls.out.content = std::string(text);
-        return calls.out;
-    }
-    size_t pos = first;
-    for (size_t b = text.find(call_begin, pos); b != std::string_view::npos; b = text.find(call_begin, pos)) {
-        const size_t e = text.find(call_end, b);
-        if (e == std::string_view::npos) break;
-        const std::string_view inner = text.substr(b + call_begin.size(), e - b - call_begin.size());
-        pos = e + call_end.size();
-        const size_t s = inner.find(sep);
-        if (s == std::string_view::npos) continue;
-        const std::string_view head = trim_view(inner.substr(0, s));
-        std::string_view tail = inner.substr(s + sep.size());
-        if (head == "function") {
-            const size_t nl = tail.find('\n');
-            const std::string name(trim_view(tail.substr(0, nl)));
-            std::string_view body = nl == std::string_view::npos ? std::string_view() : tail.substr(nl + 1);
-            body = trim_view(body);
-            if (starts_with(body, "```json")) body.remove_prefix(7);
-            if (const size_t fence = body.rfind("```"); fence != std::string_view::npos)
-                body = body.substr(0, fence);
-            calls.add(name, loose_value(trim_view(body)));
-        } else {
-            calls.add(std::string(head), loose_value(trim_view(tail)));
+// inside <｜tool▁calls▁begin｜>...<｜tool▁calls▁end｜> (the closing marker may be missing). A call
+// marker outside the section is text, as for a stream, which holds back only from the section's marker.
+Got deepseek(Scan& s, Calls& calls) {
+    constexpr std::string_view section = "<｜tool▁calls▁begin｜>", section_end = "<｜tool▁calls▁end｜>",
+                               call_begin = "<｜tool▁call▁begin｜>", call_end = "<｜tool▁call▁end｜>",
+                               sep = "<｜tool▁sep｜>";
+    for (;;) {
+        if (const Got g = next_block(s, calls, section); g != Got::Yes) return no_more(g);
+        s.space();
+        size_t at = s.pos();
+        TRY(s.lit(call_begin));
+        for (bool first = true;; first = false) {
+            if (!first) calls.begin(at);  // the first call's block starts at the section's marker
+            PartialToolCall& call = calls.open();
+            std::string_view head;
+            TRY(s.until(sep, head));
+            if (trim_view(head) == "function") {
+                TRY(tag_name(s, call, "\n"));
+                s.space();
+                if (const Got g = s.lit("```json"); g == Got::More) return g;
+                TRY(json_arguments(s, call));
+                call.complete = true;
+                s.space();
+                TRY(s.lit("```"));
+            } else {
+                head = trim_view(head);
+                if (head.empty()) return Got::No;
+                call.name = std::string(head);
+                call.named = true;
+                TRY(json_arguments(s, call));
+                call.complete = true;
+            }
+            s.space();
+            TRY(s.lit(call_end));
+            s.space();
+            at = s.pos();
+            const Got next = s.lit(call_begin);
+            if (next == Got::More) return next;
+            if (next == Got::No) break;
         }
+        if (const Got g = s.lit(section_end); g == Got::More) return g;
     }
-    calls.out.content = std::string(trim_view(text.substr(0, first)));
-    return calls.out;
 }
 
-ParsedOutput parse_generic(std::string_view text, Calls& calls) {
-    const std::string_view t = trim_view(text);
-    size_t pos = 0;
-    const auto j = take_json(t, pos);
-    if (!j || !j->is_object() || skip_space(t, pos) != t.size()) {
-        calls.out.content = std::string(text);
-        return calls.out;
-    }
-    if (j->contains("tool_calls") && (*j)["tool_calls"].is_array()) {
-        for (const auto& call : (*j)["tool_calls"]) calls.add_object(call);
-    } else if (j->contains("tool_call")) {
-        calls.add_object((*j)["tool_call"]);
-    } else if (j->contains("response")) {
-        const Json& r = (*j)["response"];
-        calls.out.content = r.is_string() ? r.get<std::string>() : r.dump();
+// {"tool_calls": [...]} / {"tool_call": {...}} / {"response": "..."}: the whole reply is one object.
+Got generic(Scan& s, Calls& calls) {
+    calls.begin(0);
+    s.space();
+    TRY(s.lit("{"));
+    s.space();
+    std::string key;
+    TRY(s.json_string(key));
+    s.space();
+    TRY(s.lit(":"));
+    s.space();
+    if (key == "tool_calls") {
+        TRY(json_call_list(s, calls));
+    } else if (key == "tool_call") {
+        PartialToolCall& call = calls.open();
+        TRY(json_call(s, call));
+        call.complete = true;
+    } else if (key == "response") {
+        std::string_view raw;
+        TRY(s.json(raw));
+        const Json v = Json::parse(raw);
+        calls.content(v.is_string() ? v.get<std::string>() : scan::json_text(v));
     } else {
-        calls.out.content = std::string(text);
+        return Got::No;
     }
-    return calls.out;
+    s.space();
+    TRY(s.lit("}"));
+    s.space();
+    return s.at_end() ? s.end() : Got::No;
 }
+
+// A marker, then a list of JSON calls, then an optional closing marker (Granite, Command R).
+Got marked_list(Scan& s, Calls& calls, std::string_view open, std::string_view fence,
+                std::string_view close) {
+    for (;;) {
+        if (const Got g = next_block(s, calls, open); g != Got::Yes) return no_more(g);
+        s.space();
+        if (!fence.empty()) {
+            if (const Got g = s.lit(fence); g == Got::More) return g;
+            s.space();
+        }
+        TRY(json_call_list(s, calls));
+        if (!fence.empty()) {
+            s.space();
+            if (const Got g = s.lit("```"); g == Got::More) return g;
+        }
+        if (!close.empty()) TRY(closing(s, close));
+    }
+}
+
+// <|tool_calls_section_begin|><|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>{...}
+// <|tool_call_end|>...<|tool_calls_section_end|>
+Got kimi(Scan& s, Calls& calls) {
+    for (;;) {
+        if (const Got g = next_block(s, calls, "<|tool_calls_section_begin|>"); g != Got::Yes) return no_more(g);
+        for (bool first = true;; first = false) {
+            s.space();
+            const size_t at = s.pos();
+            const Got g = s.lit("<|tool_call_begin|>");
+            if (g == Got::More) return g;
+            if (g == Got::No) break;
+            if (!first) calls.begin(at);  // the first call's block starts at the section's marker
+            PartialToolCall& call = calls.open();
+            std::string_view head;
+            TRY(s.until("<|tool_call_argument_begin|>", head));
+            head = trim_view(head);
+            if (head.substr(0, 10) == "functions.") head.remove_prefix(10);
+            if (const size_t colon = head.rfind(':'); colon != std::string_view::npos) head = head.substr(0, colon);
+            if (head.empty()) return Got::No;
+            call.name = std::string(head);
+            call.named = true;
+            TRY(json_arguments(s, call));
+            call.complete = true;
+            s.space();
+            TRY(s.lit("<|tool_call_end|>"));
+        }
+        TRY(closing(s, "<|tool_calls_section_end|>"));
+    }
+}
+
+// How an XML format writes one parameter.
+struct XmlParam {
+    std::string_view key_open, key_close, value_open, value_close;
+    bool newlines;  // a new line after the value's opening and before its closing belongs to the layout
+};
+
+// A parameter's value as JSON text: a string parameter's text as it stands; others as JSON when
+// they are JSON, else as a string.
+std::string param_value(std::string_view text, bool is_string) {
+    if (!is_string) {
+        const Json v = Json::parse(trim_view(text), nullptr, false);
+        if (!v.is_discarded()) return scan::json_text(v);
+    }
+    return scan::json_text(Json(std::string(text)));
+}
+
+// Parameters up to and past `end`: the arguments object, which grows by one parameter at a time.
+Got xml_params(Scan& s, Calls& calls, PartialToolCall& call, const XmlParam& p, std::string_view end) {
+    const auto& strings = calls.options().string_parameters;
+    const auto tool = strings.find(call.name);
+    call.arguments = "{";
+    for (bool first = true;; first = false) {
+        s.space();
+        const Got key_open = s.lit(p.key_open);
+        if (key_open == Got::More) return key_open;
+        if (key_open == Got::No) {
+            TRY(s.lit(end));
+            call.arguments += "}";
+            return Got::Yes;
+        }
+        std::string_view key, value;
+        TRY(s.until(p.key_close, key));
+        if (!p.value_open.empty()) {
+            s.space();
+            TRY(s.lit(p.value_open));
+        }
+        TRY(s.until(p.value_close, value));
+        if (p.newlines && !value.empty() && value.front() == '\n') value.remove_prefix(1);
+        if (p.newlines && !value.empty() && value.back() == '\n') value.remove_suffix(1);
+        const std::string name(trim_view(key));
+        const bool is_string = tool != strings.end() && tool->second.count(name);
+        call.arguments += (first ? "" : ",") + scan::json_text(Json(name)) + ":" + param_value(value, is_string);
+    }
+}
+
+// Qwen3-Coder and Seed-OSS: <open><function=name><parameter=key>value</parameter>...</function><close>
+Got function_xml(Scan& s, Calls& calls, std::string_view open, std::string_view close, bool newlines) {
+    const XmlParam param{"<parameter=", ">", "", "</parameter>", newlines};
+    for (;;) {
+        if (const Got g = next_block(s, calls, open); g != Got::Yes) return no_more(g);
+        s.space();
+        TRY(s.lit("<function="));
+        PartialToolCall& call = calls.open();
+        TRY(tag_name(s, call, ">"));
+        TRY(xml_params(s, calls, call, param, "</function>"));
+        call.complete = true;
+        TRY(closing(s, close));
+    }
+}
+
+// GLM 4.5-4.7: <tool_call>name<arg_key>key</arg_key><arg_value>value</arg_value>...</tool_call>
+Got glm(Scan& s, Calls& calls) {
+    const XmlParam param{"<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>", false};
+    for (;;) {
+        if (const Got g = next_block(s, calls, "<tool_call>"); g != Got::Yes) return no_more(g);
+        PartialToolCall& call = calls.open();
+        std::string_view name;
+        size_t which = 0;
+        constexpr std::string_view ends[] = {"\n", "<arg_key>", "</tool_call>"};
+        TRY(s.until_any({ends[0], ends[1], ends[2]}, name, which));
+        s.back(ends[which].size());  // the parameters (or the end) start at the delimiter
+        name = trim_view(name);
+        if (name.empty()) return Got::No;
+        call.name = std::string(name);
+        call.named = true;
+        TRY(xml_params(s, calls, call, param, "</tool_call>"));
+        call.complete = true;
+    }
+}
+
+// MiniMax M2: <minimax:tool_call><invoke name="name"><parameter name="key">value</parameter>...</invoke>
+// ...</minimax:tool_call>
+Got minimax(Scan& s, Calls& calls) {
+    const XmlParam param{"<parameter name=\"", "\">", "", "</parameter>", false};
+    for (;;) {
+        if (const Got g = next_block(s, calls, "<minimax:tool_call>"); g != Got::Yes) return no_more(g);
+        for (;;) {
+            s.space();
+            const Got g = s.lit("<invoke name=\"");
+            if (g == Got::More) return g;
+            if (g == Got::No) break;
+            PartialToolCall& call = calls.open();
+            TRY(tag_name(s, call, "\">"));
+            TRY(xml_params(s, calls, call, param, "</invoke>"));
+            call.complete = true;
+        }
+        TRY(closing(s, "</minimax:tool_call>"));
+    }
+}
+
+Got read_calls(Scan& s, Calls& calls, ToolCallFormat format) {
+    switch (format) {
+        case ToolCallFormat::None:
+            break;
+        case ToolCallFormat::Generic:
+            return generic(s, calls);
+        case ToolCallFormat::Hermes:
+            return hermes(s, calls);
+        case ToolCallFormat::Llama3Json:
+            return llama3_json(s, calls);
+        case ToolCallFormat::Mistral:
+        case ToolCallFormat::MistralArgs:
+            return mistral(s, calls);
+        case ToolCallFormat::FunctionTag:
+            return function_tag(s, calls);
+        case ToolCallFormat::DeepSeek:
+        case ToolCallFormat::DeepSeekV31:
+            return deepseek(s, calls);
+        case ToolCallFormat::Granite:
+            return marked_list(s, calls, "<|tool_call|>", "", "");
+        case ToolCallFormat::CommandR7B:
+            return marked_list(s, calls, "<|START_ACTION|>", "", "<|END_ACTION|>");
+        case ToolCallFormat::CommandRPlus:
+            return marked_list(s, calls, "Action:", "```json", "");
+        case ToolCallFormat::Kimi:
+            return kimi(s, calls);
+        case ToolCallFormat::Qwen3Coder:
+            return function_xml(s, calls, "<tool_call>", "</tool_call>", true);
+        case ToolCallFormat::SeedOss:
+            return function_xml(s, calls, "<seed:tool_call>", "</seed:tool_call>", false);
+        case ToolCallFormat::Glm45:
+        case ToolCallFormat::Glm47:
+            return glm(s, calls);
+        case ToolCallFormat::MiniMaxM2:
+            return minimax(s, calls);
+    }
+    calls.content(s.text());
+    return Got::Yes;
+}
+
+#undef TRY
 
 }  // namespace
 
-ParsedOutput parse_tool_calls(std::string_view text, ToolCallFormat format, const std::string& id_prefix) {
-    Calls calls(id_prefix);
-    switch (format) {
-        case ToolCallFormat::Hermes:
-            return parse_hermes(text, calls);
-        case ToolCallFormat::Llama3Json:
-            return parse_llama3_json(text, calls);
-        case ToolCallFormat::Mistral:
-            return parse_mistral(text, calls);
-        case ToolCallFormat::FunctionTag:
-            return parse_function_tags(text, calls);
-        case ToolCallFormat::DeepSeek:
-            return parse_deepseek(text, calls);
-        case ToolCallFormat::Generic:
-            return parse_generic(text, calls);
-        case ToolCallFormat::None:
-            break;
+ParsedOutput parse_tool_calls(std::string_view text, const ParseOptions& options) {
+    ParsedOutput out;
+    if (options.tool_format == ToolCallFormat::None) {
+        out.content = std::string(text);
+        return out;
     }
-    calls.out.content = std::string(text);
-    return calls.out;
+    Scan s(text, false);
+    Calls calls(options, text);
+    if (read_calls(s, calls, options.tool_format) == Got::Yes) {
+        calls.content(text.substr(s.pos()));
+    } else {
+        calls.fail();
+    }
+    for (auto& c : calls.calls())
+        if (c.complete) out.tool_calls.push_back({std::move(c.id), std::move(c.name), std::move(c.arguments)});
+    out.content = std::string(trim_view(calls.content_text()));
+    return out;
+}
+
+std::vector<PartialToolCall> scan_tool_calls(std::string_view text, const ParseOptions& options) {
+    if (options.tool_format == ToolCallFormat::None) return {};
+    Scan s(text, true);
+    Calls calls(options, text);
+    if (read_calls(s, calls, options.tool_format) == Got::No) calls.fail();
+    return std::move(calls.calls());
 }
 
 std::string_view tool_call_format_name(ToolCallFormat format) {
@@ -346,23 +531,66 @@ std::string_view tool_call_format_name(ToolCallFormat format) {
             return "llama3-json";
         case ToolCallFormat::Mistral:
             return "mistral";
+        case ToolCallFormat::MistralArgs:
+            return "mistral-args";
         case ToolCallFormat::FunctionTag:
             return "function-tag";
         case ToolCallFormat::DeepSeek:
             return "deepseek";
+        case ToolCallFormat::DeepSeekV31:
+            return "deepseek-v3.1";
+        case ToolCallFormat::Granite:
+            return "granite";
+        case ToolCallFormat::CommandR7B:
+            return "command-r7b";
+        case ToolCallFormat::CommandRPlus:
+            return "command-r-plus";
+        case ToolCallFormat::Kimi:
+            return "kimi-k2";
+        case ToolCallFormat::Qwen3Coder:
+            return "qwen3-coder";
+        case ToolCallFormat::SeedOss:
+            return "seed-oss";
+        case ToolCallFormat::Glm45:
+            return "glm-4.5";
+        case ToolCallFormat::Glm47:
+            return "glm-4.7";
+        case ToolCallFormat::MiniMaxM2:
+            return "minimax-m2";
     }
     return "none";
 }
 
+// The markers each family's template writes; more specific ones first (GLM and Qwen3-Coder also
+// write <tool_call>, Seed-OSS also <function=).
 ToolCallFormat detect_tool_call_format(std::string_view src) {
     auto has = [&](std::string_view needle) { return src.find(needle) != std::string_view::npos; };
+    if (has("<minimax:tool_call>")) return ToolCallFormat::MiniMaxM2;
+    if (has("<seed:tool_call>")) return ToolCallFormat::SeedOss;
+    if (has("<|tool_calls_section_begin|>")) return ToolCallFormat::Kimi;
+    if (has("<|START_ACTION|>")) return ToolCallFormat::CommandR7B;
+    if (has("Action:") && has("tool_name")) return ToolCallFormat::CommandRPlus;
+    if (has("<|tool_call|>")) return ToolCallFormat::Granite;
+    if (has("<arg_key>")) return has("<tool_call>{function-name}\\n") || has("<tool_call>{function-name}\n")
+                                     ? ToolCallFormat::Glm45
+                                     : ToolCallFormat::Glm47;
+    if (has("<tool_call>") && has("<function=") && has("<parameter=")) return ToolCallFormat::Qwen3Coder;
     if (has("<tool_call>")) return ToolCallFormat::Hermes;
-    if (has("[TOOL_CALLS]")) return ToolCallFormat::Mistral;
-    if (has("<｜tool▁call▁begin｜>")) return ToolCallFormat::DeepSeek;
+    if (has("[TOOL_CALLS]")) return has("[ARGS]") ? ToolCallFormat::MistralArgs : ToolCallFormat::Mistral;
+    if (has("<｜tool▁call▁begin｜>"))
+        return has("function<｜tool▁sep｜>") || has("tool['type'] + '<｜tool▁sep｜>") ||
+                       has("tc['type'] + '<｜tool▁sep｜>")
+                   ? ToolCallFormat::DeepSeek
+                   : ToolCallFormat::DeepSeekV31;
     if (has("<function=")) return ToolCallFormat::FunctionTag;
     if (has("<|start_header_id|>") && has("\"parameters\"")) return ToolCallFormat::Llama3Json;
     if (has("tools") || has("tool_calls")) return ToolCallFormat::Generic;
     return ToolCallFormat::None;
+}
+
+ReasoningTags detect_reasoning_tags(std::string_view src) {
+    if (src.find("<|START_THINKING|>") != std::string_view::npos) return {"<|START_THINKING|>", "<|END_THINKING|>"};
+    return {};
 }
 
 }  // namespace engine::chat

@@ -87,11 +87,11 @@ const std::vector<uint64_t>& GrammarCore::mask(gbnf::MatchState s) {
     return masks.emplace(s.key(), std::move(bits)).first->second;
 }
 
-// Tokens matched by `<[id]>` / `!<[id]>` elements at the stack tops (EOG and empty-piece tokens
-// excluded, as for character matches).
+// Tokens matched by `<[id]>` / `!<[id]>` elements at the stack tops (EOG tokens and tokens without
+// any text excluded; control tokens with a control text included).
 void GrammarCore::token_tops(gbnf::MatchState s, std::vector<uint64_t>& bits) {
     for (size_t t = 0; t < vocab->size(); ++t) {
-        if (vocab->is_eog(Token(t)) || vocab->piece(Token(t)).empty()) continue;
+        if (vocab->is_eog(Token(t)) || vocab->text(Token(t)).empty()) continue;
         if (automaton.step_token(s.set, Token(t)) != 0) bits[t >> 6] |= uint64_t(1) << (t & 63);
     }
 }
@@ -150,10 +150,10 @@ bool Grammar::allowed_locked(Token token) {
     auto& a = core_->automaton;
     if (vocab.is_eog(token)) return a.complete(state_);
     const std::string& piece = vocab.piece(token);
-    if (piece.empty()) return false;
+    if (vocab.text(token).empty()) return false;
     auto it = core_->masks.find(state_.key());
     if (it != core_->masks.end()) return (it->second[size_t(token) >> 6] >> (token & 63)) & 1;
-    if (!a.step_bytes(state_, piece).dead()) return true;
+    if (!piece.empty() && !a.step_bytes(state_, piece).dead()) return true;
     return state_.partial == 0 && a.has_token_tops(state_.set) && a.step_token(state_.set, token) != 0;
 }
 
@@ -173,7 +173,7 @@ void Grammar::accept(Token token) {
     }
     if (!active()) {
         if (vocab.is_eog(token)) return;  // the end of generation is not text a trigger can be in
-        auto fired = trigger_->feed(token, vocab.piece(token));
+        auto fired = trigger_->feed(token, vocab.text(token));
         if (!fired) return;
         if (fired->whole_token && allowed_locked(token)) {
             accept_token_locked(token);
@@ -191,7 +191,9 @@ void Grammar::accept(Token token) {
 void Grammar::accept_token_locked(Token token) {
     auto& a = core_->automaton;
     if (core_->vocab->is_eog(token)) return;  // the grammar is complete; nothing to advance
-    const gbnf::MatchState by_chars = a.step_bytes(state_, core_->vocab->piece(token));
+    // A control token has no characters: only a token element can take it.
+    const std::string& piece = core_->vocab->piece(token);
+    const gbnf::MatchState by_chars = piece.empty() ? gbnf::MatchState{} : a.step_bytes(state_, piece);
     const uint32_t by_token =
         state_.partial == 0 && a.has_token_tops(state_.set) ? a.step_token(state_.set, token) : 0;
     if (by_token == 0) {

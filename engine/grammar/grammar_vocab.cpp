@@ -4,8 +4,11 @@
 
 namespace engine {
 
-GrammarVocab::GrammarVocab(std::vector<std::string> pieces, const std::vector<Token>& eog)
-    : pieces_(std::move(pieces)), eog_(pieces_.size(), false) {
+GrammarVocab::GrammarVocab(std::vector<std::string> pieces, const std::vector<Token>& eog,
+                           std::vector<std::string> control_texts)
+    : pieces_(std::move(pieces)), control_texts_(std::move(control_texts)), eog_(pieces_.size(), false) {
+    if (!control_texts_.empty() && control_texts_.size() != pieces_.size())
+        throw std::invalid_argument("control texts: one per token, or none");
     for (Token t : eog) {
         if (t < 0 || size_t(t) >= pieces_.size()) {
             throw std::invalid_argument("end-of-generation token " + std::to_string(t) +
@@ -18,8 +21,9 @@ GrammarVocab::GrammarVocab(std::vector<std::string> pieces, const std::vector<To
     for (size_t i = 0; i < pieces_.size(); ++i) in_trie[i] = !eog_[i];
     trie_ = gbnf::TokenTrie(pieces_, in_trie);
     for (size_t i = 0; i < pieces_.size(); ++i) {
-        if (pieces_[i].empty()) continue;
-        auto [it, inserted] = by_piece_.emplace(pieces_[i], Token(i));
+        const std::string& t = text(Token(i));
+        if (t.empty()) continue;
+        auto [it, inserted] = by_piece_.emplace(t, Token(i));
         if (!inserted) it->second = -1;
     }
 }

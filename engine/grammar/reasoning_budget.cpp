@@ -49,7 +49,7 @@ bool ReasoningBudget::allows(Token token) {
 
 void ReasoningBudget::accept(Token token) {
     if (inner_) inner_->accept(token);
-    const std::string& piece = vocab_->piece(token);
+    const std::string& piece = vocab_->text(token);  // <think> may be a control token
     switch (state_) {
         case State::Before: {
             text_ += piece;

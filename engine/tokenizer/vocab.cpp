@@ -198,8 +198,13 @@ int Vocab::bpe_rank(std::string_view left, std::string_view right) const {
     return it == impl_->bpe_ranks.end() ? -1 : it->second;
 }
 
+StreamDecoder::StreamDecoder(const Vocab& vocab, bool special, std::vector<Token> shown)
+    : vocab_(&vocab), special_(special), shown_(std::move(shown)) {
+    std::sort(shown_.begin(), shown_.end());
+}
+
 std::string StreamDecoder::feed(Token token) {
-    held_ += vocab_->token_to_piece(token, special_);
+    held_ += vocab_->token_to_piece(token, special_ || std::binary_search(shown_.begin(), shown_.end(), token));
     const size_t keep = unicode::incomplete_utf8_tail(held_);
     std::string out = held_.substr(0, held_.size() - keep);
     held_.erase(0, held_.size() - keep);

@@ -124,10 +124,12 @@ class Vocab {
 
 // Turns a token stream into text for streaming responses: feed() returns only complete UTF-8
 // characters and holds back the bytes of one that a later token will finish; flush() returns what is
-// left (an incomplete sequence as its raw bytes). The vocabulary must outlive the decoder.
+// left (an incomplete sequence as its raw bytes). With special, control tokens show as their text;
+// without it, only those in `shown` do (the markers a chat format needs to see, such as
+// [TOOL_CALLS]). The vocabulary must outlive the decoder.
 class StreamDecoder {
   public:
-    explicit StreamDecoder(const Vocab& vocab, bool special = false) : vocab_(&vocab), special_(special) {}
+    explicit StreamDecoder(const Vocab& vocab, bool special = false, std::vector<Token> shown = {});
     std::string feed(Token token);
     std::string flush();
     size_t pending() const { return held_.size(); }
@@ -135,6 +137,7 @@ class StreamDecoder {
   private:
     const Vocab* vocab_;
     bool special_;
+    std::vector<Token> shown_;  // sorted
     std::string held_;
 };
 

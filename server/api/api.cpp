@@ -156,10 +156,16 @@ void Api::attach(const engine::Model& model, sched::Scheduler& scheduler) {
     scheduler_ = &scheduler;
     chat_ = std::make_unique<ChatFormatter>(model, config_.chat_template, config_.jinja);
     const auto& vocab = model.vocab();
-    // Grammars match text: control tokens have none (special=false), so only EOG tokens end a grammar.
-    std::vector<std::string> pieces((size_t)vocab.n_tokens());
-    for (int i = 0; i < vocab.n_tokens(); ++i) pieces[(size_t)i] = vocab.token_to_piece(i, false);
-    grammar_vocab_ = std::make_shared<engine::GrammarVocab>(std::move(pieces), vocab.eog_tokens());
+    // Grammars match text: control tokens have none (special=false), so characters never allow them and
+    // only EOG tokens end a grammar. Their text still names them for token elements and lazy triggers
+    // (a tool grammar's [TOOL_CALLS] or <｜tool▁calls▁begin｜>).
+    std::vector<std::string> pieces((size_t)vocab.n_tokens()), control((size_t)vocab.n_tokens());
+    for (int i = 0; i < vocab.n_tokens(); ++i) {
+        pieces[(size_t)i] = vocab.token_to_piece(i, false);
+        if (vocab.is_control(i)) control[(size_t)i] = vocab.token_to_piece(i, true);
+    }
+    grammar_vocab_ =
+        std::make_shared<engine::GrammarVocab>(std::move(pieces), vocab.eog_tokens(), std::move(control));
     spdlog::info("chat format: {}", chat_->name());
     if (!config_.defaults.grammar.empty()) {  // --grammar/--json-schema: a bad one stops the start
         GenerationOptions g;

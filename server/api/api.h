@@ -56,6 +56,8 @@ struct ApiConfig {
 struct ChatParse {
     engine::chat::ParseOptions options;
     std::vector<std::string> tool_triggers;
+    // Control tokens the reply shows as text: the format's markers (with tools) and reasoning tags.
+    std::vector<engine::Token> shown_tokens;
 };
 
 class Api {

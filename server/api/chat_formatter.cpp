@@ -34,6 +34,7 @@ ChatFormatter::ChatFormatter(const engine::Model& model, const std::string& chat
     }
     name_ = "jinja";
     jinja_ = std::make_unique<engine::chat::ChatTemplate>(source_, bos, eos);
+    reasoning_tags_ = engine::chat::detect_reasoning_tags(source_);
     // A template that cannot render tools gets the polyfill, which teaches the generic JSON syntax.
     tool_format_ = jinja_->caps().supports_tools ? engine::chat::detect_tool_call_format(source_)
                                                  : engine::chat::ToolCallFormat::Generic;

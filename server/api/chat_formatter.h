@@ -23,6 +23,8 @@ public:
     // The tool-call syntax the template teaches (Generic for built-in formats, which get the
     // polyfill's generic JSON instructions).
     engine::chat::ToolCallFormat tool_format() const { return tool_format_; }
+    // The tags around the model's reasoning (<think> unless the template teaches others).
+    const engine::chat::ReasoningTags& reasoning_tags() const { return reasoning_tags_; }
     // "chatml", "llama3", ... or "jinja".
     const std::string& name() const { return name_; }
     const std::string& template_source() const { return source_; }
@@ -31,6 +33,7 @@ private:
     std::string name_;
     std::string source_;
     engine::chat::ToolCallFormat tool_format_ = engine::chat::ToolCallFormat::Generic;
+    engine::chat::ReasoningTags reasoning_tags_;
     std::unique_ptr<engine::chat::ChatTemplate> jinja_;
 };
 

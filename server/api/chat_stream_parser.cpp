@@ -8,9 +8,6 @@ namespace api {
 
 namespace {
 
-constexpr std::string_view kOpen = "<think>";
-constexpr std::string_view kClose = "</think>";
-
 // The whole reply's parsers (engine/chat) trim with the same notion of space (std::isspace: \f and \v too),
 // so nothing streamed differs from what a non-streamed reply would hold.
 using engine::chat::is_space;
@@ -43,38 +40,41 @@ std::string extension(const std::string& sent, std::string_view now) {
 ChatStreamParser::ChatStreamParser(engine::chat::ParseOptions options, std::vector<std::string> triggers)
     : options_(std::move(options)), triggers_(std::move(triggers)) {}
 
-ChatStreamParser::Delta ChatStreamParser::certain() const {
-    Delta d;
+ChatStreamParser::Certain ChatStreamParser::certain() const {
+    Certain d;
     std::string_view body = text_;
     if (options_.extract_reasoning) {
+        const std::string_view open = options_.reasoning_tags.open, close = options_.reasoning_tags.close;
         size_t start = 0;
         bool in_reasoning = options_.reasoning_opened_in_prompt;
         if (!in_reasoning) {
             const std::string_view lead = ltrim(body);
-            if (lead.size() < kOpen.size() && kOpen.substr(0, lead.size()) == lead) return d;  // maybe <think>
-            if (lead.substr(0, kOpen.size()) == kOpen) {
+            if (lead.size() < open.size() && open.substr(0, lead.size()) == lead) return d;  // maybe <think>
+            if (lead.substr(0, open.size()) == open) {
                 in_reasoning = true;
-                start = body.size() - lead.size() + kOpen.size();
+                start = body.size() - lead.size() + open.size();
             }
         }
         if (in_reasoning) {
-            const size_t end = body.find(kClose, start);
+            const size_t end = body.find(close, start);
             std::string_view r = ltrim(body.substr(start, end == std::string_view::npos ? std::string_view::npos
                                                                                         : end - start));
             if (end == std::string_view::npos) {
-                r.remove_suffix(partial_suffix(r, kClose));
+                r.remove_suffix(partial_suffix(r, close));
                 d.reasoning = std::string(rtrim(r));  // trailing space may end up trimmed
                 return d;
             }
             d.reasoning = std::string(rtrim(r));
-            body = ltrim(body.substr(end + kClose.size()));
+            body = ltrim(body.substr(end + close.size()));
         }
     }
+    d.body = text_.size() - body.size();
     size_t safe = body.size();
     for (const auto& t : triggers_) {
         const size_t at = body.find(t);
         if (at != std::string_view::npos) {
             safe = std::min(safe, at);
+            d.triggered = true;
         } else {
             safe = std::min(safe, body.size() - partial_suffix(body, t));
         }
@@ -84,14 +84,38 @@ ChatStreamParser::Delta ChatStreamParser::certain() const {
     return d;
 }
 
+ChatStreamParser::CallDelta ChatStreamParser::call_delta(size_t index, const std::string& id, const std::string& name,
+                                                         const std::string& arguments) {
+    CallDelta d;
+    d.index = index;
+    if (index == sent_calls_.size()) {
+        d.first = true;
+        d.id = id;
+        d.name = name;
+        d.arguments = arguments;
+        sent_calls_.push_back({id, arguments});
+        return d;
+    }
+    d.arguments = extension(sent_calls_[index].arguments, arguments);
+    sent_calls_[index].arguments += d.arguments;
+    return d;
+}
+
 ChatStreamParser::Delta ChatStreamParser::feed(const std::string& text) {
     text_ += text;
-    const Delta now = certain();
+    const Certain now = certain();
     Delta out;
     out.reasoning = extension(sent_reasoning_, now.reasoning);
     out.content = extension(sent_content_, now.content);
     sent_reasoning_ += out.reasoning;
     sent_content_ += out.content;
+    if (!now.triggered) return out;
+    // Calls go out in order, each once its name is complete.
+    const auto calls = engine::chat::scan_tool_calls(std::string_view(text_).substr(now.body), options_);
+    for (size_t k = 0; k < calls.size() && calls[k].named && k <= sent_calls_.size(); ++k) {
+        CallDelta d = call_delta(k, calls[k].id, calls[k].name, calls[k].arguments);
+        if (d.first || !d.arguments.empty()) out.calls.push_back(std::move(d));
+    }
     return out;
 }
 
@@ -102,6 +126,12 @@ ChatStreamParser::Final ChatStreamParser::finish() {
     f.delta.content = extension(sent_content_, f.parsed.content);
     sent_reasoning_ += f.delta.reasoning;
     sent_content_ += f.delta.content;
+    for (size_t k = 0; k < f.parsed.tool_calls.size(); ++k) {
+        auto& call = f.parsed.tool_calls[k];
+        if (k < sent_calls_.size()) call.id = sent_calls_[k].id;
+        CallDelta d = call_delta(k, call.id, call.name, call.arguments);
+        if (d.first || !d.arguments.empty()) f.delta.calls.push_back(std::move(d));
+    }
     return f;
 }
 

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "engine/grammar/json_schema.h"
+#include "server/api/gbnf_prefix.h"
 #include "server/api/json_fields.h"
 #include "server/api/tool_syntax.h"
 
@@ -98,7 +99,8 @@ ChatTools parse_chat_tools(const ojson& body) {
     return out;
 }
 
-void apply_tool_grammar(const ChatTools& tools, engine::chat::ToolCallFormat format, GenerationOptions& opts) {
+void apply_tool_grammar(const ChatTools& tools, engine::chat::ToolCallFormat format, const engine::Vocab& vocab,
+                        GenerationOptions& opts) {
     if (!tools.active() || tools.choice == ToolChoice::None) return;
     if (!opts.grammar.empty() && !opts.grammar_from_defaults)
         bad_request("'tools' cannot be combined with 'grammar', 'json_schema' or 'response_format'");
@@ -109,7 +111,7 @@ void apply_tool_grammar(const ChatTools& tools, engine::chat::ToolCallFormat for
         if (tools.choice == ToolChoice::Named && name != tools.named) continue;
         const ojson params = fn.value("parameters", ojson::object());
         try {
-            list.push_back({name, engine::json_schema_to_gbnf(params)});
+            (void)engine::json_schema_to_gbnf(params);
         } catch (const engine::SchemaError& e) {
             bad_request("invalid JSON schema in 'tools[" + std::to_string(i) + "].function.parameters' at '#" +
                         e.pointer + "': " + e.reason);
@@ -117,12 +119,43 @@ void apply_tool_grammar(const ChatTools& tools, engine::chat::ToolCallFormat for
             bad_request("invalid JSON schema in 'tools[" + std::to_string(i) + "].function.parameters': " +
                         e.what());
         }
+        list.push_back({name, params});
     }
     const ToolSyntax& syntax = tool_syntax(format);
-    opts.grammar = tool_call_grammar(syntax, list, tools.parallel && tools.choice != ToolChoice::Named);
+    const std::vector<ControlMarker> control = control_markers(syntax.markers, vocab);
+    try {
+        opts.grammar = tool_call_grammar(syntax, list, tools.parallel && tools.choice != ToolChoice::Named,
+                                         GbnfLiterals(control));
+    } catch (const std::exception& e) {
+        bad_request(std::string("invalid JSON schema in 'tools': ") + e.what());
+    }
     opts.grammar_lazy = tools.choice == ToolChoice::Auto;
     opts.triggers = {};
-    if (opts.grammar_lazy) opts.triggers.words = syntax.triggers;
+    if (!opts.grammar_lazy) return;
+    opts.triggers.words = syntax.triggers;
+    // A trigger that is one control token fires as that token, so the grammar takes it as a token.
+    for (const auto& m : control_markers(syntax.triggers, vocab)) opts.triggers.tokens.push_back(m.token);
+}
+
+void close_reasoning_first(const std::string& close, const engine::Vocab& vocab, GenerationOptions& opts) {
+    if (opts.grammar.empty() || opts.grammar_lazy || close.empty()) return;
+    const GbnfLiterals lit(control_markers({close}, vocab));
+    opts.grammar = "root ::= " + lit(close) + " [ \\t\\n]{0,4} call-root\n" + prefix_gbnf_rules(opts.grammar, "call-");
+}
+
+std::map<std::string, std::set<std::string>> string_parameters(const ChatTools& tools) {
+    std::map<std::string, std::set<std::string>> out;
+    if (!tools.active()) return out;
+    for (const auto& t : tools.tools) {
+        const ojson& fn = t["function"];
+        const ojson params = fn.value("parameters", ojson::object());
+        const ojson props = params.is_object() ? params.value("properties", ojson::object()) : ojson::object();
+        if (!props.is_object()) continue;
+        auto& strings = out[fn["name"].get<std::string>()];
+        for (const auto& [key, schema] : props.items())
+            if (is_string_schema(schema)) strings.insert(key);
+    }
+    return out;
 }
 
 }  // namespace api

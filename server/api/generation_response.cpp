@@ -230,15 +230,16 @@ void GenerationResponse::agent_tokens(size_t i, const sched::TokenOutput& out) {
     if (!stream_) return;
     Choice& c = choices_[i];
     if (!c.parser) c.parser = std::make_unique<ChatStreamParser>(rc_.parse, rc_.tool_triggers);
+    // The agent APIs send a call whole at the end (from the parsed reply); here only text goes out.
     const auto d = c.parser->feed(out.text);
-    if (!d.empty()) send_events(rc_.agent->delta(d.reasoning, d.content));
+    if (!d.reasoning.empty() || !d.content.empty()) send_events(rc_.agent->delta(d.reasoning, d.content));
 }
 
 // Generated tokens spent on the reasoning block: those whose text starts before the block ends.
 static int64_t reasoning_tokens(const sched::FinalOutput& f, const engine::chat::ParseOptions& o,
                                 const engine::Vocab& vocab) {
     if (!o.extract_reasoning) return 0;
-    const auto [reasoning, rest] = engine::chat::split_reasoning(f.content, o.reasoning_opened_in_prompt);
+    const auto [reasoning, rest] = engine::chat::split_reasoning(f.content, o.reasoning_opened_in_prompt, o.reasoning_tags);
     if (reasoning.empty() || rest.size() > f.content.size()) return 0;
     const size_t end = f.content.size() - rest.size();
     size_t pos = 0;
@@ -268,7 +269,8 @@ void GenerationResponse::agent_done(size_t i, const sched::FinalOutput& f) {
         if (!c.parser) c.parser = std::make_unique<ChatStreamParser>(rc_.parse, rc_.tool_triggers);
         const auto fin = c.parser->finish();
         end.parsed = fin.parsed;
-        if (!fin.delta.empty()) send_events(rc_.agent->delta(fin.delta.reasoning, fin.delta.content));
+        if (!fin.delta.reasoning.empty() || !fin.delta.content.empty())
+            send_events(rc_.agent->delta(fin.delta.reasoning, fin.delta.content));
         send_events(rc_.agent->finish(end));
         stream_->close();
     } else {
@@ -343,20 +345,47 @@ void GenerationResponse::on_tokens(size_t i, const sched::TokenOutput& out) {
             // character, a possible tag), they wait for the chunk that carries it.
             if (!probs.is_null())
                 for (auto& p : probs) c.pending_probs.push_back(std::move(p));
-            json delta = json::object();
             if (!rc_.parse_chat) {
-                if (!out.text.empty()) delta["content"] = out.text;
-            } else {
-                if (!c.parser) c.parser = std::make_unique<ChatStreamParser>(rc_.parse, rc_.tool_triggers);
-                const auto d = c.parser->feed(out.text);
-                if (!d.reasoning.empty()) delta["reasoning_content"] = d.reasoning;
-                if (!d.content.empty()) delta["content"] = d.content;
+                if (out.text.empty()) break;
+                send_chat_delta(i, {{"content", out.text}}, c.pending_probs.empty() ? json() : c.pending_probs,
+                                timings);
+                c.pending_probs = json::array();
+                break;
             }
-            if (delta.empty()) break;
-            send_chat_delta(i, delta, c.pending_probs.empty() ? json() : c.pending_probs, timings);
-            c.pending_probs = json::array();
+            if (!c.parser) c.parser = std::make_unique<ChatStreamParser>(rc_.parse, rc_.tool_triggers);
+            send_parsed_delta(i, c.parser->feed(out.text), timings);
             break;
         }
+    }
+}
+
+// Reasoning and content in one chunk, then one chunk per piece of a tool call: a call's first carries
+// its id, type and name, the others the next piece of its arguments. Held-back log-probabilities go
+// with the first chunk.
+void GenerationResponse::send_parsed_delta(size_t i, const ChatStreamParser::Delta& d, const json& timings) {
+    Choice& c = choices_[i];
+    const auto take_probs = [&c] {
+        json p = c.pending_probs.empty() ? json() : c.pending_probs;
+        c.pending_probs = json::array();
+        return p;
+    };
+    json delta = json::object();
+    if (!d.reasoning.empty()) delta["reasoning_content"] = d.reasoning;
+    if (!d.content.empty()) delta["content"] = d.content;
+    bool timed = false;
+    if (!delta.empty()) {
+        send_chat_delta(i, delta, take_probs(), timings);
+        timed = true;
+    }
+    for (const auto& call : d.calls) {
+        json piece = {{"index", call.index}, {"function", {{"arguments", call.arguments}}}};
+        if (call.first) {
+            piece["id"] = call.id;
+            piece["type"] = "function";
+            piece["function"] = {{"name", call.name}, {"arguments", call.arguments}};
+        }
+        send_chat_delta(i, {{"tool_calls", json::array({piece})}}, take_probs(), timed ? json() : timings);
+        timed = true;
     }
 }
 
@@ -445,20 +474,7 @@ void GenerationResponse::on_done(size_t i, const sched::FinalOutput& f) {
                 if (rc_.parse_chat) {
                     if (!c.parser) c.parser = std::make_unique<ChatStreamParser>(rc_.parse, rc_.tool_triggers);
                     const auto fin = c.parser->finish();
-                    json delta = json::object();
-                    if (!fin.delta.reasoning.empty()) delta["reasoning_content"] = fin.delta.reasoning;
-                    if (!fin.delta.content.empty()) delta["content"] = fin.delta.content;
-                    if (!delta.empty()) send_chat_delta(i, delta, take_probs());
-                    // Each call: its id, type and name first, then its arguments.
-                    for (size_t k = 0; k < fin.parsed.tool_calls.size(); ++k) {
-                        const auto& call = fin.parsed.tool_calls[k];
-                        send_chat_delta(i, {{"tool_calls", json::array({{{"index", k}, {"id", call.id}, {"type", "function"},
-                                                                        {"function", {{"name", call.name}, {"arguments", ""}}}}})}},
-                                        json());
-                        send_chat_delta(i, {{"tool_calls", json::array({{{"index", k},
-                                                                        {"function", {{"arguments", call.arguments}}}}})}},
-                                        json());
-                    }
+                    send_parsed_delta(i, fin.delta, json());
                     tool_calls = !fin.parsed.tool_calls.empty();
                 }
                 // Tokens whose text never showed (tool-call markup): their log-probabilities still come.

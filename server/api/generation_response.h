@@ -82,6 +82,7 @@ private:
     json timings_json(const sched::Timings& t) const;
     void send(const json& j);
     void send_chat_delta(size_t i, json delta, const json& probs, const json& timings = json());
+    void send_parsed_delta(size_t i, const ChatStreamParser::Delta& d, const json& timings);
     json chat_message(const sched::FinalOutput& f, const char*& finish) const;
     void finish_stream();
     // The agent reply's side of on_tokens / on_done.

@@ -145,7 +145,8 @@ Api::PreparedChat Api::prepare_chat(const json& body, const nlohmann::ordered_js
     }
     const ChatTools tools = parse_chat_tools(obody);
     const bool call_tools = tools.active() && tools.choice != ToolChoice::None;
-    apply_tool_grammar(tools, chat_->tool_format(), out.opts);
+    const auto& vocab = model_->vocab();
+    apply_tool_grammar(tools, chat_->tool_format(), vocab, out.opts);
     const nlohmann::ordered_json kwargs =
         chat_template_kwargs(obody, config_.chat_template_kwargs, config_.reasoning_budget);
     try {
@@ -159,14 +160,29 @@ Api::PreparedChat Api::prepare_chat(const json& body, const nlohmann::ordered_js
     out.prompt += prefill;
     ChatParse& parse = out.parse;
     parse.options.extract_reasoning = extract_reasoning(obody, config_.reasoning_format);
-    parse.options.reasoning_opened_in_prompt =
-        parse.options.extract_reasoning && engine::chat::prompt_opens_reasoning(out.prompt);
+    parse.options.reasoning_tags = chat_->reasoning_tags();
+    const bool opened = engine::chat::prompt_opens_reasoning(out.prompt, parse.options.reasoning_tags);
+    parse.options.reasoning_opened_in_prompt = parse.options.extract_reasoning && opened;
+    if (call_tools && opened) close_reasoning_first(parse.options.reasoning_tags.close, vocab, out.opts);
+    // The reply must show the markers the parser looks for, also where the model writes them as
+    // control tokens (which otherwise have no text).
+    std::vector<std::string> shown = {parse.options.reasoning_tags.open, parse.options.reasoning_tags.close};
+    const engine::chat::ToolCallFormat format = chat_->tool_format();
     if (call_tools) {
-        parse.options.tool_format = chat_->tool_format();
-        parse.tool_triggers = tool_syntax(chat_->tool_format()).triggers;
+        const ToolSyntax& syntax = tool_syntax(format);
+        parse.options.tool_format = format;
+        parse.options.string_parameters = string_parameters(tools);
+        parse.tool_triggers = reply_triggers(syntax);
+        shown.insert(shown.end(), syntax.markers.begin(), syntax.markers.end());
     }
-    parse.options.id_prefix = random_id(call_id_prefix) + "_";
-    const auto& vocab = model_->vocab();
+    for (const auto& m : control_markers(shown, vocab)) parse.shown_tokens.push_back(m.token);
+    if (format == engine::chat::ToolCallFormat::Mistral || format == engine::chat::ToolCallFormat::MistralArgs) {
+        // Mistral's templates refuse call ids other than nine letters and digits.
+        parse.options.id_prefix = random_id("", 7);
+        parse.options.id_digits = 2;
+    } else {
+        parse.options.id_prefix = random_id(call_id_prefix) + "_";
+    }
     out.tokens = vocab.tokenize(out.prompt, true, true);
     // A template that writes the BOS text itself must not get a second BOS.
     if (out.tokens.size() >= 2 && vocab.bos() >= 0 && out.tokens[0] == vocab.bos() &&
@@ -237,6 +253,7 @@ Api::Reply Api::start_generation(Request& req, Flavor flavor, const json& body, 
             if (c > 0 && t->sampling.seed != engine::kRandomSeed) t->sampling.seed += (uint32_t)c;
             t->post_sampling_probs = opts.post_sampling_probs;
             t->stop = opts.stop;
+            if (chat_parse) t->shown_tokens = chat_parse->shown_tokens;
             t->ignore_eos = opts.ignore_eos;
             // As llama-server: ignoring EOS bans the end-of-generation tokens, so they are never sampled.
             if (opts.ignore_eos)

@@ -8,12 +8,12 @@
 
 namespace api {
 
-// `prefix` + 24 random letters and digits.
-inline std::string random_id(const char* prefix) {
+// `prefix` + `n` random letters and digits.
+inline std::string random_id(const char* prefix, int n = 24) {
     static thread_local std::mt19937_64 rng{std::random_device{}()};
     static const char* alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
     std::string id = prefix;
-    for (int i = 0; i < 24; ++i) id += alphabet[rng() % 62];
+    for (int i = 0; i < n; ++i) id += alphabet[rng() % 62];
     return id;
 }
 

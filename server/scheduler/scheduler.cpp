@@ -364,7 +364,8 @@ void Scheduler::start_task(Slot& slot, std::shared_ptr<Task> task) {
         return;
     }
     for (engine::Token tok : t.prompt) slot.chain->accept(tok, false);
-    slot.pipeline.emplace(model_.vocab(), t.stop, t.n_predict, t.ignore_eos, config_.special, t.n_indent);
+    slot.pipeline.emplace(model_.vocab(), t.stop, t.n_predict, t.ignore_eos, config_.special, t.n_indent,
+                          t.shown_tokens);
     slot.pending = -1;
     slot.draft.clear();
     slot.draft_q.clear();

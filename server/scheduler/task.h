@@ -97,6 +97,9 @@ struct Task {
     engine::SamplingParams sampling;
     bool post_sampling_probs = false;
     std::vector<std::string> stop;  // stop strings, not emitted
+    // Control tokens the output shows as their text (a chat format's tool-call markers, which the
+    // reply's parser must see); other control tokens show only with --special.
+    std::vector<engine::Token> shown_tokens;
     bool ignore_eos = false;
     bool cache_prompt = true;  // reuse the longest prefix already in the KV cache
     int32_t n_keep = 0;        // context shift: prompt tokens kept besides BOS (-1: the whole prompt)

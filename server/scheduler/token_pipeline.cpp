@@ -5,9 +5,9 @@
 namespace sched {
 
 TokenPipeline::TokenPipeline(const engine::Vocab& vocab, std::vector<std::string> stop, int32_t n_predict,
-                             bool ignore_eos, bool special, int32_t n_indent)
+                             bool ignore_eos, bool special, int32_t n_indent, std::vector<engine::Token> shown)
     : vocab_(vocab),
-      decoder_(vocab, special),
+      decoder_(vocab, special, std::move(shown)),
       stop_(std::move(stop)),
       n_predict_(n_predict),
       ignore_eos_(ignore_eos),

@@ -25,10 +25,12 @@ struct PipelineEnd {
 class TokenPipeline {
   public:
     // n_predict < 0: no limit. ignore_eos: end-of-generation tokens are ordinary tokens. special: special
-    // tokens are shown as their text. n_indent > 0: generation ends (reason Length) at the first line,
-    // after the first, indented by fewer spaces or tabs; the line's text is cut, its indentation kept.
+    // tokens are shown as their text; shown: the control tokens shown as their text anyway (a chat
+    // format's markers). n_indent > 0: generation ends (reason Length) at the first line, after the
+    // first, indented by fewer spaces or tabs; the line's text is cut, its indentation kept.
     TokenPipeline(const engine::Vocab& vocab, std::vector<std::string> stop, int32_t n_predict,
-                  bool ignore_eos, bool special = false, int32_t n_indent = 0);
+                  bool ignore_eos, bool special = false, int32_t n_indent = 0,
+                  std::vector<engine::Token> shown = {});
 
     struct Step {
         std::string text;       // may be shown now

@@ -54,7 +54,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // As the server does it: a tool-call format (and its stream triggers) only where the request has tools.
     const bool tools = mode & 32;
     engine::chat::ParseOptions options;
-    options.tool_format = tools ? static_cast<ToolCallFormat>(mode % 7) : ToolCallFormat::None;
+    constexpr int kFormats = int(ToolCallFormat::MiniMaxM2) + 1;
+    options.tool_format = tools ? static_cast<ToolCallFormat>(mode % kFormats) : ToolCallFormat::None;
     options.extract_reasoning = mode & 8;
     options.reasoning_opened_in_prompt = mode & 16;
     options.id_prefix = "call_";
@@ -64,7 +65,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)whole.tool_calls_json();
     (void)engine::chat::split_reasoning(text, options.reasoning_opened_in_prompt);
     (void)engine::chat::prompt_opens_reasoning(text);
-    (void)engine::chat::parse_tool_calls(text, static_cast<ToolCallFormat>(mode % 7));
+    engine::chat::ParseOptions any_format = options;
+    any_format.tool_format = static_cast<ToolCallFormat>(mode % kFormats);
+    (void)engine::chat::parse_tool_calls(text, any_format);
+    (void)engine::chat::scan_tool_calls(text, any_format);
 
     std::vector<std::string> triggers;
     if (options.tool_format != ToolCallFormat::None)

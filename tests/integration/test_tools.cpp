@@ -70,15 +70,18 @@ json collect_stream(Client& c, const json& body) {
             for (const auto& tc : d["tool_calls"]) {
                 const size_t k = tc["index"];
                 while (msg["tool_calls"].size() <= k)
-                    msg["tool_calls"].push_back({{"id", ""}, {"function", {{"name", ""}, {"arguments", ""}}}});
+                    msg["tool_calls"].push_back({{"id", ""}, {"pieces", 0}, {"function", {{"name", ""}, {"arguments", ""}}}});
                 json& slot = msg["tool_calls"][k];
                 if (tc.contains("id")) slot["id"] = tc["id"];
                 if (tc.contains("function")) {
                     const json& f = tc["function"];
                     if (f.contains("name")) slot["function"]["name"] = f["name"];
-                    if (f.contains("arguments"))
+                    if (f.contains("arguments")) {
                         slot["function"]["arguments"] = slot["function"]["arguments"].get<std::string>() +
                                                         f["arguments"].get<std::string>();
+                        // Chunks that carry a piece of the arguments.
+                        if (!f["arguments"].get<std::string>().empty()) slot["pieces"] = slot["pieces"].get<int>() + 1;
+                    }
                 }
             }
         return true;
@@ -308,4 +311,74 @@ TEST_CASE("a built-in chat format gets the tools polyfilled and calls in the gen
     // The call is to one of the two tools, and its arguments follow that tool's schema.
     const bool weather = ch["message"]["tool_calls"][0]["function"]["name"] == "get_weather";
     CHECK(verdicts[weather ? 0 : 1]["ok"] == true);
+}
+
+TEST_CASE("every format's template: forced calls parse, and stream their arguments in pieces", "[integration][tools][formats]") {
+    // One template per tool-call format (the format is detected from the template). With tool_choice naming
+    // get_weather, the grammar writes the call in the format's syntax; the reply's parser reads it back. The
+    // same request streamed (same seed, so the same tokens) sends the name once and the arguments in several
+    // pieces that join to the non-streamed arguments, with nothing in content.
+    const std::pair<const char*, const char*> templates[] = {
+        {"Qwen-Qwen2.5-7B-Instruct.jinja", "hermes"},
+        {"meta-llama-Llama-3.1-8B-Instruct.jinja", "llama3-json"},
+        {"mistralai-Mistral-Nemo-Instruct-2407.jinja", "mistral"},
+        {"Mistral-Small-3.2-24B-Instruct-2506.jinja", "mistral-args"},
+        {"meetkai-functionary-medium-v3.1.jinja", "function-tag"},
+        {"deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja", "deepseek"},
+        {"deepseek-ai-DeepSeek-V3.1.jinja", "deepseek-v3.1"},
+        {"ibm-granite-granite-3.3-2B-Instruct.jinja", "granite"},
+        {"CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja", "command-r7b"},
+        {"CohereForAI-c4ai-command-r-plus-tool_use.jinja", "command-r-plus"},
+        {"Kimi-K2-Instruct.jinja", "kimi-k2"},
+        {"Qwen3-Coder.jinja", "qwen3-coder"},
+        {"ByteDance-Seed-OSS.jinja", "seed-oss"},
+        {"GLM-4.6.jinja", "glm-4.5"},
+        {"GLM-4.7-Flash.jinja", "glm-4.7"},
+        {"MiniMax-M2.jinja", "minimax-m2"},
+    };
+    const json named = {{"type", "function"}, {"function", {{"name", "get_weather"}}}};
+    // Functionary's template reads every tool's description, Command R+'s every property's type and
+    // description.
+    const auto described = [&](json body) {
+        body["tools"][1]["function"]["description"] = "Get the time.";
+        body["tools"][0]["function"]["parameters"]["properties"]["unit"]["type"] = "string";
+        for (auto& t : body["tools"])
+            for (auto& [key, prop] : t["function"]["parameters"]["properties"].items()) prop["description"] = "The " + key + ".";
+        return body;
+    };
+    json cases = json::array();
+    for (const auto& [file, format] : templates) {
+        INFO(file << " (" << format << ")");
+        ServerProcess s({"-m", stories_model(), "-c", "16384", "-t", "1", "--chat-template-file",
+                         shared_path(std::string("templates/") + file)});
+        Client c("127.0.0.1", s.port(), {std::chrono::seconds(120)});
+        const int seed = 7;
+        const auto r = c.post("/v1/chat/completions", described(request(named, seed)).dump());
+        INFO(r.body);
+        REQUIRE(r.status == 200);
+        const json ch = r.json()["choices"][0];
+        INFO(ch.dump());
+        CHECK(ch["finish_reason"] == "tool_calls");
+        REQUIRE(ch["message"]["tool_calls"].size() == 1);
+        const json& call = ch["message"]["tool_calls"][0];
+        CHECK(call["function"]["name"] == "get_weather");
+        cases.push_back({{"schema", tools()[0]["function"]["parameters"]}, {"text", call["function"]["arguments"]}});
+
+        json body = described(request(named, seed));
+        body["stream"] = true;
+        const json streamed = collect_stream(c, body);
+        INFO(streamed.dump());
+        CHECK(streamed["finish_reason"] == "tool_calls");
+        CHECK(streamed["content"] == "");
+        REQUIRE(streamed["tool_calls"].size() == 1);
+        CHECK(streamed["tool_calls"][0]["function"]["name"] == "get_weather");
+        CHECK(streamed["tool_calls"][0]["function"]["arguments"] == call["function"]["arguments"]);
+        CHECK(streamed["tool_calls"][0]["pieces"].get<int>() >= 2);
+    }
+    const json verdicts = validate(cases);
+    REQUIRE(verdicts.size() == cases.size());
+    for (size_t i = 0; i < cases.size(); ++i) {
+        INFO(templates[i].first << "\n" << cases[i].dump() << "\n" << verdicts[i]["why"]);
+        CHECK(verdicts[i]["ok"] == true);
+    }
 }

@@ -66,15 +66,21 @@ TEST_CASE("Hermes / Qwen <tool_call> blocks", "[chat][parser][tools]") {
     CHECK(r.tool_calls[1].id == "call_1");
 }
 
-TEST_CASE("Hermes blocks with Qwen3-Coder XML parameters, and malformed blocks kept as text",
-          "[chat][parser][tools]") {
-    auto r = parse(
+TEST_CASE("Qwen3-Coder XML parameters, and malformed Hermes blocks kept as text", "[chat][parser][tools]") {
+    const std::string call =
         "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=days>\n3\n"
-        "</parameter>\n</function>\n</tool_call>",
-        ToolCallFormat::Hermes);
+        "</parameter>\n<parameter=zip>\n75001\n</parameter>\n</function>\n</tool_call>";
+    auto r = parse(call, ToolCallFormat::Qwen3Coder);
     REQUIRE(r.tool_calls.size() == 1);
     CHECK(r.tool_calls[0].name == "get_weather");
-    CHECK(r.tool_calls[0].arguments == "{\"city\":\"Paris\",\"days\":3}");
+    CHECK(r.tool_calls[0].arguments == "{\"city\":\"Paris\",\"days\":3,\"zip\":75001}");
+    // A parameter whose schema is a string keeps its text as it stands, even when it looks like JSON.
+    ParseOptions o;
+    o.tool_format = ToolCallFormat::Qwen3Coder;
+    o.string_parameters = {{"get_weather", {"zip"}}};
+    r = parse_output(call, o);
+    REQUIRE(r.tool_calls.size() == 1);
+    CHECK(r.tool_calls[0].arguments == "{\"city\":\"Paris\",\"days\":3,\"zip\":\"75001\"}");
 
     r = parse("oops <tool_call>{not json}</tool_call>", ToolCallFormat::Hermes);
     CHECK(r.tool_calls.empty());
@@ -202,5 +208,37 @@ TEST_CASE("tool-call syntax is detected from the template", "[chat][parser][dete
               "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja")) == ToolCallFormat::DeepSeek);
     CHECK(detect_tool_call_format(chat_test::read_template("microsoft-Phi-3.5-mini-instruct.jinja")) ==
           ToolCallFormat::None);
+    const std::pair<const char*, ToolCallFormat> more[] = {
+        {"meta-llama-Llama-3.2-3B-Instruct.jinja", ToolCallFormat::Llama3Json},
+        {"meta-llama-Llama-3.3-70B-Instruct.jinja", ToolCallFormat::Llama3Json},
+        {"NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja", ToolCallFormat::Hermes},
+        {"Qwen-Qwen3-0.6B.jinja", ToolCallFormat::Hermes},
+        {"deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja", ToolCallFormat::DeepSeek},
+        {"ibm-granite-granite-4.1.jinja", ToolCallFormat::Hermes},
+        {"Mistral-Small-3.2-24B-Instruct-2506.jinja", ToolCallFormat::MistralArgs},
+        {"unsloth-mistral-Devstral-Small-2507.jinja", ToolCallFormat::MistralArgs},
+        {"mistralai-Ministral-3-14B-Reasoning-2512.jinja", ToolCallFormat::MistralArgs},
+        {"deepseek-ai-DeepSeek-V3.1.jinja", ToolCallFormat::DeepSeekV31},
+        {"ibm-granite-granite-3.3-2B-Instruct.jinja", ToolCallFormat::Granite},
+        {"ibm-granite-granite-4.0.jinja", ToolCallFormat::Hermes},
+        {"CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja", ToolCallFormat::CommandR7B},
+        {"CohereForAI-c4ai-command-r-plus-tool_use.jinja", ToolCallFormat::CommandRPlus},
+        {"Kimi-K2-Instruct.jinja", ToolCallFormat::Kimi},
+        {"moonshotai-Kimi-K2.jinja", ToolCallFormat::Kimi},
+        {"Kimi-K2-Thinking.jinja", ToolCallFormat::Kimi},
+        {"GLM-4.6.jinja", ToolCallFormat::Glm45},
+        {"GLM-4.7-Flash.jinja", ToolCallFormat::Glm47},
+        {"MiniMax-M2.jinja", ToolCallFormat::MiniMaxM2},
+        {"Qwen3-Coder.jinja", ToolCallFormat::Qwen3Coder},
+        {"ByteDance-Seed-OSS.jinja", ToolCallFormat::SeedOss},
+    };
+    for (const auto& [file, format] : more) {
+        INFO(file);
+        CHECK(tool_call_format_name(detect_tool_call_format(chat_test::read_template(file))) ==
+              tool_call_format_name(format));
+    }
+    CHECK(detect_reasoning_tags(chat_test::read_template("CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja")).open ==
+          "<|START_THINKING|>");
+    CHECK(detect_reasoning_tags(chat_test::read_template("Qwen-Qwen3-0.6B.jinja")).open == "<think>");
     CHECK(tool_call_format_name(ToolCallFormat::Llama3Json) == "llama3-json");
 }
