@@ -317,7 +317,8 @@ TEST_CASE("every format's template: forced calls parse, and stream their argumen
     // One template per tool-call format (the format is detected from the template). With tool_choice naming
     // get_weather, the grammar writes the call in the format's syntax; the reply's parser reads it back. The
     // same request streamed (same seed, so the same tokens) sends the name once and the arguments in several
-    // pieces that join to the non-streamed arguments, with nothing in content.
+    // pieces that join to the non-streamed arguments, with nothing in content. With tool_choice "required"
+    // the grammar lets the model choose the tool; the arguments must follow the chosen tool's schema.
     const std::pair<const char*, const char*> templates[] = {
         {"Qwen-Qwen2.5-7B-Instruct.jinja", "hermes"},
         {"meta-llama-Llama-3.1-8B-Instruct.jinja", "llama3-json"},
@@ -342,11 +343,18 @@ TEST_CASE("every format's template: forced calls parse, and stream their argumen
     const auto described = [&](json body) {
         body["tools"][1]["function"]["description"] = "Get the time.";
         body["tools"][0]["function"]["parameters"]["properties"]["unit"]["type"] = "string";
+        // Strings are bounded (the grammar enforces maxLength in every format): a free string in the XML-like
+        // formats ends only at its closing tag, which a small model may not write before max_tokens.
         for (auto& t : body["tools"])
-            for (auto& [key, prop] : t["function"]["parameters"]["properties"].items()) prop["description"] = "The " + key + ".";
+            for (auto& [key, prop] : t["function"]["parameters"]["properties"].items()) {
+                prop["description"] = "The " + key + ".";
+                if (prop.value("type", "") == "string" && !prop.contains("enum") && !prop.contains("maxLength"))
+                    prop["maxLength"] = 24;
+            }
         return body;
     };
     json cases = json::array();
+    std::vector<std::string> labels;
     for (const auto& [file, format] : templates) {
         INFO(file << " (" << format << ")");
         ServerProcess s({"-m", stories_model(), "-c", "16384", "-t", "1", "--chat-template-file",
@@ -359,6 +367,7 @@ TEST_CASE("every format's template: forced calls parse, and stream their argumen
         const json ch = r.json()["choices"][0];
         INFO(ch.dump());
         CHECK(ch["finish_reason"] == "tool_calls");
+        REQUIRE(ch["message"].contains("tool_calls"));  // (a const json's operator[] asserts on a missing key)
         REQUIRE(ch["message"]["tool_calls"].size() == 1);
         const json& call = ch["message"]["tool_calls"][0];
         CHECK(call["function"]["name"] == "get_weather");
@@ -374,11 +383,28 @@ TEST_CASE("every format's template: forced calls parse, and stream their argumen
         CHECK(streamed["tool_calls"][0]["function"]["name"] == "get_weather");
         CHECK(streamed["tool_calls"][0]["function"]["arguments"] == call["function"]["arguments"]);
         CHECK(streamed["tool_calls"][0]["pieces"].get<int>() >= 2);
+        labels.push_back(std::string(file) + ", named");
+
+        // tool_choice "required": the model picks the tool; the call follows that tool's schema.
+        const auto rq = c.post("/v1/chat/completions", described(request("required", seed)).dump());
+        INFO(rq.body);
+        REQUIRE(rq.status == 200);
+        const json chq = rq.json()["choices"][0];
+        CHECK(chq["finish_reason"] == "tool_calls");
+        REQUIRE(chq["message"].contains("tool_calls"));
+        REQUIRE(chq["message"]["tool_calls"].size() >= 1);
+        for (const json& q : chq["message"]["tool_calls"]) {
+            const std::string name = q["function"]["name"];
+            REQUIRE((name == "get_weather" || name == "get_time"));
+            cases.push_back({{"schema", tools()[name == "get_weather" ? 0 : 1]["function"]["parameters"]},
+                             {"text", q["function"]["arguments"]}});
+            labels.push_back(std::string(file) + ", required: " + name);
+        }
     }
     const json verdicts = validate(cases);
     REQUIRE(verdicts.size() == cases.size());
     for (size_t i = 0; i < cases.size(); ++i) {
-        INFO(templates[i].first << "\n" << cases[i].dump() << "\n" << verdicts[i]["why"]);
+        INFO(labels[i] << "\n" << cases[i].dump() << "\n" << verdicts[i]["why"]);
         CHECK(verdicts[i]["ok"] == true);
     }
 }
