@@ -222,7 +222,9 @@ Value get_attr(const Value& obj, const std::string& name) {
 
 Value get_item(const Value& obj, const Value& key) {
     if (obj.is_undefined()) fail(obj.undefined_reason());
-    if (key.is_undefined()) fail(key.undefined_reason());
+    // jinja2 looks an undefined key up like any other, finds nothing and gives undefined (Command R+'s
+    // template indexes a type map with a property's type, which a schema may leave out).
+    if (key.is_undefined()) return Value::undefined(object_description(obj) + " has no item for an undefined key");
     if (obj.is_object()) {
         if (const Value* v = obj.as_object().find(key)) return *v;
     } else if ((obj.is_array() || obj.is_string()) && (key.is_int() || key.is_bool())) {

@@ -338,11 +338,10 @@ TEST_CASE("every format's template: forced calls parse, and stream their argumen
         {"MiniMax-M2.jinja", "minimax-m2"},
     };
     const json named = {{"type", "function"}, {"function", {{"name", "get_weather"}}}};
-    // Functionary's template reads every tool's description, Command R+'s every property's type and
-    // description.
+    // Functionary's template reads every tool's description, Command R+'s every property's description
+    // (and its type, through a type map: the enum-only `unit` has none, which renders as undefined).
     const auto described = [&](json body) {
         body["tools"][1]["function"]["description"] = "Get the time.";
-        body["tools"][0]["function"]["parameters"]["properties"]["unit"]["type"] = "string";
         // Strings are bounded (the grammar enforces maxLength in every format): a free string in the XML-like
         // formats ends only at its closing tag, which a small model may not write before max_tokens.
         for (auto& t : body["tools"])

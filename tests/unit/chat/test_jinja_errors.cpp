@@ -90,6 +90,11 @@ TEST_CASE("undefined values are falsy and empty, but fail when used strictly", "
     CHECK(error_of("{{ missing() }}").message() == "'missing' is undefined");
     CHECK(error_of("{{ d.a.b }}", R"({"d": {}})").message() == "'dict object' has no attribute 'a'");
     CHECK(error_of("{{ d[0][1] }}", R"({"d": []})").message() == "'list object' has no attribute 0");
+    // An undefined key finds nothing, as in jinja2: undefined, which fails only when used strictly.
+    CHECK(render("[{{ m[spec.type] }}][{{ m[spec.type] is defined }}][{{ m[spec.type] or 'any' }}]",
+                 R"({"m": {"string": "str"}, "spec": {}})") == "[][False][any]");
+    CHECK(error_of("{{ m[spec.type].x }}", R"({"m": {}, "spec": {}})").message() ==
+          "'dict object' has no item for an undefined key");
 }
 
 TEST_CASE("runaway recursion and deep nesting fail instead of crashing", "[jinja][errors]") {
