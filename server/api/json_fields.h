@@ -14,11 +14,23 @@ using json = nlohmann::json;
 
 [[noreturn]] inline void bad_request(const std::string& message) { throw server::http::HttpError(400, message); }
 
-inline const json* field(const json& body, const char* name) {
+// A member that is present and not null, for either JSON flavour (the agent APIs keep the client's key
+// order with ordered_json); nullptr otherwise.
+template <typename Json>
+const Json* present(const Json& body, const char* name) {
     auto it = body.find(name);
     if (it == body.end() || it->is_null()) return nullptr;
     return &*it;
 }
+
+// A string member's text; empty when it is absent or not a string.
+template <typename Json>
+std::string string_or_empty(const Json& body, const char* name) {
+    const Json* v = present(body, name);
+    return v && v->is_string() ? v->template get<std::string>() : std::string();
+}
+
+inline const json* field(const json& body, const char* name) { return present(body, name); }
 
 template <typename T>
 std::optional<T> get_opt(const json& body, const char* name);

@@ -11,16 +11,6 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-const ojson* member(const ojson& o, const char* key) {
-    const auto it = o.find(key);
-    return it == o.end() || it->is_null() ? nullptr : &*it;
-}
-
-std::string str(const ojson& o, const char* key) {
-    const ojson* v = member(o, key);
-    return v && v->is_string() ? v->get<std::string>() : std::string();
-}
-
 void append(std::string& to, const std::string& text) {
     if (!to.empty()) to += "\n";
     to += text;
@@ -40,9 +30,9 @@ std::string text_of(const ojson& content, const std::string& at) {
     if (content.is_string()) return content.get<std::string>();
     std::string out;
     for (size_t k = 0; k < content.size(); ++k) {
-        const std::string type = str(content[k], "type");
+        const std::string type = string_or_empty(content[k], "type");
         if (type != "text") unsupported_block(at + "[" + std::to_string(k) + "]", type);
-        append(out, str(content[k], "text"));
+        append(out, string_or_empty(content[k], "text"));
     }
     return out;
 }
@@ -104,18 +94,18 @@ void restate_user(const ojson& content, const std::string& at, Conversation& con
     for (size_t k = 0; k < content.size(); ++k) {
         const ojson& b = content[k];
         const std::string bat = at + "[" + std::to_string(k) + "]";
-        const std::string type = str(b, "type");
+        const std::string type = string_or_empty(b, "type");
         if (type == "text") {
-            append(pending, str(b, "text"));
+            append(pending, string_or_empty(b, "text"));
             has_pending = true;
         } else if (type == "tool_result") {
             if (has_pending) conv.user_text(pending);
             pending.clear();
             has_pending = false;
-            std::string text = member(b, "content") ? text_of(b["content"], bat + ".content") : std::string();
-            if (const ojson* e = member(b, "is_error"); e && *e == true)
+            std::string text = present(b, "content") ? text_of(b["content"], bat + ".content") : std::string();
+            if (const ojson* e = present(b, "is_error"); e && *e == true)
                 text = text.empty() ? "Error" : "Error: " + text;
-            conv.tool_result(str(b, "tool_use_id"), text, bat);
+            conv.tool_result(string_or_empty(b, "tool_use_id"), text, bat);
         } else {
             unsupported_block(bat, type);
         }
@@ -129,11 +119,11 @@ void restate_assistant(const ojson& content, const std::string& at, Conversation
     ojson calls = ojson::array();
     for (size_t k = 0; k < content.size(); ++k) {
         const ojson& b = content[k];
-        const std::string type = str(b, "type");
+        const std::string type = string_or_empty(b, "type");
         if (type == "text") {
-            append(text, str(b, "text"));
+            append(text, string_or_empty(b, "text"));
         } else if (type == "thinking") {
-            append(reasoning, str(b, "thinking"));
+            append(reasoning, string_or_empty(b, "thinking"));
         } else if (type == "tool_use") {
             calls.push_back({{"id", b["id"]},
                              {"type", "function"},
@@ -149,12 +139,12 @@ ojson restate_tools(const ojson& tools) {
     ojson out = ojson::array();
     for (size_t i = 0; i < tools.size(); ++i) {
         const ojson& t = tools[i];
-        if (const ojson* type = member(t, "type"); type && *type != "custom")
+        if (const ojson* type = present(t, "type"); type && *type != "custom")
             bad_request("'tools[" + std::to_string(i) + "]': server tools (type " + type->dump() +
                         ") are not supported; only client tools with an input_schema are");
         ojson fn = ojson::object();
         fn["name"] = t["name"];
-        if (const ojson* d = member(t, "description")) fn["description"] = *d;
+        if (const ojson* d = present(t, "description")) fn["description"] = *d;
         fn["parameters"] = t["input_schema"];
         out.push_back({{"type", "function"}, {"function", fn}});
     }
@@ -162,35 +152,35 @@ ojson restate_tools(const ojson& tools) {
 }
 
 void restate_tool_choice(const ojson& choice, ojson& chat) {
-    const std::string type = str(choice, "type");
+    const std::string type = string_or_empty(choice, "type");
     if (type == "auto") chat["tool_choice"] = "auto";
     if (type == "any") chat["tool_choice"] = "required";
     if (type == "none") chat["tool_choice"] = "none";
     if (type == "tool")
         chat["tool_choice"] = {{"type", "function"}, {"function", {{"name", choice["name"]}}}};
-    if (const ojson* d = member(choice, "disable_parallel_tool_use"))
+    if (const ojson* d = present(choice, "disable_parallel_tool_use"))
         chat["parallel_tool_calls"] = !d->get<bool>();
 }
 
 void restate_thinking(const ojson& thinking, const ojson& body, RestatedChat& out) {
-    if (member(thinking, "display"))
+    if (present(thinking, "display"))
         bad_request(
             "'thinking.display' is not supported: thinking blocks always hold the model's whole reasoning");
-    const std::string type = str(thinking, "type");
+    const std::string type = string_or_empty(thinking, "type");
     set_enable_thinking(out.body, type != "disabled");
     if (type != "enabled") return;
     const int64_t budget = thinking["budget_tokens"].get<int64_t>();
-    if (const ojson* max = member(body, "max_tokens"); max && budget >= max->get<int64_t>())
+    if (const ojson* max = present(body, "max_tokens"); max && budget >= max->get<int64_t>())
         bad_request("'thinking.budget_tokens' must be less than 'max_tokens'");
     out.reasoning_budget = (int)budget;
 }
 
 void refuse_unsupported(const ojson& body) {
     for (const char* key : {"container", "diagnostics", "mcp_servers", "context_management"})
-        if (member(body, key)) bad_request("'" + std::string(key) + "' is not supported by this server");
-    if (const ojson* g = member(body, "inference_geo"))
+        if (present(body, key)) bad_request("'" + std::string(key) + "' is not supported by this server");
+    if (const ojson* g = present(body, "inference_geo"))
         bad_request("'inference_geo' " + g->dump() + " is not supported: this server runs where it runs");
-    if (const ojson* s = member(body, "speed"); s && *s != "standard")
+    if (const ojson* s = present(body, "speed"); s && *s != "standard")
         bad_request("'speed': only \"standard\" is supported");
 }
 
@@ -201,7 +191,7 @@ RestatedChat restate_messages_request(const ojson& body) {
     RestatedChat out;
     ojson& chat = out.body;
     Conversation conv;
-    if (const ojson* system = member(body, "system")) {
+    if (const ojson* system = present(body, "system")) {
         const std::string text = text_of(*system, "system");
         conv.messages().push_back({{"role", "system"}, {"content", text}});
     }
@@ -216,7 +206,7 @@ RestatedChat restate_messages_request(const ojson& body) {
             // A final assistant turn is a prefill: text only, continued by the reply.
             if (!m["content"].is_string())
                 for (size_t k = 0; k < m["content"].size(); ++k)
-                    if (str(m["content"][k], "type") != "text")
+                    if (string_or_empty(m["content"][k], "type") != "text")
                         bad_request(
                             "'" + at + "[" + std::to_string(k) +
                             "]': a final assistant message is a prefill the reply continues, so it may "
@@ -230,16 +220,16 @@ RestatedChat restate_messages_request(const ojson& body) {
         bad_request("'messages' must hold at least one user message");
     chat["messages"] = std::move(conv.messages());
 
-    if (const ojson* tools = member(body, "tools"); tools && !tools->empty())
+    if (const ojson* tools = present(body, "tools"); tools && !tools->empty())
         chat["tools"] = restate_tools(*tools);
-    if (const ojson* choice = member(body, "tool_choice")) restate_tool_choice(*choice, chat);
-    if (const ojson* max = member(body, "max_tokens")) chat["max_tokens"] = *max;
-    if (const ojson* stop = member(body, "stop_sequences")) chat["stop"] = *stop;
-    if (const ojson* thinking = member(body, "thinking")) restate_thinking(*thinking, body, out);
-    if (const ojson* oc = member(body, "output_config")) {
-        if (const ojson* e = member(*oc, "effort"))
+    if (const ojson* choice = present(body, "tool_choice")) restate_tool_choice(*choice, chat);
+    if (const ojson* max = present(body, "max_tokens")) chat["max_tokens"] = *max;
+    if (const ojson* stop = present(body, "stop_sequences")) chat["stop"] = *stop;
+    if (const ojson* thinking = present(body, "thinking")) restate_thinking(*thinking, body, out);
+    if (const ojson* oc = present(body, "output_config")) {
+        if (const ojson* e = present(*oc, "effort"))
             apply_reasoning_effort(chat, e->get<std::string>(), "output_config.effort");
-        if (const ojson* f = member(*oc, "format")) {
+        if (const ojson* f = present(*oc, "format")) {
             if (chat.contains("tools") && chat.value("tool_choice", ojson("auto")) != "none")
                 bad_request(
                     "'output_config.format' cannot be combined with 'tools' on this server (unless "

@@ -12,16 +12,6 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-const ojson* member(const ojson& o, const char* key) {
-    const auto it = o.find(key);
-    return it == o.end() || it->is_null() ? nullptr : &*it;
-}
-
-std::string str(const ojson& o, const char* key) {
-    const ojson* v = member(o, key);
-    return v && v->is_string() ? v->get<std::string>() : std::string();
-}
-
 [[noreturn]] void unsupported_part(const std::string& at, const std::string& type) {
     if (type == "input_image")
         bad_request("'" + at + "': input_image is not supported: this server's model reads text only");
@@ -37,12 +27,12 @@ std::string content_text(const ojson& content, const std::string& at) {
     for (size_t k = 0; k < content.size(); ++k) {
         const ojson& part = content[k];
         const std::string pat = at + "[" + std::to_string(k) + "]";
-        const std::string type = str(part, "type");
+        const std::string type = string_or_empty(part, "type");
         std::string text;
         if (type == "input_text" || type == "output_text") {
-            text = str(part, "text");
+            text = string_or_empty(part, "text");
         } else if (type == "refusal") {
-            text = str(part, "refusal");
+            text = string_or_empty(part, "refusal");
         } else {
             unsupported_part(pat, type);
         }
@@ -145,8 +135,8 @@ class Conversation {
 };
 
 ojson restate_input(const ojson& body) {
-    Conversation conv(str(body, "instructions"));
-    const ojson* input = member(body, "input");
+    Conversation conv(string_or_empty(body, "instructions"));
+    const ojson* input = present(body, "input");
     if (!input) bad_request("'input' is required");
     if (input->is_string()) {
         conv.message("user", input->get<std::string>(), "input");
@@ -155,25 +145,25 @@ ojson restate_input(const ojson& body) {
     for (size_t i = 0; i < input->size(); ++i) {
         const ojson& item = (*input)[i];
         const std::string at = "input[" + std::to_string(i) + "]";
-        const std::string type = item.contains("type") ? str(item, "type") : std::string("message");
+        const std::string type = item.contains("type") ? string_or_empty(item, "type") : std::string("message");
         if (type == "message") {
-            const std::string role = str(item, "role");
+            const std::string role = string_or_empty(item, "role");
             conv.message(role, content_text(item["content"], at + ".content"), at);
         } else if (type == "function_call") {
-            conv.function_call(str(item, "call_id"), str(item, "name"), str(item, "arguments"), at);
+            conv.function_call(string_or_empty(item, "call_id"), string_or_empty(item, "name"), string_or_empty(item, "arguments"), at);
         } else if (type == "function_call_output") {
             const ojson& out = item["output"];
-            conv.function_output(str(item, "call_id"), content_text(out, at + ".output"), at);
+            conv.function_output(string_or_empty(item, "call_id"), content_text(out, at + ".output"), at);
         } else if (type == "reasoning") {
-            if (member(item, "encrypted_content"))
+            if (present(item, "encrypted_content"))
                 bad_request("'" + at +
                             ".encrypted_content': encrypted reasoning is not supported; send the "
                             "reasoning text as content");
             std::string text;
-            const ojson* parts = member(item, "content");
-            if (!parts || parts->empty()) parts = member(item, "summary");
+            const ojson* parts = present(item, "content");
+            if (!parts || parts->empty()) parts = present(item, "summary");
             if (parts)
-                for (size_t k = 0; k < parts->size(); ++k) text += (k ? "\n" : "") + str((*parts)[k], "text");
+                for (size_t k = 0; k < parts->size(); ++k) text += (k ? "\n" : "") + string_or_empty((*parts)[k], "text");
             conv.reasoning(std::move(text), at);
         } else if (type == "item_reference") {
             bad_request("'" + at + "': item references are not supported: this server keeps no responses");
@@ -190,15 +180,15 @@ ojson restate_tools(const ojson& tools) {
     ojson out = ojson::array();
     for (size_t i = 0; i < tools.size(); ++i) {
         const ojson& t = tools[i];
-        const std::string type = str(t, "type");
+        const std::string type = string_or_empty(t, "type");
         if (type != "function")
             bad_request("'tools[" + std::to_string(i) + "]': tools of type '" + type +
                         "' are not supported; only function tools are");
         ojson fn = ojson::object();
         fn["name"] = t["name"];
-        if (const ojson* d = member(t, "description")) fn["description"] = *d;
-        if (const ojson* p = member(t, "parameters")) fn["parameters"] = *p;
-        if (const ojson* s = member(t, "strict")) fn["strict"] = *s;
+        if (const ojson* d = present(t, "description")) fn["description"] = *d;
+        if (const ojson* p = present(t, "parameters")) fn["parameters"] = *p;
+        if (const ojson* s = present(t, "strict")) fn["strict"] = *s;
         out.push_back({{"type", "function"}, {"function", fn}});
     }
     return out;
@@ -206,7 +196,7 @@ ojson restate_tools(const ojson& tools) {
 
 ojson restate_tool_choice(const ojson& choice) {
     if (choice.is_string()) return choice;
-    const std::string type = str(choice, "type");
+    const std::string type = string_or_empty(choice, "type");
     if (type == "function") return {{"type", "function"}, {"function", {{"name", choice["name"]}}}};
     bad_request(
         "'tool_choice' of type '" + type +
@@ -215,26 +205,26 @@ ojson restate_tool_choice(const ojson& choice) {
 
 // text.format -> response_format; nothing for "text".
 void restate_text_format(const ojson& text, ojson& chat) {
-    if (const ojson* v = member(text, "verbosity"); v && *v != "medium")
+    if (const ojson* v = present(text, "verbosity"); v && *v != "medium")
         bad_request("'text.verbosity' " + v->dump() +
                     " is not supported: the model's replies are as long as it "
                     "makes them (only \"medium\" is accepted)");
-    const ojson* format = member(text, "format");
+    const ojson* format = present(text, "format");
     if (!format) return;
-    const std::string type = str(*format, "type");
+    const std::string type = string_or_empty(*format, "type");
     if (type == "json_object") {
         chat["response_format"] = {{"type", "json_object"}};
     } else if (type == "json_schema") {
         ojson js = ojson::object();
         for (const char* key : {"name", "description", "schema", "strict"})
-            if (const ojson* v = member(*format, key)) js[key] = *v;
+            if (const ojson* v = present(*format, key)) js[key] = *v;
         chat["response_format"] = {{"type", "json_schema"}, {"json_schema", js}};
     }
 }
 
 // Fields the server cannot honor: a 400 naming each, never ignored.
 void refuse_unsupported(const ojson& body) {
-    const auto set = [&](const char* key) { return member(body, key) != nullptr; };
+    const auto set = [&](const char* key) { return present(body, key) != nullptr; };
     if (set("previous_response_id"))
         bad_request(
             "'previous_response_id' is not supported: this server keeps no responses; send the whole "
@@ -243,40 +233,40 @@ void refuse_unsupported(const ojson& body) {
         bad_request(
             "'conversation' is not supported: this server keeps no conversations; send the whole "
             "conversation in 'input'");
-    if (const ojson* s = member(body, "store"); s && *s == true)
+    if (const ojson* s = present(body, "store"); s && *s == true)
         bad_request(
             "'store': true is not supported: this server keeps no responses; omit 'store' or set it to "
             "false");
-    if (const ojson* b = member(body, "background"); b && *b == true)
+    if (const ojson* b = present(body, "background"); b && *b == true)
         bad_request(
             "'background': true is not supported: background responses need stored responses, which "
             "this server does not keep");
-    if (const ojson* inc = member(body, "include"); inc && !inc->empty())
+    if (const ojson* inc = present(body, "include"); inc && !inc->empty())
         bad_request("'include': " + (*inc)[0].dump() +
                     " is not supported: this server adds nothing to the output");
     if (set("prompt")) bad_request("'prompt' is not supported: this server keeps no prompt templates");
-    if (const ojson* t = member(body, "truncation"); t && *t != "disabled")
+    if (const ojson* t = present(body, "truncation"); t && *t != "disabled")
         bad_request("'truncation': only \"disabled\" is supported");
-    if (const ojson* t = member(body, "service_tier"); t && *t != "auto" && *t != "default")
+    if (const ojson* t = present(body, "service_tier"); t && *t != "auto" && *t != "default")
         bad_request("'service_tier': only \"auto\" and \"default\" are supported (this server has one tier)");
     if (set("max_tool_calls"))
         bad_request(
             "'max_tool_calls' is not supported; 'parallel_tool_calls': false limits a reply to one call");
-    if (const ojson* t = member(body, "top_logprobs"); t && *t != 0)
+    if (const ojson* t = present(body, "top_logprobs"); t && *t != 0)
         bad_request(
             "'top_logprobs' is not supported by /v1/responses (use /v1/chat/completions with logprobs)");
     if (set("context_management")) bad_request("'context_management' is not supported");
-    if (const ojson* r = member(body, "prompt_cache_retention"); r && *r != "in-memory")
+    if (const ojson* r = present(body, "prompt_cache_retention"); r && *r != "in-memory")
         bad_request("'prompt_cache_retention': only \"in-memory\" is supported (the KV cache of the slots)");
-    if (const ojson* so = member(body, "stream_options"))
-        if (const ojson* ob = member(*so, "include_obfuscation"); ob && *ob == true)
+    if (const ojson* so = present(body, "stream_options"))
+        if (const ojson* ob = present(*so, "include_obfuscation"); ob && *ob == true)
             bad_request("'stream_options.include_obfuscation': true is not supported");
-    if (const ojson* r = member(body, "reasoning")) {
-        if (member(*r, "summary"))
+    if (const ojson* r = present(body, "reasoning")) {
+        if (present(*r, "summary"))
             bad_request(
                 "'reasoning.summary' is not supported: this server does not summarize reasoning; the "
                 "model's reasoning comes whole, as the content (reasoning_text) of reasoning items");
-        if (member(*r, "generate_summary"))
+        if (present(*r, "generate_summary"))
             bad_request(
                 "'reasoning.generate_summary' is not supported: this server does not summarize reasoning");
     }
@@ -290,12 +280,12 @@ RestatedResponses restate_responses_request(const ojson& body) {
     ojson& chat = out.chat.body;
     chat["messages"] = restate_input(body);
 
-    const ojson* tools = member(body, "tools");
+    const ojson* tools = present(body, "tools");
     const bool has_tools = tools && !tools->empty();
     if (has_tools) chat["tools"] = restate_tools(*tools);
-    if (const ojson* choice = member(body, "tool_choice")) chat["tool_choice"] = restate_tool_choice(*choice);
-    if (const ojson* m = member(body, "max_output_tokens")) chat["max_tokens"] = *m;
-    if (const ojson* text = member(body, "text")) {
+    if (const ojson* choice = present(body, "tool_choice")) chat["tool_choice"] = restate_tool_choice(*choice);
+    if (const ojson* m = present(body, "max_output_tokens")) chat["max_tokens"] = *m;
+    if (const ojson* text = present(body, "text")) {
         restate_text_format(*text, chat);
         if (chat.contains("response_format") && has_tools &&
             chat.value("tool_choice", ojson("auto")) != "none")
@@ -303,8 +293,8 @@ RestatedResponses restate_responses_request(const ojson& body) {
                         " cannot be combined with 'tools' on this server (unless tool_choice is \"none\")");
     }
     std::string effort;
-    if (const ojson* r = member(body, "reasoning"))
-        if (const ojson* e = member(*r, "effort")) {
+    if (const ojson* r = present(body, "reasoning"))
+        if (const ojson* e = present(*r, "effort")) {
             effort = e->get<std::string>();
             apply_reasoning_effort(chat, effort, "reasoning.effort");
         }
@@ -339,22 +329,22 @@ RestatedResponses restate_responses_request(const ojson& body) {
     ojson& echo = out.echo;
     echo["instructions"] = body.contains("instructions") ? body["instructions"] : ojson();
     echo["max_output_tokens"] = body.contains("max_output_tokens") ? body["max_output_tokens"] : ojson();
-    echo["metadata"] = member(body, "metadata") ? body["metadata"] : ojson::object();
+    echo["metadata"] = present(body, "metadata") ? body["metadata"] : ojson::object();
     echo["parallel_tool_calls"] =
-        member(body, "parallel_tool_calls") ? body["parallel_tool_calls"] : ojson(true);
+        present(body, "parallel_tool_calls") ? body["parallel_tool_calls"] : ojson(true);
     echo["previous_response_id"] = nullptr;
     echo["reasoning"] = {{"effort", effort.empty() ? ojson() : ojson(effort)}, {"summary", nullptr}};
     echo["store"] = false;
-    const ojson* text = member(body, "text");
+    const ojson* text = present(body, "text");
     echo["text"] = {
-        {"format", text && member(*text, "format") ? (*text)["format"] : ojson{{"type", "text"}}}};
-    echo["tool_choice"] = member(body, "tool_choice") ? body["tool_choice"] : ojson("auto");
+        {"format", text && present(*text, "format") ? (*text)["format"] : ojson{{"type", "text"}}}};
+    echo["tool_choice"] = present(body, "tool_choice") ? body["tool_choice"] : ojson("auto");
     echo["tools"] = tools ? *tools : ojson::array();
     echo["truncation"] = "disabled";
     echo["service_tier"] = "default";
     echo["background"] = false;
     for (const char* key : {"user", "prompt_cache_key", "safety_identifier"})
-        if (const ojson* v = member(body, key)) echo[key] = *v;
+        if (const ojson* v = present(body, key)) echo[key] = *v;
     return out;
 }
 
