@@ -4,27 +4,15 @@
 // blocks whose input follows the schema, streamed the same; the tool_result turn goes back; countTokens counts
 // the prompt; a bad request and a wrong key are the SDK's typed errors.
 // Usage: node anthropic_messages.test.mjs <ggserve binary> <model.gguf> <template>
-import { spawn } from "node:child_process";
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
+import { startServer as serve } from "./serve.mjs";
 
 const [binary, model, template] = process.argv.slice(2);
 const API_KEY = "sk-ant-test";
 
-function startServer() {
-  const proc = spawn(binary, ["serve", "-m", model, "--port", "0", "-c", "2048", "-t", "1", "--api-key", API_KEY,
-                              "--chat-template-file", template], { stdio: ["ignore", "ignore", "pipe"] });
-  return new Promise((resolve, reject) => {
-    let port = null, log = "";
-    proc.on("exit", (code) => reject(new Error(`server exited early (${code}):\n${log}`)));
-    proc.stderr.on("data", (chunk) => {
-      log += chunk.toString();
-      const m = log.match(/listening on http:\/\/127\.0\.0\.1:(\d+)/);
-      if (m) port = m[1];
-      if (port && log.includes("ready:")) resolve({ proc, url: `http://127.0.0.1:${port}` });
-    });
-  });
-}
+const startServer = () => serve(binary, ["-m", model, "--port", "0", "-c", "2048", "-t", "1", "--api-key", API_KEY,
+                              "--chat-template-file", template]);
 
 const tools = [{
   name: "get_weather", description: "Get the weather.",

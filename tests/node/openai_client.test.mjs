@@ -2,30 +2,18 @@
 // streamed, and authentication. Usage: node openai_client.test.mjs <ggserve binary> <model.gguf> <golden.json>
 // With GGSERVE_URL set (e.g. http://127.0.0.1:8080, a server already running with stories260K.gguf and the
 // API key below, as the docker test starts), it talks to that server instead of starting one.
-import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import assert from "node:assert/strict";
 import OpenAI from "openai";
+import { startServer as serve } from "./serve.mjs";
 
 const [binary, model, goldenPath] = process.argv.slice(2);
 const golden = JSON.parse(readFileSync(goldenPath, "utf8"));
 const API_KEY = "sk-test-0123456789";
 
 // Starts the server on an ephemeral port and resolves with its base URL once it reports "ready".
-function startServer() {
-  const proc = spawn(binary, ["serve", "-m", model, "--port", "0", "-np", "2", "-c", "1024", "-t", "1",
-                              "--api-key", API_KEY], { stdio: ["ignore", "ignore", "pipe"] });
-  return new Promise((resolve, reject) => {
-    let port = null, log = "";
-    proc.on("exit", (code) => reject(new Error(`server exited early (${code}):\n${log}`)));
-    proc.stderr.on("data", (chunk) => {
-      log += chunk.toString();
-      const m = log.match(/listening on http:\/\/127\.0\.0\.1:(\d+)/);
-      if (m) port = m[1];
-      if (port && log.includes("ready:")) resolve({ proc, url: `http://127.0.0.1:${port}` });
-    });
-  });
-}
+const startServer = () => serve(binary, ["-m", model, "--port", "0", "-np", "2", "-c", "1024", "-t", "1",
+                              "--api-key", API_KEY]);
 
 const { proc, url } = process.env.GGSERVE_URL ? { proc: null, url: process.env.GGSERVE_URL } : await startServer();
 try {

@@ -2,28 +2,16 @@
 // encoding_format float, base64 (the raw string, decoded here) and the client's default (it asks for
 // base64 and decodes itself) give the same vectors, and they match the llama.cpp golden (cosine >= 0.999).
 // Usage: node openai_embeddings.test.mjs <ggserve binary> <synth-bert-f16.gguf> <synth-bert-f16.embeddings.json>
-import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import assert from "node:assert/strict";
 import OpenAI from "openai";
+import { startServer as serve } from "./serve.mjs";
 
 const [binary, model, goldenPath] = process.argv.slice(2);
 const golden = JSON.parse(readFileSync(goldenPath, "utf8"));
 
-function startServer() {
-  const proc = spawn(binary, ["serve", "-m", model, "--port", "0", "--embeddings", "--pooling", "mean", "-np", "4",
-                              "-t", "2"], { stdio: ["ignore", "ignore", "pipe"] });
-  return new Promise((resolve, reject) => {
-    let port = null, log = "";
-    proc.on("exit", (code) => reject(new Error(`server exited early (${code}):\n${log}`)));
-    proc.stderr.on("data", (chunk) => {
-      log += chunk.toString();
-      const m = log.match(/listening on http:\/\/127\.0\.0\.1:(\d+)/);
-      if (m) port = m[1];
-      if (port && log.includes("ready:")) resolve({ proc, url: `http://127.0.0.1:${port}` });
-    });
-  });
-}
+const startServer = () => serve(binary, ["-m", model, "--port", "0", "--embeddings", "--pooling", "mean", "-np", "4",
+                              "-t", "2"]);
 
 function cosine(a, b) {
   let ab = 0, aa = 0, bb = 0;

@@ -4,27 +4,15 @@
 // function_call item whose arguments follow the schema, streamed the same; the call and its
 // function_call_output go back as input; inputTokens.count counts the prompt; stored responses are refused.
 // Usage: node openai_responses.test.mjs <ggserve binary> <model.gguf> <template>
-import { spawn } from "node:child_process";
 import assert from "node:assert/strict";
 import OpenAI from "openai";
+import { startServer as serve } from "./serve.mjs";
 
 const [binary, model, template] = process.argv.slice(2);
 const API_KEY = "sk-responses-test";
 
-function startServer() {
-  const proc = spawn(binary, ["serve", "-m", model, "--port", "0", "-c", "2048", "-t", "1", "--api-key", API_KEY,
-                              "--chat-template-file", template], { stdio: ["ignore", "ignore", "pipe"] });
-  return new Promise((resolve, reject) => {
-    let port = null, log = "";
-    proc.on("exit", (code) => reject(new Error(`server exited early (${code}):\n${log}`)));
-    proc.stderr.on("data", (chunk) => {
-      log += chunk.toString();
-      const m = log.match(/listening on http:\/\/127\.0\.0\.1:(\d+)/);
-      if (m) port = m[1];
-      if (port && log.includes("ready:")) resolve({ proc, url: `http://127.0.0.1:${port}` });
-    });
-  });
-}
+const startServer = () => serve(binary, ["-m", model, "--port", "0", "-c", "2048", "-t", "1", "--api-key", API_KEY,
+                              "--chat-template-file", template]);
 
 const tools = [{
   type: "function", name: "get_weather", description: "Get the weather.", strict: true,

@@ -1,26 +1,14 @@
 // The official OpenAI Node.js client calling tools on a real ggserve: stories260K with Qwen 2.5's
 // Hermes-style template; tool_choice "required" forces a call, read back as message.tool_calls and
 // as streamed tool_call deltas. Usage: node openai_tools.test.mjs <ggserve binary> <model.gguf> <template>
-import { spawn } from "node:child_process";
 import assert from "node:assert/strict";
 import OpenAI from "openai";
+import { startServer as serve } from "./serve.mjs";
 
 const [binary, model, template] = process.argv.slice(2);
 
-function startServer() {
-  const proc = spawn(binary, ["serve", "-m", model, "--port", "0", "-c", "2048", "-t", "1",
-                              "--chat-template-file", template], { stdio: ["ignore", "ignore", "pipe"] });
-  return new Promise((resolve, reject) => {
-    let port = null, log = "";
-    proc.on("exit", (code) => reject(new Error(`server exited early (${code}):\n${log}`)));
-    proc.stderr.on("data", (chunk) => {
-      log += chunk.toString();
-      const m = log.match(/listening on http:\/\/127\.0\.0\.1:(\d+)/);
-      if (m) port = m[1];
-      if (port && log.includes("ready:")) resolve({ proc, url: `http://127.0.0.1:${port}` });
-    });
-  });
-}
+const startServer = () => serve(binary, ["-m", model, "--port", "0", "-c", "2048", "-t", "1",
+                              "--chat-template-file", template]);
 
 const tools = [{
   type: "function",
