@@ -387,6 +387,22 @@ Tensor* flash_attn(Context& ctx, Tensor* q, Tensor* k, Tensor* v, Tensor* mask, 
     return t;
 }
 
+Tensor* with_kv_blocks(Tensor* op, Tensor* blocks) {
+    if (op->op != Op::MulMat && op->op != Op::SoftMax && op->op != Op::MulMatT && op->op != Op::FlashAttn)
+        fail("with_kv_blocks", std::string("not an attention op: ") + op_name(op->op));
+    if (blocks->type != Type::I32 || !blocks->is_contiguous()) fail("with_kv_blocks", "blocks must be contiguous I32");
+    if (op->src[kKvBlocksSrc]) fail("with_kv_blocks", "blocks already attached");
+    // Rows of the cache: scores per query for mul_mat and soft_max, K's or V's rows for the others.
+    const int64_t rows = op->op == Op::FlashAttn ? op->src[1]->ne[1] : op->op == Op::MulMatT ? op->src[0]->ne[1]
+                                                                                             : op->ne[0];
+    const int64_t queries = op->op == Op::FlashAttn ? op->src[0]->ne[1] : op->ne[1];
+    if (blocks->ne[0] < 1 + (rows + kKvBlock - 1) / kKvBlock || blocks->ne[1] < queries)
+        fail("with_kv_blocks", "blocks shape " + shape_str(blocks) + " does not cover " + std::to_string(rows) +
+                                   " rows and " + std::to_string(queries) + " queries");
+    op->src[kKvBlocksSrc] = blocks;
+    return op;
+}
+
 // ---- graphs ----------------------------------------------------------------------------------------
 
 void Graph::build_forward(Tensor* result) {

@@ -218,6 +218,18 @@ Tensor* softcap(Context& ctx, Tensor* a, float cap);
 Tensor* flash_attn(Context& ctx, Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float scale,
                    float softcap = 0.0f);
 
+// Visible blocks of a KV cache that several sequences share, so that attention costs what a query's own
+// cells cost rather than what the whole cache holds. blocks: I32 [1 + n_blocks, n_q], row j for query j:
+// a count c, then c ascending indices of blocks of kKvBlock cache rows (block b: rows [b * kKvBlock,
+// (b + 1) * kKvBlock) of K and V); every row outside those blocks is masked for query j. Attached to the
+// ops of one attention (mul_mat of K and Q, soft_max, mul_mat_t of V, or flash_attn) as their source
+// kKvBlocksSrc, it lets the CPU skip the other rows: mul_mat leaves their scores unwritten, soft_max neither
+// reads nor writes them, mul_mat_t and flash_attn do not read them. The results are the same bits. Attach
+// it only where the whole chain runs on the CPU (K and V in host memory). Returns op.
+constexpr int64_t kKvBlock = 32;
+constexpr int kKvBlocksSrc = kMaxSrc - 1;
+Tensor* with_kv_blocks(Tensor* op, Tensor* blocks);
+
 // ---- graphs ------------------------------------------------------------------------------------
 struct Graph {
     std::vector<Tensor*> nodes;  // ops, parents before children

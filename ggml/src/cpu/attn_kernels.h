@@ -17,16 +17,23 @@ void f64_to_f32_row(const double* x, float* y, int64_t n);
 
 // The rest is in kernels_rows.cpp; each equals its scalar form (shown) bit for bit at every level.
 
-// y[i] = exp(x[i] - m) (std::exp), or 0 where x[i] is -inf; returns the sum of the y[i] in double, in
-// index order.
-double exp_row(const float* x, float m, float* y, int64_t n);
+// y[i] = exp(x[i] - m) (std::exp), or 0 where x[i] is -inf; returns sum0 plus the y[i] in double, added in
+// index order (so a row's segments chained through sum0 give the whole row's sum).
+double exp_row(const float* x, float m, float* y, int64_t n, double sum0 = 0.0);
 // y[i] = x[i] * scale + (mask ? mask[i] : 0) (rounded after the product); returns the largest y[i] that
 // is not nan (-inf if none; the sign of a zero maximum is unspecified, which exp_row does not see).
 float scale_mask_max_row(const float* x, float scale, const float* mask, float* y, int64_t n);
+// Rows i < n of a list of blocks: block b covers [b * block, min((b + 1) * block, n)); blocks ascending.
+struct RowBlocks {
+    const int32_t* index = nullptr;
+    int64_t count = 0;
+    int64_t block = 0;
+};
 // out[j] = (float) sum over i in order, skipping w[i] == 0, of (double)w[i] * v[i * v_stride + j], for
-// j < d; acc holds d doubles of scratch.
+// j < d; acc holds d doubles of scratch. With blocks, only the rows i they list are read (the others count
+// as zero weights).
 void weighted_sum_f64(int64_t n, const float* w, const float* v, size_t v_stride, int64_t d, double* acc,
-                      float* out);
+                      float* out, const RowBlocks* blocks = nullptr);
 // y[i] = x[i] / (1 + std::exp(-x[i])) (SiLU), and that times g[i] (SwiGLU).
 void silu_row(const float* x, float* y, int64_t n);
 void swiglu_row(const float* x, const float* g, float* y, int64_t n);

@@ -18,6 +18,7 @@
 #include "attn_kernels.h"
 #include "kernels.h"
 #include "kernels_simd_target.h"
+#include "kv_blocks.h"
 
 namespace ggml::cpu {
 
@@ -27,9 +28,8 @@ inline float silu_scalar(float x) {
     return x / (1.0f + std::exp(-x));
 }
 
-double exp_row_scalar(const float* x, float m, float* y, int64_t n) {
+double exp_row_scalar(const float* x, float m, float* y, int64_t n, double sum) {
     const float neg_inf = -std::numeric_limits<float>::infinity();
-    double sum = 0.0;
     for (int64_t i = 0; i < n; ++i) {
         const float e = x[i] == neg_inf ? 0.0f : std::exp(x[i] - m);
         y[i] = e;
@@ -48,10 +48,15 @@ float scale_mask_max_scalar(const float* x, float scale, const float* mask, floa
 }
 
 void weighted_sum_scalar(int64_t n, const float* w, const float* v, size_t v_stride, int64_t d, double* acc,
-                         float* out) {
+                         float* out, const RowBlocks* blocks) {
     for (int64_t j = 0; j < d; ++j) acc[j] = 0.0;
-    for (int64_t i = 0; i < n; ++i)
-        if (w[i] != 0.0f) axpy_f64(d, w[i], v + (size_t)i * v_stride, acc);
+    const int64_t spans = kv_spans(blocks);
+    for (int64_t s = 0; s < spans; ++s) {
+        int64_t i0, i1;
+        kv_span(blocks, s, n, &i0, &i1);
+        for (int64_t i = i0; i < i1; ++i)
+            if (w[i] != 0.0f) axpy_f64(d, w[i], v + (size_t)i * v_stride, acc);
+    }
     f64_to_f32_row(acc, out, d);
 }
 
@@ -137,10 +142,9 @@ bool exp8_ok() {
     return ok;
 }
 
-double exp_row_avx512(const float* x, float m, float* y, int64_t n) {
+double exp_row_avx512(const float* x, float m, float* y, int64_t n, double sum) {
     const float neg_inf = -std::numeric_limits<float>::infinity();
     const __m256 vm = _mm256_set1_ps(m), vninf = _mm256_set1_ps(neg_inf);
-    double sum = 0.0;
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
         const __m256 vx = _mm256_loadu_ps(x + i);
@@ -191,7 +195,8 @@ float scale_mask_max_avx512(const float* x, float scale, const float* mask, floa
 // Columns [0, 8 * NV) of the weighted sum, accumulators in registers; lanes at or past d are not read or
 // written.
 template <int NV>
-void weighted_sum_cols(int64_t n, const float* w, const float* v, size_t v_stride, int64_t d, float* out) {
+void weighted_sum_cols(int64_t n, const float* w, const float* v, size_t v_stride, int64_t d, float* out,
+                       const RowBlocks* blocks) {
     __m512d acc[NV];
     __mmask8 lanes[NV];
     for (int k = 0; k < NV; ++k) {
@@ -199,71 +204,77 @@ void weighted_sum_cols(int64_t n, const float* w, const float* v, size_t v_strid
         const int64_t left = d - 8 * k;
         lanes[k] = left >= 8 ? (__mmask8)0xff : (__mmask8)((1u << left) - 1);
     }
-    for (int64_t i = 0; i < n; ++i) {
-        if (w[i] == 0.0f) continue;
-        const __m512d a = _mm512_set1_pd((double)w[i]);
-        const float* row = v + (size_t)i * v_stride;
-        // The product of two floats is exact in double, so the fused form rounds as mul + add does.
-        for (int k = 0; k < NV; ++k)
-            acc[k] =
-                _mm512_fmadd_pd(a, _mm512_cvtps_pd(_mm256_maskz_loadu_ps(lanes[k], row + 8 * k)), acc[k]);
+    const int64_t spans = kv_spans(blocks);
+    for (int64_t s = 0; s < spans; ++s) {
+        int64_t i0, i1;
+        kv_span(blocks, s, n, &i0, &i1);
+        for (int64_t i = i0; i < i1; ++i) {
+            if (w[i] == 0.0f) continue;
+            const __m512d a = _mm512_set1_pd((double)w[i]);
+            const float* row = v + (size_t)i * v_stride;
+            // The product of two floats is exact in double, so the fused form rounds as mul + add does.
+            for (int k = 0; k < NV; ++k)
+                acc[k] = _mm512_fmadd_pd(a, _mm512_cvtps_pd(_mm256_maskz_loadu_ps(lanes[k], row + 8 * k)),
+                                         acc[k]);
+        }
     }
     for (int k = 0; k < NV; ++k) _mm256_mask_storeu_ps(out + 8 * k, lanes[k], _mm512_cvtpd_ps(acc[k]));
 }
 
-void weighted_sum_avx512(int64_t n, const float* w, const float* v, size_t v_stride, int64_t d, float* out) {
+void weighted_sum_avx512(int64_t n, const float* w, const float* v, size_t v_stride, int64_t d, float* out,
+                         const RowBlocks* blocks) {
     for (int64_t c = 0; c < d; c += 128) {
         const int64_t dc = d - c < 128 ? d - c : 128;
         const float* vc = v + c;
         float* oc = out + c;
         switch ((dc + 7) / 8) {
             case 1:
-                weighted_sum_cols<1>(n, w, vc, v_stride, dc, oc);
+                weighted_sum_cols<1>(n, w, vc, v_stride, dc, oc, blocks);
                 break;
             case 2:
-                weighted_sum_cols<2>(n, w, vc, v_stride, dc, oc);
+                weighted_sum_cols<2>(n, w, vc, v_stride, dc, oc, blocks);
                 break;
             case 3:
-                weighted_sum_cols<3>(n, w, vc, v_stride, dc, oc);
+                weighted_sum_cols<3>(n, w, vc, v_stride, dc, oc, blocks);
                 break;
             case 4:
-                weighted_sum_cols<4>(n, w, vc, v_stride, dc, oc);
+                weighted_sum_cols<4>(n, w, vc, v_stride, dc, oc, blocks);
                 break;
             case 5:
-                weighted_sum_cols<5>(n, w, vc, v_stride, dc, oc);
+                weighted_sum_cols<5>(n, w, vc, v_stride, dc, oc, blocks);
                 break;
             case 6:
-                weighted_sum_cols<6>(n, w, vc, v_stride, dc, oc);
+                weighted_sum_cols<6>(n, w, vc, v_stride, dc, oc, blocks);
                 break;
             case 7:
-                weighted_sum_cols<7>(n, w, vc, v_stride, dc, oc);
+                weighted_sum_cols<7>(n, w, vc, v_stride, dc, oc, blocks);
                 break;
             case 8:
-                weighted_sum_cols<8>(n, w, vc, v_stride, dc, oc);
+                weighted_sum_cols<8>(n, w, vc, v_stride, dc, oc, blocks);
                 break;
             case 9:
-                weighted_sum_cols<9>(n, w, vc, v_stride, dc, oc);
+                weighted_sum_cols<9>(n, w, vc, v_stride, dc, oc, blocks);
                 break;
             case 10:
-                weighted_sum_cols<10>(n, w, vc, v_stride, dc, oc);
+                weighted_sum_cols<10>(n, w, vc, v_stride, dc, oc, blocks);
                 break;
             case 11:
-                weighted_sum_cols<11>(n, w, vc, v_stride, dc, oc);
+                weighted_sum_cols<11>(n, w, vc, v_stride, dc, oc, blocks);
                 break;
             case 12:
-                weighted_sum_cols<12>(n, w, vc, v_stride, dc, oc);
+                weighted_sum_cols<12>(n, w, vc, v_stride, dc, oc, blocks);
                 break;
             case 13:
-                weighted_sum_cols<13>(n, w, vc, v_stride, dc, oc);
+                weighted_sum_cols<13>(n, w, vc, v_stride, dc, oc, blocks);
                 break;
             case 14:
-                weighted_sum_cols<14>(n, w, vc, v_stride, dc, oc);
+                weighted_sum_cols<14>(n, w, vc, v_stride, dc, oc, blocks);
                 break;
             case 15:
-                weighted_sum_cols<15>(n, w, vc, v_stride, dc, oc);
+                weighted_sum_cols<15>(n, w, vc, v_stride, dc, oc, blocks);
                 break;
             default:
-                weighted_sum_cols<16>(n, w, vc, v_stride, dc, oc);
+                weighted_sum_cols<16>(n, w, vc, v_stride, dc, oc, blocks);
                 break;
         }
     }
@@ -329,11 +340,11 @@ bool use_avx512_exp() {
 }
 }  // namespace
 
-double exp_row(const float* x, float m, float* y, int64_t n) {
+double exp_row(const float* x, float m, float* y, int64_t n, double sum0) {
 #if defined(__x86_64__)
-    if (use_avx512_exp()) return exp_row_avx512(x, m, y, n);
+    if (use_avx512_exp()) return exp_row_avx512(x, m, y, n, sum0);
 #endif
-    return exp_row_scalar(x, m, y, n);
+    return exp_row_scalar(x, m, y, n, sum0);
 }
 
 float scale_mask_max_row(const float* x, float scale, const float* mask, float* y, int64_t n) {
@@ -344,11 +355,11 @@ float scale_mask_max_row(const float* x, float scale, const float* mask, float* 
 }
 
 void weighted_sum_f64(int64_t n, const float* w, const float* v, size_t v_stride, int64_t d, double* acc,
-                      float* out) {
+                      float* out, const RowBlocks* blocks) {
 #if defined(__x86_64__)
-    if (isa_level() >= IsaLevel::Avx512) return weighted_sum_avx512(n, w, v, v_stride, d, out);
+    if (isa_level() >= IsaLevel::Avx512) return weighted_sum_avx512(n, w, v, v_stride, d, out, blocks);
 #endif
-    weighted_sum_scalar(n, w, v, v_stride, d, acc, out);
+    weighted_sum_scalar(n, w, v, v_stride, d, acc, out, blocks);
 }
 
 void silu_row(const float* x, float* y, int64_t n) {

@@ -5,9 +5,11 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "attn_kernels.h"
 #include "kernels.h"
+#include "kv_blocks.h"
 #include "ops.h"
 
 namespace ggml::cpu {
@@ -60,21 +62,28 @@ void op_flash_attn(const ComputeParams& p, Tensor* t) {
     double* acc = (double*)((char*)score + round64((size_t)n_kv * sizeof(float)));
     const float neg_inf = -std::numeric_limits<float>::infinity();
 
+    const Tensor* blocks = kv_blocks(t);  // with it, only the cells each query sees are read
+    std::vector<int32_t> chunk_list;
     const int64_t q_blocks = (n_q + kRows - 1) / kRows, planes = H * q->ne[3];
     for (int64_t c = p.counter->fetch_add(1); c < q_blocks * planes; c = p.counter->fetch_add(1)) {
         const int64_t qb = c % q_blocks, plane = c / q_blocks;
         const int64_t h = plane % H, i3 = plane / H, hk = h / ratio;
         const int64_t iq0 = qb * kRows, iq1 = std::min(n_q, iq0 + kRows);
         // Values of the cells some query of the chunk can see, as f32, converted once per chunk.
-        for (int64_t i = 0; i < n_kv; ++i) {
-            bool used = !mask;
-            for (int64_t iq = iq0; iq < iq1 && !used; ++iq) {
-                const char* mrow = mask->row_ptr(iq);
-                const float mv = mask->type == Type::F32 ? ((const float*)mrow)[i]
-                                                         : fp16_to_fp32(((const uint16_t*)mrow)[i]);
-                used = mv != neg_inf;
+        const RowBlocks any = blocks ? kv_blocks_union(blocks, iq0, iq1, n_kv, chunk_list) : RowBlocks{};
+        for (int64_t s = 0; s < kv_spans(blocks ? &any : nullptr); ++s) {
+            int64_t i0, i1;
+            kv_span(blocks ? &any : nullptr, s, n_kv, &i0, &i1);
+            for (int64_t i = i0; i < i1; ++i) {
+                bool used = !mask;
+                for (int64_t iq = iq0; iq < iq1 && !used; ++iq) {
+                    const char* mrow = mask->row_ptr(iq);
+                    const float mv = mask->type == Type::F32 ? ((const float*)mrow)[i]
+                                                             : fp16_to_fp32(((const uint16_t*)mrow)[i]);
+                    used = mv != neg_inf;
+                }
+                if (used) v_to_float(v->row_ptr(i, hk, i3), vals + i * Dv, Dv);
             }
-            if (used) v_to_float(v->row_ptr(i, hk, i3), vals + i * Dv, Dv);
         }
         for (int64_t iq = iq0; iq < iq1; ++iq) {
             const float* qrow = (const float*)q->row_ptr(iq, h, i3);
@@ -83,34 +92,49 @@ void op_flash_attn(const ComputeParams& p, Tensor* t) {
             else
                 q_convert(qrow, qc, D);
             const char* mrow = mask ? mask->row_ptr(iq) : nullptr;
+            const RowBlocks rb = blocks ? kv_blocks_row(blocks, iq) : RowBlocks{};
+            const RowBlocks* vis = blocks ? &rb : nullptr;
+            const int64_t spans = kv_spans(vis);
 
             // Scores and their maximum, as soft_max computes them from mul_mat's output. Masked cells are
             // never read: other sequences' cells cannot change the result.
             float mx = neg_inf;
-            for (int64_t i = 0; i < n_kv; ++i) {
-                float mv = 0.0f;
-                if (mrow)
-                    mv = mask->type == Type::F32 ? ((const float*)mrow)[i]
-                                                 : fp16_to_fp32(((const uint16_t*)mrow)[i]);
-                if (mv == neg_inf) {
-                    score[i] = neg_inf;
-                    continue;
+            for (int64_t s = 0; s < spans; ++s) {
+                int64_t i0, i1;
+                kv_span(vis, s, n_kv, &i0, &i1);
+                for (int64_t i = i0; i < i1; ++i) {
+                    float mv = 0.0f;
+                    if (mrow)
+                        mv = mask->type == Type::F32 ? ((const float*)mrow)[i]
+                                                     : fp16_to_fp32(((const uint16_t*)mrow)[i]);
+                    if (mv == neg_inf) {
+                        score[i] = neg_inf;
+                        continue;
+                    }
+                    float sc;
+                    k_dot(D, &sc, k->row_ptr(i, hk, i3), qc);
+                    sc *= scale;
+                    if (softcap != 0.0f) sc = softcap * std::tanh(sc);
+                    score[i] = sc + mv;
+                    mx = score[i] > mx ? score[i] : mx;
                 }
-                float s;
-                k_dot(D, &s, k->row_ptr(i, hk, i3), qc);
-                s *= scale;
-                if (softcap != 0.0f) s = softcap * std::tanh(s);
-                score[i] = s + mv;
-                mx = score[i] > mx ? score[i] : mx;
             }
-            const double sum = exp_row(score, mx, score, n_kv);
+            double sum = 0.0;
+            for (int64_t s = 0; s < spans; ++s) {
+                int64_t i0, i1;
+                kv_span(vis, s, n_kv, &i0, &i1);
+                sum = exp_row(score + i0, mx, score + i0, i1 - i0, sum);
+            }
             const float inv = sum > 0 ? (float)(1.0 / sum) : 0.0f;
-            for (int64_t i = 0; i < n_kv; ++i) score[i] *= inv;
-
-            // The weighted sum of values, as mul_mat_t computes it: f16-rounded weights for an f16 V,
-            // products summed in double, zero weights skipped.
-            if (v->type == Type::F16) round_f16_row(score, n_kv);
-            weighted_sum_f64(n_kv, score, vals, (size_t)Dv, Dv, acc, (float*)t->row_ptr(h, iq, i3));
+            for (int64_t s = 0; s < spans; ++s) {
+                int64_t i0, i1;
+                kv_span(vis, s, n_kv, &i0, &i1);
+                for (int64_t i = i0; i < i1; ++i) score[i] *= inv;
+                // The weighted sum of values, as mul_mat_t computes it: f16-rounded weights for an f16 V,
+                // products summed in double, zero weights skipped.
+                if (v->type == Type::F16) round_f16_row(score + i0, i1 - i0);
+            }
+            weighted_sum_f64(n_kv, score, vals, (size_t)Dv, Dv, acc, (float*)t->row_ptr(h, iq, i3), vis);
         }
     }
 }

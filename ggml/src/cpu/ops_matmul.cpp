@@ -6,6 +6,7 @@
 
 #include "attn_kernels.h"
 #include "kernels.h"
+#include "kv_blocks.h"
 #include "ops.h"
 
 namespace ggml::cpu {
@@ -80,6 +81,38 @@ void op_mul_mat(const ComputeParams& p, Tensor* t) {
     // batch nor on the thread count. Tiles are claimed dynamically.
     const GemmTileFn tile = gemm_tile_fn(a->type);
     const size_t ldc = t->nb[1] / sizeof(float);
+    if (const Tensor* blocks = kv_blocks(t)) {
+        // Attention scores with visible blocks: per run of adjacent columns (queries) that see the same
+        // blocks, tiles of those blocks' rows only; other scores are left unwritten.
+        constexpr int64_t kCols = 64;
+        std::vector<int64_t> runs;  // first column of each run, then N
+        for (int64_t j = 0; j < N; ++j) {
+            bool same = j > 0 && j - runs.back() < kCols;
+            if (same) {
+                const RowBlocks x = kv_blocks_row(blocks, j - 1), y = kv_blocks_row(blocks, j);
+                same = x.count == y.count && std::equal(x.index, x.index + x.count, y.index);
+            }
+            if (!same) runs.push_back(j);
+        }
+        runs.push_back(N);
+        const int64_t n_runs = (int64_t)runs.size() - 1, n_planes = t->ne[2] * t->ne[3];
+        for (int64_t c = p.counter->fetch_add(1); c < n_runs * n_planes; c = p.counter->fetch_add(1)) {
+            const int64_t run = c % n_runs, plane = c / n_runs;
+            const int64_t i12 = plane % t->ne[2], i13 = plane / t->ne[2];
+            const int64_t c0 = runs[(size_t)run];
+            const int nc = (int)(runs[(size_t)run + 1] - c0);
+            const RowBlocks vis = kv_blocks_row(blocks, c0);
+            for (int64_t s = 0; s < vis.count; ++s) {
+                int64_t r0, r1;
+                kv_span(&vis, s, M, &r0, &r1);
+                float* dst = (float*)((char*)t->data + r0 * sizeof(float) + c0 * t->nb[1] + i12 * t->nb[2] +
+                                      i13 * t->nb[3]);
+                tile(K, dst, ldc, a->row_ptr(r0, i12 / r2, i13 / r3), a->nb[1],
+                     bdata + c0 * b_nb1 + i12 * b_nb2 + i13 * b_nb3, b_nb1, (int)(r1 - r0), nc);
+            }
+        }
+        return;
+    }
     if (N == 1 && t->ne[2] * t->ne[3] == 1) {
         // A matrix-vector product (decode): row ranges claimed with guided sizes, a fraction of the rows
         // left, so that the shares end together (a thread that finishes early would leave memory
@@ -126,6 +159,7 @@ size_t mul_mat_t_work_size(const Tensor* t, int nth) {
 void op_mul_mat_t(const ComputeParams& p, Tensor* t) {
     const Tensor* a = t->src[0];  // [D, I, ha, a3]: values (the V cache)
     const Tensor* b = t->src[1];  // [I, Q, hb, b3]: weights (softmax output)
+    const Tensor* blocks = kv_blocks(t);  // with it, only the rows each query sees are read
     const int64_t D = a->ne[0], I = a->ne[1], Q = b->ne[1];
     const int64_t r2 = b->ne[2] / a->ne[2], r3 = b->ne[3] / a->ne[3];
     const size_t per = mul_mat_t_work_size(t, 1);
@@ -133,6 +167,7 @@ void op_mul_mat_t(const ComputeParams& p, Tensor* t) {
     float* w = vals + D * I;                                       // one weight row
     double* acc = (double*)(((uintptr_t)(w + I) + 63) & ~uintptr_t(63));
     const auto to_float = cpu::to_float(a->type);
+    std::vector<int32_t> chunk_list;
 
     // Chunks of 16 query rows of one head: the head's values are converted once per chunk.
     constexpr int64_t kRows = 16;
@@ -140,27 +175,40 @@ void op_mul_mat_t(const ComputeParams& p, Tensor* t) {
     for (int64_t c = p.counter->fetch_add(1); c < q_blocks * planes; c = p.counter->fetch_add(1)) {
         const int64_t qb = c % q_blocks, plane = c / q_blocks;
         const int64_t h = plane % b->ne[2], h3 = plane / b->ne[2];
+        const int64_t q0 = qb * kRows, q1 = std::min(Q, (qb + 1) * kRows);
         const float* vf = nullptr;
         size_t v_stride = (size_t)D;
         if (a->type == Type::F32 && a->nb[1] % sizeof(float) == 0) {
             vf = (const float*)a->row_ptr(0, h / r2, h3 / r3);
             v_stride = a->nb[1] / sizeof(float);
         } else {
-            for (int64_t i = 0; i < I; ++i) to_float(a->row_ptr(i, h / r2, h3 / r3), vals + i * D, D);
+            // The rows some query of the chunk sees (all without blocks).
+            const RowBlocks any = blocks ? kv_blocks_union(blocks, q0, q1, I, chunk_list) : RowBlocks{};
+            for (int64_t s = 0; s < kv_spans(blocks ? &any : nullptr); ++s) {
+                int64_t i0, i1;
+                kv_span(blocks ? &any : nullptr, s, I, &i0, &i1);
+                for (int64_t i = i0; i < i1; ++i) to_float(a->row_ptr(i, h / r2, h3 / r3), vals + i * D, D);
+            }
             vf = vals;
         }
-        for (int64_t q = qb * kRows; q < std::min(Q, (qb + 1) * kRows); ++q) {
+        for (int64_t q = q0; q < q1; ++q) {
             const char* wrow = b->row_ptr(q, h, h3);
-            if (b->nb[0] == sizeof(float))
-                std::memcpy(w, wrow, (size_t)I * sizeof(float));
-            else
-                for (int64_t i = 0; i < I; ++i) w[i] = *(const float*)(wrow + i * b->nb[0]);
-            // A product with f16 values rounds the weights to f16 (llama.cpp does the same).
-            if (a->type == Type::F16) round_f16_row(w, I);
+            const RowBlocks rb = blocks ? kv_blocks_row(blocks, q) : RowBlocks{};
+            const RowBlocks* vis = blocks ? &rb : nullptr;
+            for (int64_t s = 0; s < kv_spans(vis); ++s) {
+                int64_t i0, i1;
+                kv_span(vis, s, I, &i0, &i1);
+                if (b->nb[0] == sizeof(float))
+                    std::memcpy(w + i0, wrow + i0 * sizeof(float), (size_t)(i1 - i0) * sizeof(float));
+                else
+                    for (int64_t i = i0; i < i1; ++i) w[i] = *(const float*)(wrow + i * b->nb[0]);
+                // A product with f16 values rounds the weights to f16 (llama.cpp does the same).
+                if (a->type == Type::F16) round_f16_row(w + i0, i1 - i0);
+            }
             // Exact products summed in double and rounded to f32 once, as llama.cpp's f16 dot product
             // sums rows shorter than 64 cells; flash_attn repeats these steps. Zero weights (masked
             // cells) are skipped, so other sequences' cells never change the result.
-            weighted_sum_f64(I, w, vf, v_stride, D, acc, (float*)t->row_ptr(q, h, h3));
+            weighted_sum_f64(I, w, vf, v_stride, D, acc, (float*)t->row_ptr(q, h, h3), vis);
         }
     }
 }

@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "attn_kernels.h"
+#include "kernels.h"
+#include "kv_blocks.h"
 #include "ops.h"
 
 namespace ggml::cpu {
@@ -102,28 +104,52 @@ void op_set_rows(const ComputeParams& p, Tensor* t) {
 void op_soft_max(const ComputeParams& p, Tensor* t) {
     const Tensor* a = t->src[0];
     const Tensor* mask = t->src[1];
+    const Tensor* blocks = kv_blocks(t);  // with it, only the row's visible blocks are read and written
     const float scale = t->param<float>(0);
     const int64_t n = t->ne[0];
     std::vector<float> m(mask ? (size_t)n : 0);
+    const auto f16_to_float = cpu::to_float(Type::F16);
     for_rows(p, t, [&](int64_t i1, int64_t i2, int64_t i3) {
         const float* x = (const float*)a->row_ptr(i1, i2, i3);
         float* y = (float*)t->row_ptr(i1, i2, i3);
+        const RowBlocks rb = blocks ? kv_blocks_row(blocks, i1) : RowBlocks{};
+        const RowBlocks* vis = blocks ? &rb : nullptr;
+        const int64_t spans = kv_spans(vis);
         const float* mrow = nullptr;
         if (mask) {
             const char* mr = mask->row_ptr(i1, i2 % mask->ne[2], i3 % mask->ne[3]);
             if (mask->type == Type::F32) {
                 mrow = (const float*)mr;
             } else {
-                for (int64_t i = 0; i < n; ++i) m[i] = fp16_to_fp32(((const uint16_t*)mr)[i]);
+                for (int64_t s = 0; s < spans; ++s) {
+                    int64_t j0, j1;
+                    kv_span(vis, s, n, &j0, &j1);
+                    f16_to_float((const uint16_t*)mr + j0, m.data() + j0, j1 - j0);
+                }
                 mrow = m.data();
             }
         }
-        const float mx = scale_mask_max_row(x, scale, mrow, y, n);
+        float mx = -std::numeric_limits<float>::infinity();
+        for (int64_t s = 0; s < spans; ++s) {
+            int64_t j0, j1;
+            kv_span(vis, s, n, &j0, &j1);
+            const float smx = scale_mask_max_row(x + j0, scale, mrow ? mrow + j0 : nullptr, y + j0, j1 - j0);
+            mx = smx > mx ? smx : mx;
+        }
         // Sequential sum; masked entries are exactly zero, so the result does not depend on how many
-        // cells of other sequences sit between ours.
-        const double sum = exp_row(y, mx, y, n);  // the same function flash_attn uses
+        // cells of other sequences sit between ours (nor on whether their blocks are skipped).
+        double sum = 0.0;
+        for (int64_t s = 0; s < spans; ++s) {
+            int64_t j0, j1;
+            kv_span(vis, s, n, &j0, &j1);
+            sum = exp_row(y + j0, mx, y + j0, j1 - j0, sum);  // the same function flash_attn uses
+        }
         const float inv = sum > 0 ? (float)(1.0 / sum) : 0.0f;
-        for (int64_t i = 0; i < n; ++i) y[i] *= inv;
+        for (int64_t s = 0; s < spans; ++s) {
+            int64_t j0, j1;
+            kv_span(vis, s, n, &j0, &j1);
+            for (int64_t j = j0; j < j1; ++j) y[j] *= inv;
+        }
     });
 }
 

@@ -1,6 +1,7 @@
 // The row kernels of softmax, attention and SiLU (attn_kernels.h) equal their scalar forms bit for bit at
 // every level: exp against std::exp over a spread of arguments, ragged lengths around the vector widths,
 // masked (-inf) cells, zero weights and values that would poison a sum if a zero weight were not skipped.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
@@ -166,6 +167,57 @@ TEST_CASE("weighted_sum_f64 equals the ordered double sum at every level", "[ker
                 ggml::cpu::weighted_sum_f64(n, w.data(), v.data(), stride, d, scratch.data(), got.data());
                 INFO(ggml::cpu::isa_level_name(level) << ", d = " << d << ", n = " << n);
                 CHECK(mismatches(want, got) == 0);  // the last element checks that nothing past d is written
+            }
+    }
+}
+
+TEST_CASE("exp_row chained over a row's blocks gives the whole row's sum", "[kernels][rows][kv_blocks]") {
+    uint32_t seed = 6500;
+    for (IsaLevel level : levels()) {
+        LevelScope scope(level);
+        for (int64_t n : {32, 45, 96, 200}) {
+            const std::vector<float> x = scores(n, seed += 3, true);
+            float m = kNegInf;
+            for (float v : x) m = v > m ? v : m;
+            std::vector<float> whole((size_t)n), pieces((size_t)n);
+            const double want = ggml::cpu::exp_row(x.data(), m, whole.data(), n);
+            double got = 0.0;
+            for (int64_t i0 = 0; i0 < n; i0 += 32)  // blocks of 32, the last one ragged
+                got = ggml::cpu::exp_row(x.data() + i0, m, pieces.data() + i0, std::min<int64_t>(32, n - i0), got);
+            INFO(ggml::cpu::isa_level_name(level) << ", n = " << n);
+            CHECK(bits_of(got) == bits_of(want));
+            CHECK(mismatches(whole, pieces) == 0);
+        }
+    }
+}
+
+TEST_CASE("weighted_sum_f64 over listed blocks reads only them and equals the full sum with zeros elsewhere",
+          "[kernels][rows][kv_blocks]") {
+    uint32_t seed = 6600;
+    for (IsaLevel level : levels()) {
+        LevelScope scope(level);
+        for (int64_t d : {1, 8, 13, 64, 131})
+            for (int64_t n : {32, 70, 160}) {
+                const size_t stride = (size_t)d + 3;
+                std::vector<float> v = normal_floats(stride * (size_t)n, seed += 2, 2.0f);
+                std::vector<float> w = normal_floats((size_t)n, seed + 1, 0.1f);
+                // Blocks 0 and the last one listed; the rows of the others hold poison the sum must not see.
+                const int32_t last = (int32_t)((n - 1) / 32);
+                std::vector<int32_t> index = {0};
+                if (last > 0) index.push_back(last);
+                std::vector<float> w_zeroed = w;
+                for (int64_t i = 32; i < (int64_t)last * 32; ++i) {
+                    w[(size_t)i] = std::numeric_limits<float>::quiet_NaN();
+                    v[(size_t)i * stride] = std::numeric_limits<float>::quiet_NaN();
+                    w_zeroed[(size_t)i] = 0.0f;
+                }
+                std::vector<double> scratch((size_t)d);
+                std::vector<float> want((size_t)d), got((size_t)d);
+                ggml::cpu::weighted_sum_f64(n, w_zeroed.data(), v.data(), stride, d, scratch.data(), want.data());
+                const ggml::cpu::RowBlocks blocks{index.data(), (int64_t)index.size(), 32};
+                ggml::cpu::weighted_sum_f64(n, w.data(), v.data(), stride, d, scratch.data(), got.data(), &blocks);
+                INFO(ggml::cpu::isa_level_name(level) << ", d = " << d << ", n = " << n);
+                CHECK(mismatches(want, got) == 0);
             }
     }
 }
