@@ -92,7 +92,7 @@ Context::Status Context::decode(const Batch& batch) {
     std::vector<int32_t> cells;
     for (size_t start = 0; start < n; start += params_.n_ubatch) {
         const uint32_t len = (uint32_t)std::min<size_t>(params_.n_ubatch, n - start);
-        if (!kv_->find_free(len, cells)) {
+        if (!kv_->find_free(len, &batch.seq_ids[start], cells)) {
             for (int32_t c : placed) kv_->release(c);  // these cells held only this batch's tokens
             return Status::NoKvSpace;
         }
@@ -149,6 +149,8 @@ void Context::compute_ubatch(const UBatchView& ub, const std::vector<int32_t>& c
     if (in.mask->data)  // unused when every layer has a sliding window
         kv_->fill_mask(ub.pos, ub.seqs, ub.n, shape.n_kv, (float*)in.mask->data, hp.causal);
     if (in.mask_swa) kv_->fill_mask(ub.pos, ub.seqs, ub.n, shape.n_kv, (float*)in.mask_swa->data, hp.causal, hp.n_swa);
+    if (in.kv_blocks->data)  // unused when no layer's attention runs on the CPU
+        kv_->fill_blocks(ub.seqs, ub.n, shape.n_kv, (int32_t*)in.kv_blocks->data, (size_t)in.kv_blocks->ne[0]);
 
     for (size_t k = 0; k < builder.lora.size(); ++k) {
         const LoraInput& l = builder.lora[k];

@@ -19,7 +19,8 @@ GraphBuilder::GraphBuilder(ggml::Context& c, const Model& m, const KvCache& cach
     in.mask = ctx.new_tensor_2d(ggml::Type::F32, s.n_kv, n);
     if (hp.n_swa > 0) in.mask_swa = ctx.new_tensor_2d(ggml::Type::F32, s.n_kv, n);
     in.out_ids = ctx.new_tensor_1d(ggml::Type::I32, s.n_outputs);
-    for (Tensor* t : {in.tokens, in.pos, in.kv_cells, in.mask, in.mask_swa, in.out_ids})
+    in.kv_blocks = ctx.new_tensor_2d(ggml::Type::I32, 1 + (s.n_kv + ggml::kKvBlock - 1) / ggml::kKvBlock, n);
+    for (Tensor* t : {in.tokens, in.pos, in.kv_cells, in.mask, in.mask_swa, in.out_ids, in.kv_blocks})
         if (t) t->flags |= ggml::kFlagInput;
 }
 
@@ -119,14 +120,19 @@ Tensor* GraphBuilder::attention(uint32_t il, Tensor* q, Tensor* k, Tensor* v, fl
                               ggml::row_size(tv, hdv), 0);
     Tensor* Q = ggml::permute(ctx, q, 0, 2, 1, 3);  // [hd, n, n_head]
 
+    // A cache in host memory means attention runs on the CPU, which then visits only the blocks of the
+    // cache that each token's sequences occupy (the same bits as visiting every cell).
+    const bool host_cache = kv.k(il)->buffer && kv.k(il)->buffer->backend->is_host() && kv.v(il)->buffer &&
+                            kv.v(il)->buffer->backend->is_host();
+    auto blocks = [&](Tensor* op) { return host_cache ? ggml::with_kv_blocks(op, in.kv_blocks) : op; };
     Tensor* attn;
     if (shape.flash_attn) {
-        attn = ggml::flash_attn(ctx, Q, K, V, mask, kq_scale, hp.attn_softcap);  // [hdv, n_head, n]
+        attn = blocks(ggml::flash_attn(ctx, Q, K, V, mask, kq_scale, hp.attn_softcap));  // [hdv, n_head, n]
     } else {
-        Tensor* kq = ggml::mul_mat(ctx, K, Q);  // [n_kv, n, n_head]
+        Tensor* kq = blocks(ggml::mul_mat(ctx, K, Q));  // [n_kv, n, n_head]
         if (hp.attn_softcap > 0.0f) kq = ggml::softcap(ctx, kq, hp.attn_softcap);
-        kq = ggml::soft_max(ctx, kq, mask, kq_scale);
-        Tensor* kqv = ggml::mul_mat_t(ctx, V, kq);                                    // [hdv, n, n_head]
+        kq = blocks(ggml::soft_max(ctx, kq, mask, kq_scale));
+        Tensor* kqv = blocks(ggml::mul_mat_t(ctx, V, kq));                            // [hdv, n, n_head]
         attn = ggml::cont(ctx, ggml::permute(ctx, kqv, 0, 2, 1, 3));                 // [hdv, n_head, n]
     }
     return ggml::reshape_2d(ctx, attn, hdv * hp.n_head, n);

@@ -22,6 +22,9 @@ struct GraphInputs {
     ggml::Tensor* kv_cells = nullptr;  // I32 [n_tokens]: the cache cell each token is written to
     ggml::Tensor* mask = nullptr;      // F32 [n_kv, n_tokens]
     ggml::Tensor* mask_swa = nullptr;  // F32 [n_kv, n_tokens]: the sliding-window layers' mask (or nullptr)
+    // I32 [1 + n_kv blocks, n_tokens]: the cache blocks each token's sequences occupy (KvCache::fill_blocks),
+    // so that attention on the CPU visits only those (ggml::with_kv_blocks)
+    ggml::Tensor* kv_blocks = nullptr;
     ggml::Tensor* out_ids = nullptr;   // I32 [n_outputs]: tokens whose logits are computed
     ggml::Tensor* logits = nullptr;    // F32 [n_vocab, n_outputs] (the result)
 };

@@ -63,6 +63,67 @@ bool KvCache::find_free(uint32_t n, std::vector<int32_t>& out) const {
     return out.size() == n;
 }
 
+bool KvCache::find_free(uint32_t n, const std::vector<SeqId>* seqs, std::vector<int32_t>& out) const {
+    out.clear();
+    if (n > size() - n_used_) return false;
+    const uint32_t B = (uint32_t)ggml::kKvBlock, nb = (size() + B - 1) / B;
+    std::vector<SeqSet> owners = block_seqs(size());
+    std::vector<uint32_t> free_in(nb, 0);  // free cells per block, this call's picks taken out
+    for (uint32_t i = 0; i < size(); ++i) free_in[i / B] += cells_[i].empty();
+    std::vector<uint8_t> taken(size(), 0);
+    auto take_in = [&](uint32_t b) {
+        for (uint32_t i = b * B; i < std::min(size(), (b + 1) * B); ++i)
+            if (cells_[i].empty() && !taken[i]) {
+                taken[i] = 1;
+                --free_in[b];
+                return (int32_t)i;
+            }
+        return (int32_t)-1;  // unreachable: callers check free_in
+    };
+    for (uint32_t t = 0; t < n; ++t) {
+        const SeqId s = seqs[t].empty() ? 0 : seqs[t].front();
+        int32_t cell = -1;
+        // A block holding the sequence (its last such block first: where it is growing), then an empty one.
+        for (uint32_t b = nb; b-- > 0 && cell < 0;)
+            if (free_in[b] > 0 && owners[b].test((size_t)s)) cell = take_in(b);
+        for (uint32_t b = 0; b < nb && cell < 0; ++b)
+            if (free_in[b] > 0 && owners[b].none()) cell = take_in(b);
+        for (uint32_t b = 0; b < nb && cell < 0; ++b)
+            if (free_in[b] > 0) cell = take_in(b);
+        for (SeqId q : seqs[t]) owners[cell / B].set((size_t)q);
+        out.push_back(cell);
+    }
+    return true;
+}
+
+std::vector<KvCache::SeqSet> KvCache::block_seqs(uint32_t n_kv) const {
+    const uint32_t B = (uint32_t)ggml::kKvBlock;
+    std::vector<SeqSet> owners((n_kv + B - 1) / B);
+    for (uint32_t i = 0; i < n_kv; ++i) owners[i / B] |= cells_[i].seq;
+    return owners;
+}
+
+void KvCache::fill_blocks(const std::vector<SeqId>* seqs, uint32_t n_tokens, uint32_t n_kv, int32_t* out,
+                          size_t row_len) const {
+    const std::vector<SeqSet> owners = block_seqs(n_kv);
+    if (row_len < 1 + owners.size()) throw std::logic_error("KV cache: block rows too short");
+    for (uint32_t t = 0; t < n_tokens; ++t) {
+        SeqSet mine;
+        for (SeqId s : seqs[t]) mine.set((size_t)s);
+        int32_t* row = out + (size_t)t * row_len;
+        int32_t c = 0;
+        for (size_t b = 0; b < owners.size(); ++b)
+            if ((owners[b] & mine).any()) row[1 + c++] = (int32_t)b;
+        row[0] = c;
+    }
+}
+
+uint32_t KvCache::n_blocks_of(SeqId seq, uint32_t n_kv) const {
+    uint32_t n = 0;
+    for (const SeqSet& o : block_seqs(n_kv)) n += o.test((size_t)seq);
+    return n;
+}
+
 void KvCache::occupy(int32_t cell, Pos pos, const std::vector<SeqId>& seqs) {
     KvCell& c = cells_[(size_t)cell];
     if (c.empty()) ++n_used_;
@@ -93,15 +154,24 @@ uint32_t KvCache::n_kv() const {
 void KvCache::fill_mask(const Pos* pos, const std::vector<SeqId>* seqs, uint32_t n_tokens, uint32_t n_kv,
                         float* mask, bool causal, uint32_t n_swa) const {
     const float neg_inf = -std::numeric_limits<float>::infinity();
+    const uint32_t B = (uint32_t)ggml::kKvBlock;
+    const std::vector<SeqSet> owners = block_seqs(n_kv);
     for (uint32_t t = 0; t < n_tokens; ++t) {
-        std::bitset<kMaxSeq> mine;
+        SeqSet mine;
         for (SeqId s : seqs[t]) mine.set((size_t)s);
         float* row = mask + (size_t)t * n_kv;
-        for (uint32_t j = 0; j < n_kv; ++j) {
-            const KvCell& c = cells_[j];
-            const bool visible = !c.empty() && (c.seq & mine).any() && (!causal || c.pos <= pos[t]) &&
-                                 (n_swa == 0 || (int64_t)pos[t] - c.pos < (int64_t)n_swa);
-            row[j] = visible ? 0.0f : neg_inf;
+        for (uint32_t b = 0; b < owners.size(); ++b) {
+            const uint32_t j0 = b * B, j1 = std::min(n_kv, j0 + B);
+            if (!(owners[b] & mine).any()) {  // no cell of the token's sequences here
+                std::fill(row + j0, row + j1, neg_inf);
+                continue;
+            }
+            for (uint32_t j = j0; j < j1; ++j) {
+                const KvCell& c = cells_[j];
+                const bool visible = !c.empty() && (c.seq & mine).any() && (!causal || c.pos <= pos[t]) &&
+                                     (n_swa == 0 || (int64_t)pos[t] - c.pos < (int64_t)n_swa);
+                row[j] = visible ? 0.0f : neg_inf;
+            }
         }
     }
 }

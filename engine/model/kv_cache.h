@@ -43,6 +43,11 @@ class KvCache {
 
     // Picks n free cells (lowest indices first). Returns false when the cache has fewer free cells.
     bool find_free(uint32_t n, std::vector<int32_t>& out) const;
+    // Picks a free cell for each of n tokens (seqs[i]: token i's sequences) so that a sequence's cells
+    // gather in blocks of ggml::kKvBlock cells that hold few others: first a free cell in a block that
+    // already holds cells of the token's first sequence, then one in an empty block, then any free cell.
+    // Attention then visits few blocks per sequence (fill_blocks). False when fewer than n cells are free.
+    bool find_free(uint32_t n, const std::vector<SeqId>* seqs, std::vector<int32_t>& out) const;
     void occupy(int32_t cell, Pos pos, const std::vector<SeqId>& seqs);
     void release(int32_t cell);
     // Cells [0, n_kv) cover every used cell; attention reads only that range.
@@ -52,6 +57,13 @@ class KvCache {
     // sliding window of n_swa positions (0: none), it is also fewer than n_swa positions before it.
     void fill_mask(const Pos* pos, const std::vector<SeqId>* seqs, uint32_t n_tokens, uint32_t n_kv, float* mask,
                    bool causal = true, uint32_t n_swa = 0) const;
+    // The blocks of ggml::kKvBlock cells of [0, n_kv) that hold a cell of one of token t's sequences, in
+    // ggml::with_kv_blocks' layout: row t at out + t * row_len, a count then ascending block indices (row_len
+    // >= 1 + blocks of n_kv). Every cell fill_mask leaves visible to t lies in one of them.
+    void fill_blocks(const std::vector<SeqId>* seqs, uint32_t n_tokens, uint32_t n_kv, int32_t* out,
+                     size_t row_len) const;
+    // Blocks of [0, n_kv) that hold a cell of sequence seq (what its queries' attention visits).
+    uint32_t n_blocks_of(SeqId seq, uint32_t n_kv) const;
 
     // Removes positions [p0, p1) of seq (seq < 0: all sequences; p1 < 0: to the end).
     void seq_rm(SeqId seq, Pos p0, Pos p1);
@@ -79,7 +91,10 @@ class KvCache {
     int n_layer() const { return (int)k_.size(); }
 
   private:
+    using SeqSet = std::bitset<kMaxSeq>;
     static Pos end_of(Pos p1) { return p1 < 0 ? INT32_MAX : p1; }
+    // Per block of [0, n_kv): the union of its cells' sequences.
+    std::vector<SeqSet> block_seqs(uint32_t n_kv) const;
     void release_if_empty(KvCell& c);
     // Copies the K and V rows of every layer from cell src to cell dst.
     void copy_cell_data(int32_t src, int32_t dst);

@@ -191,3 +191,88 @@ TEST_CASE("cache types whose blocks do not fit a head are refused", "[model][kv]
                         Catch::Contains("V head size 8"));
     REQUIRE_NOTHROW(KvCache(hp, 16, ggml::Type::BF16, ggml::Type::F32, *backend));
 }
+
+namespace {
+// Places one decode token of each sequence in turn, as a batch of several streams does, n_steps times.
+void interleaved_decode(KvCache& kv, const std::vector<SeqId>& seqs, int n_steps) {
+    for (int step = 0; step < n_steps; ++step) {
+        std::vector<std::vector<SeqId>> ids;
+        for (SeqId s : seqs) ids.push_back({s});
+        std::vector<int32_t> cells;
+        REQUIRE(kv.find_free((uint32_t)seqs.size(), ids.data(), cells));
+        for (size_t i = 0; i < seqs.size(); ++i)
+            kv.occupy(cells[i], kv.seq_pos_max(seqs[i]) + 1, {seqs[i]});
+    }
+}
+}  // namespace
+
+TEST_CASE("find_free keeps each sequence's cells in blocks of its own while streams decode together",
+          "[model][kv][kv_blocks]") {
+    auto backend = ggml::make_cpu_backend(1);
+    KvCache kv{tiny_hparams(), 512, ggml::Type::F16, ggml::Type::F16, *backend};
+    interleaved_decode(kv, {0, 1, 2, 3}, 40);  // 40 tokens each: two blocks per sequence
+    const uint32_t B = (uint32_t)ggml::kKvBlock;
+    for (SeqId s = 0; s < 4; ++s) {
+        INFO("sequence " << s);
+        for (int32_t c : kv.seq_cells(s))
+            for (uint32_t j = (uint32_t)c / B * B; j < (uint32_t)c / B * B + B; ++j)
+                CHECK((kv.cell(j).empty() || kv.cell(j).seq.test((size_t)s)));  // no other sequence's cells
+        CHECK(kv.n_blocks_of(s, kv.n_kv()) == 2);
+    }
+    // The lowest-index placement would have interleaved them: every block would hold all four.
+}
+
+TEST_CASE("find_free by sequence uses every free cell before it reports a full cache", "[model][kv][kv_blocks]") {
+    Fixture f;  // 16 cells: a partial block
+    interleaved_decode(f.kv, {0, 1, 2}, 5);
+    std::vector<std::vector<SeqId>> ids(1, std::vector<SeqId>{2});
+    std::vector<int32_t> cells;
+    REQUIRE(f.kv.find_free(1, ids.data(), cells));
+    f.kv.occupy(cells[0], 5, {2});
+    REQUIRE(f.kv.n_used() == 16);
+    CHECK_FALSE(f.kv.find_free(1, ids.data(), cells));
+}
+
+TEST_CASE("fill_blocks lists the blocks of a token's sequences, which hold every cell its mask shows",
+          "[model][kv][kv_blocks]") {
+    auto backend = ggml::make_cpu_backend(1);
+    KvCache kv{tiny_hparams(), 256, ggml::Type::F16, ggml::Type::F16, *backend};
+    fill(kv, 0, 0, 50);  // a prompt of sequence 0, then streams 1 and 2 share its first 20 positions
+    kv.seq_cp(0, 1, 0, 20);
+    kv.seq_cp(0, 2, 0, 20);
+    interleaved_decode(kv, {1, 2, 3}, 30);
+    const uint32_t n_kv = kv.n_kv();
+    const std::vector<std::vector<SeqId>> seqs = {{0}, {1}, {2}, {3}, {1, 3}};
+    const std::vector<Pos> pos = {60, 60, 60, 60, 60};
+    const size_t row_len = 1 + (n_kv + ggml::kKvBlock - 1) / ggml::kKvBlock;
+    std::vector<int32_t> blocks(row_len * seqs.size());
+    std::vector<float> mask(n_kv * seqs.size());
+    kv.fill_blocks(seqs.data(), (uint32_t)seqs.size(), n_kv, blocks.data(), row_len);
+    kv.fill_mask(pos.data(), seqs.data(), (uint32_t)seqs.size(), n_kv, mask.data());
+    for (size_t t = 0; t < seqs.size(); ++t) {
+        INFO("token " << t);
+        const int32_t* row = &blocks[t * row_len];
+        std::vector<bool> listed(row_len - 1, false);
+        for (int32_t i = 0; i < row[0]; ++i) {
+            if (i > 0) CHECK(row[1 + i] > row[i]);  // ascending
+            listed[(size_t)row[1 + i]] = true;
+        }
+        int visible = 0;
+        for (uint32_t j = 0; j < n_kv; ++j)
+            if (mask[t * n_kv + j] == 0.0f) {
+                ++visible;
+                CHECK(listed[j / ggml::kKvBlock]);
+            }
+        CHECK(visible > 0);
+        // A listed block holds a cell of the token's sequences.
+        for (int32_t i = 0; i < row[0]; ++i) {
+            bool mine = false;
+            const uint32_t j0 = (uint32_t)(row[1 + i] * ggml::kKvBlock);
+            for (uint32_t j = j0; j < std::min(n_kv, j0 + (uint32_t)ggml::kKvBlock); ++j)
+                for (SeqId s : seqs[t]) mine |= !kv.cell(j).empty() && kv.cell(j).seq.test((size_t)s);
+            CHECK(mine);
+        }
+    }
+    // Sequence 3 never shared the prompt: it visits its own block only, not the prompt's two.
+    CHECK(blocks[3 * row_len] == 1);
+}
