@@ -45,8 +45,20 @@ class Server:
             if m:
                 self.port = int(m.group(1))
             if self.port and ("ready:" in line or "all slots are idle" in line):
-                threading.Thread(target=self.p.stderr.read, daemon=True).start()
-                return
+                break
+            if self.port and "llama_server: listening" in line:  # newer llama-servers log nothing more
+                break
+        if not self.port:
+            raise RuntimeError("server not ready:\n" + log)
+        threading.Thread(target=self.p.stderr.read, daemon=True).start()
+        while time.time() < deadline:  # /health answers 200 once the model is loaded
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=5) as r:
+                    if r.status == 200:
+                        return
+            except OSError:
+                pass
+            time.sleep(0.1)
         raise RuntimeError("server not ready:\n" + log)
 
     def stop(self):

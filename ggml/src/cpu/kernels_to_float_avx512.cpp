@@ -23,7 +23,13 @@ void to_float_f16(const void* vx, float* y, int64_t n) {
         if (_mm512_cmp_ps_mask(f, f, _CMP_UNORD_Q))
             for (int k = 0; k < 16; ++k) y[i + k] = fp16_to_fp32(x[i + k]);
     }
-    for (; i < n; ++i) y[i] = fp16_to_fp32(x[i]);
+    if (i < n) {  // the tail (and rows shorter than 16, such as 8-wide attention heads) with masked lanes
+        const __mmask16 lanes = (__mmask16)((1u << (n - i)) - 1);
+        const __m512 f = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(lanes, x + i));
+        _mm512_mask_storeu_ps(y + i, lanes, f);
+        if (_mm512_mask_cmp_ps_mask(lanes, f, f, _CMP_UNORD_Q))
+            for (; i < n; ++i) y[i] = fp16_to_fp32(x[i]);
+    }
 }
 
 void to_float_bf16(const void* vx, float* y, int64_t n) {

@@ -74,6 +74,27 @@ TEST_CASE("f16 and bf16 rows convert exactly for all 65536 encodings, NaN payloa
     }
 }
 
+TEST_CASE("short f16 rows (8-wide attention heads) convert exactly and write nothing past their end",
+          "[kernels][to_float]") {
+    std::vector<uint16_t> h(65536);
+    for (size_t i = 0; i < h.size(); ++i) h[i] = uint16_t(i * 40503u);  // every encoding, NaNs included
+    for (IsaLevel level : levels()) {
+        LevelScope scope(level);
+        for (int64_t n : {1, 2, 7, 8, 9, 15, 17, 31}) {
+            int bad = 0;
+            for (size_t start = 0; start + (size_t)n <= h.size(); start += (size_t)n) {
+                float want[32], got[33];
+                ggml::fp16_to_fp32_row(h.data() + start, want, n);
+                got[n] = -3.0f;  // a sentinel past the end
+                ggml::cpu::to_float(Type::F16)(h.data() + start, got, n);
+                bad += std::memcmp(want, got, (size_t)n * sizeof(float)) != 0 || got[n] != -3.0f;
+            }
+            INFO("n = " << n << " at " << ggml::cpu::isa_level_name(level));
+            CHECK(bad == 0);
+        }
+    }
+}
+
 TEST_CASE("axpy_f32 rounds the product before the sum, identically at every level", "[kernels][axpy]") {
     for (int64_t n : {0, 1, 7, 8, 15, 16, 17, 33, 1000}) {
         const std::vector<float> x = normal_floats(size_t(n) + 1, uint32_t(n) + 5);
