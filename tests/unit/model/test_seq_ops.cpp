@@ -1,6 +1,7 @@
 // Sequence operations with a real model: sequences that share a prefix through seq_cp, removal of a
 // tail (as speculative decoding does) and seq_keep give the reference's greedy output.
 #include <catch2/catch.hpp>
+#include <cstring>
 
 #include "seq_util.h"
 
@@ -68,4 +69,37 @@ TEST_CASE("seq_keep keeps one sequence whole and frees the others", "[model][kv]
     REQUIRE(ctx.kv().n_used() == p0.size());
     REQUIRE(ctx.kv().seq_pos_max(1) == -1);
     REQUIRE(greedy_from(ctx, 0, logits, (Pos)p0.size(), (int)s.want(0).size()) == s.want(0));
+}
+
+TEST_CASE("a stream's attention visits its own cache blocks, not the prompts other sequences hold",
+          "[model][kv][kv_blocks]") {
+    // Sequences 1-3 hold long prompts (as slots with cached prompts do); sequence 0 then decodes. Its
+    // tokens' attention visits only the blocks holding its own cells (the graph's kv_blocks rows), and its
+    // logits are the bits of the same stream in an otherwise empty cache.
+    Stories s;
+    const auto prompt = s.prompt(0);
+    std::vector<Token> other;
+    while (other.size() < 150) other.insert(other.end(), prompt.begin(), prompt.end());
+    std::vector<std::vector<float>> alone, beside;
+    for (bool crowded : {false, true}) {
+        ContextParams cp = s.params(4);
+        cp.n_ctx = 2048;
+        Context ctx(*s.model, cp);
+        if (crowded)
+            for (SeqId q = 1; q < 4; ++q) eval_seq(ctx, q, other, 0);
+        const auto logits = eval_seq(ctx, 0, prompt, 0);
+        greedy_from(ctx, 0, logits, (Pos)prompt.size(), 24, crowded ? &beside : &alone);
+        const uint32_t n_kv = ctx.kv().n_kv();
+        const size_t own = ctx.kv().seq_cells(0).size();
+        INFO("n_kv " << n_kv << ", own cells " << own);
+        if (crowded) CHECK(n_kv >= 3 * other.size());
+        // The blocks a token of sequence 0 visits: as few as its own cells fill.
+        const uint32_t blocks = ctx.kv().n_blocks_of(0, n_kv);
+        CHECK(blocks == (own + ggml::kKvBlock - 1) / ggml::kKvBlock);
+    }
+    REQUIRE(alone.size() == beside.size());
+    for (size_t i = 0; i < alone.size(); ++i) {
+        INFO("step " << i);
+        CHECK(std::memcmp(alone[i].data(), beside[i].data(), alone[i].size() * sizeof(float)) == 0);
+    }
 }
