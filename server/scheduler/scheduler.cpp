@@ -847,18 +847,21 @@ void Scheduler::step_lookahead(Slot& s, size_t first_row) {
     const int32_t n_past = s.n_past();
     const engine::Token x = s.pending;
     const engine::spec::LookaheadLayout l = std::move(s.la_step);
-    const std::vector<engine::SeqId> lanes = std::move(s.la_seqs);
+    std::vector<engine::SeqId> lanes = std::move(s.la_seqs);
     s.la_step = {};
     s.la_seqs.clear();
     s.cache_tokens.push_back(x);
     ++s.timings.decode_iterations;
-    // The lanes leave the cache whatever happens below; accepted branch tokens first join the slot.
+    // The lanes leave the cache before the tokens are delivered (a context shift must find the slot's
+    // cells unshared), and also when sampling throws.
     struct LaneGuard {
         engine::KvCache& kv;
-        const std::vector<engine::SeqId>& lanes;
-        ~LaneGuard() {
+        std::vector<engine::SeqId>& lanes;
+        void release() {
             for (engine::SeqId q : lanes) kv.seq_rm(q, -1, -1);
+            lanes.clear();
         }
+        ~LaneGuard() { release(); }
     } guard{ctx_.kv(), lanes};
     const Task& t = *s.task;
     const engine::spec::ProbsOptions po{t.sampling.n_probs, t.post_sampling_probs};
@@ -880,6 +883,7 @@ void Scheduler::step_lookahead(Slot& s, size_t first_row) {
         const float* row = ctx_.logits(first_row + (size_t)l.window_rows[(size_t)i]);
         next[(size_t)i] = (engine::Token)(std::max_element(row, row + n_vocab) - row);
     }
+    guard.release();
     s.la.update(l, x, next, v.tokens, s.history);
     if (!s.la_fixed) s.la_ctl.observe(s.la_level, (int32_t)l.tokens.size(), (int32_t)v.tokens.size());
     const size_t kind = (size_t)engine::spec::DrafterType::Lookahead;

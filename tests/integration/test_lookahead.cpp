@@ -314,3 +314,29 @@ TEST_CASE("lookahead: bad settings are clear startup errors and 400s", "[integra
     REQUIRE(ok["tokens"].size() == 8);
     REQUIRE(c.get("/health").status == 200);
 }
+
+TEST_CASE("lookahead: near the end of the context and across context shifts, output equals plain decoding",
+          "[integration][lookahead][context]") {
+    // A slot of 128 tokens: 300 generated tokens shift the context twice or more; the window must stay
+    // within the slot's share and its lanes must be gone before a shift moves the slot's cells.
+    ServerProcess plain({"-m", stories_model(), "-c", "128", "-np", "1", "-t", "2", "--keep", "4"});
+    ServerProcess la({"-m", stories_model(), "-c", "128", "-np", "1", "-t", "2", "--keep", "4", "--spec-type",
+                      "lookahead", "--lookahead-w", "6", "--lookahead-n", "4", "--lookahead-g", "6"});
+    const json g = stories_golden();
+    for (int i : {1, 3}) {
+        const json body = {{"prompt", g["cases"][i]["prompt"]}, {"n_predict", 300}, {"temperature", 0},
+                           {"ignore_eos", true}};
+        const json want = complete(plain.port(), body);
+        REQUIRE(want["tokens"].size() == 300);
+        for (const json& shape : {json(nullptr), fixed(6, 4, 6), fixed(2, 2, 6)}) {
+            json b = body;
+            if (!shape.is_null()) b["lookahead"] = shape;
+            INFO(b.dump());
+            const json got = complete(la.port(), b);
+            REQUIRE(got["tokens"] == want["tokens"]);
+            if (!shape.is_null()) REQUIRE(got["timings"]["draft_n"].get<int>() > 0);
+        }
+    }
+    Client c("127.0.0.1", la.port());
+    REQUIRE(c.get("/health").status == 200);
+}
