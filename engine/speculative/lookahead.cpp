@@ -196,12 +196,14 @@ void LookaheadState::update(const LookaheadLayout& l, Token x, std::span<const T
 // ---- LookaheadController
 
 namespace {
-constexpr double kDecay = 0.9;       // about the last ten observations of a shape count
-constexpr double kPriorWeight = 0.5; // an unmeasured shape: one token per step at its full cost
-constexpr double kMinGain = 1.05;    // a shape must promise 5 % more tokens per unit of time
+constexpr double kDecay = 0.9;        // a shape: about its last ten observations count
+constexpr double kPlainDecay = 0.98;  // plain steps: about the last fifty
+constexpr double kMinObs = 1.9;       // two observations (0.9 + 1) before a shape may be chosen
+constexpr double kMinGain = 1.05;     // a shape must give 5 % more tokens per second than plain steps
 constexpr int64_t kProbeMinEvery = 16;
-constexpr int64_t kNever = -1;
 constexpr double kProbeCostSteps = 400.0;  // probe a shape costing c extra steps at most every 400 c steps
+constexpr double kMinRatio = 0.02;         // before measuring, an extra token costs at least 2 % of a step
+constexpr int64_t kNever = -1;
 }  // namespace
 
 void LookaheadController::reset(const LookaheadParams& p) {
@@ -220,7 +222,7 @@ void LookaheadController::reset(const LookaheadParams& p) {
     add(p.w, p.g);
     w_.assign(shapes_.size(), 0.0);
     tok_.assign(shapes_.size(), 0.0);
-    ext_.assign(shapes_.size(), 0.0);
+    sec_.assign(shapes_.size(), 0.0);
     extra_max_.assign(shapes_.size(), 0.0);
     for (size_t k = 0; k < shapes_.size(); ++k)
         extra_max_[k] = (double)((shapes_[k].w == 0 ? 0 : shapes_[k].w * (p.n - 1) - 1) + shapes_[k].g * (p.n - 1));
@@ -228,50 +230,52 @@ void LookaheadController::reset(const LookaheadParams& p) {
     step_ = 0;
 }
 
-double LookaheadController::tokens_per_step(int k) const {
-    if (k <= 0) return 1.0;
-    return (tok_[(size_t)k] + kPriorWeight * 1.0) / (w_[(size_t)k] + kPriorWeight);
-}
-
-double LookaheadController::extra_per_step(int k) const {
-    if (k <= 0) return 0.0;
-    return (ext_[(size_t)k] + kPriorWeight * extra_max_[(size_t)k]) / (w_[(size_t)k] + kPriorWeight);
+double LookaheadController::gain(int k) const {
+    if (k < 0 || k >= (int)shapes_.size() || w_[(size_t)k] <= 0 || w_[0] <= 0) return 0.0;
+    if (k == 0) return 1.0;
+    const double rate = tok_[(size_t)k] / std::max(sec_[(size_t)k], 1e-12);
+    const double plain = tok_[0] / std::max(sec_[0], 1e-12);
+    return plain > 0 ? rate / plain : 0.0;
 }
 
 int LookaheadController::want(double extra_ratio) {
     ++step_;
-    const double r = std::max(extra_ratio, 0.0);
     int best = 0;
     double best_gain = kMinGain;
     for (int k = 1; k < (int)shapes_.size(); ++k) {
-        const double gain = tokens_per_step(k) / (1.0 + r * extra_per_step(k));
-        if (gain > best_gain) {
-            best_gain = gain;
+        if (w_[(size_t)k] < kMinObs || w_[0] < kMinObs) continue;
+        const double g = gain(k);
+        if (g > best_gain) {
+            best_gain = g;
             best = k;
         }
     }
     // Probe a shape not measured for a while, cheapest first; the costlier it is, the rarer.
+    const double r = std::max(extra_ratio, kMinRatio);
+    const double t_plain = w_[0] > 0 ? sec_[0] / w_[0] : 0.0;
     for (int k = 1; k < (int)shapes_.size(); ++k) {
         if (k == best) continue;
-        const double cost = r * extra_max_[(size_t)k];  // a probe's extra time, in plain steps
+        const size_t i = (size_t)k;
+        // A probe's extra time in plain steps: measured when it can be, else from the fitted ratio.
+        const double cost = w_[i] > 0 && t_plain > 0 ? std::max(sec_[i] / w_[i] / t_plain - 1.0, kMinRatio)
+                                                      : r * extra_max_[i];
         const int64_t every = std::max(kProbeMinEvery, (int64_t)std::ceil(kProbeCostSteps * cost));
         // A shape never measured is probed at once when a probe costs at most a plain step (what pays
         // is learned early), else like the others: once its interval has passed.
-        const int64_t since = last_probe_[(size_t)k] != kNever ? step_ - last_probe_[(size_t)k]
-                              : cost <= 1.0                    ? every
-                                                               : step_;
+        const int64_t since = last_probe_[i] != kNever ? step_ - last_probe_[i] : cost <= 1.0 ? every : step_;
         if (since >= every) return k;
     }
     return best;
 }
 
-void LookaheadController::observe(int k, int32_t n_extra, int32_t n_emitted) {
-    if (k <= 0 || k >= (int)shapes_.size()) return;
+void LookaheadController::observe(int k, int32_t n_emitted, double seconds, int32_t n_streams) {
+    if (k < 0 || k >= (int)shapes_.size() || seconds <= 0) return;
     const size_t i = (size_t)k;
-    w_[i] = w_[i] * kDecay + 1.0;
-    tok_[i] = tok_[i] * kDecay + n_emitted;
-    ext_[i] = ext_[i] * kDecay + n_extra;
-    last_probe_[i] = step_;
+    const double d = k == 0 ? kPlainDecay : kDecay;
+    w_[i] = w_[i] * d + 1.0;
+    tok_[i] = tok_[i] * d + (double)(std::max(n_streams, 1) - 1 + n_emitted);
+    sec_[i] = sec_[i] * d + seconds;
+    if (k > 0) last_probe_[i] = step_;
 }
 
 }  // namespace engine::spec

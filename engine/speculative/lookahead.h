@@ -121,32 +121,36 @@ class LookaheadState {
     size_t history_seen_ = 0;  // history n-grams ending before this index are in the pool
 };
 
-// How big a lookahead step pays, measured: a ladder of step shapes (plain, a few branches without a
-// window, every branch, a small window, the full window), each with a decayed average of the tokens a
-// step emitted and the extra tokens it evaluated. The choice maximizes emitted tokens per unit of step
-// cost (1 + extra_ratio * evaluated tokens); a shape must beat plain decoding by a margin. Shapes not
-// measured lately are probed now and then, so rarely that probing costs about 1 % at most.
+// How big a lookahead step pays, measured: a ladder of step shapes (plain, one branch, three, three
+// beside a small window, every branch, the full window). For each shape the slot keeps decayed sums of
+// the time of the iterations it ran in and of the tokens those iterations emitted in all (its own plus
+// one for each other stream), so a shape's gain is its aggregate tokens per second over that of plain
+// steps: measured on the machine as it is, what a window costs the other streams included. A shape is
+// chosen when it has been measured at least twice and beats plain steps by a margin. Shapes are probed
+// now and then, the costlier the rarer (a probe of a shape that costs c plain steps at most every 400 c
+// steps), so that probing costs about 1 % at most; before a shape is measured, its cost is estimated
+// from the scheduler's fitted cost of an extra token.
 class LookaheadController {
   public:
     struct Shape {
         int32_t w = 0, g = 0;
     };
     void reset(const LookaheadParams& p);
-    // The shape for this step (index into shapes(); 0 = plain). extra_ratio: the cost of one extra
-    // token relative to a plain step, as the scheduler measures it.
+    // The shape for this step (index into shapes(); 0 = plain). extra_ratio: the fitted cost of one
+    // extra token relative to a plain step (for probes of shapes not measured yet).
     int want(double extra_ratio);
-    // The step ran shape `level`, evaluated n_extra tokens besides the input and emitted n_emitted.
-    void observe(int level, int32_t n_extra, int32_t n_emitted);
+    // A decode step of this slot ran shape `level` (0: plain) in an iteration of `seconds` that carried
+    // n_streams decode steps (this one included), and emitted n_emitted tokens for this slot.
+    void observe(int level, int32_t n_emitted, double seconds, int32_t n_streams);
     const std::vector<Shape>& shapes() const { return shapes_; }
-    // Expected emitted tokens per step and extra tokens per step of a shape (priors until measured).
-    double tokens_per_step(int level) const;
-    double extra_per_step(int level) const;
+    // Aggregate tokens per second of iterations with this shape over those with plain steps (0: not measured).
+    double gain(int level) const;
 
   private:
     std::vector<Shape> shapes_;
-    std::vector<double> w_, tok_, ext_;  // decayed observation weight, emitted tokens, extra tokens
-    std::vector<double> extra_max_;     // extra tokens of a full step of each shape
-    std::vector<int64_t> last_probe_;         // step of the last observation of each shape
+    std::vector<double> w_, tok_, sec_;  // decayed observation weight, aggregate tokens, seconds
+    std::vector<double> extra_max_;      // extra tokens of a full step of each shape
+    std::vector<int64_t> last_probe_;    // step of the last observation of each shape
     int64_t step_ = 0;
 };
 

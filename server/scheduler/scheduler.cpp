@@ -677,7 +677,20 @@ bool Scheduler::run_iteration() {
     // cost model: drafted rows cost more than their share of the decode call.
     const auto t0 = Clock::now();
     execute(entries);
-    step_cost_.observe((double)n_tokens, std::chrono::duration<double>(Clock::now() - t0).count());
+    const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    step_cost_.observe((double)n_tokens, seconds);
+    // Lookahead controllers compare iterations with and without their slot's window; iterations that
+    // also prefill a prompt would blur that, so they are not counted.
+    int32_t n_streams = 0;
+    bool prefill = false;
+    for (const PlanEntry& e : entries) {
+        n_streams += e.decode ? 1 : 0;
+        prefill = prefill || !e.decode;
+    }
+    for (auto& s : slots_) {
+        if (s.la_obs_level >= 0 && !prefill) s.la_ctl.observe(s.la_obs_level, s.la_obs_emitted, seconds, n_streams);
+        s.la_obs_level = -1;
+    }
     ++iteration_;
     return true;
 }
@@ -885,7 +898,8 @@ void Scheduler::step_lookahead(Slot& s, size_t first_row) {
     }
     guard.release();
     s.la.update(l, x, next, v.tokens, s.history);
-    if (!s.la_fixed) s.la_ctl.observe(s.la_level, (int32_t)l.tokens.size(), (int32_t)v.tokens.size());
+    s.la_obs_level = s.la_level;
+    s.la_obs_emitted = (int32_t)v.tokens.size();
     const size_t kind = (size_t)engine::spec::DrafterType::Lookahead;
     s.la_steps += 1;
     s.la_evaluated += (int64_t)l.tokens.size();
@@ -905,6 +919,7 @@ void Scheduler::step_decode(Slot& s, const PlanEntry& e, size_t first_row) {
         step_lookahead(s, first_row);
         return;
     }
+    const bool plain_step = s.draft.empty();
     const int32_t n_past = s.n_past();
     s.cache_tokens.push_back(s.pending);
     ++s.timings.decode_iterations;
@@ -934,7 +949,13 @@ void Scheduler::step_decode(Slot& s, const PlanEntry& e, size_t first_row) {
     if (n_acc < s.draft.size()) ctx_.kv().seq_rm(s.id, n_past + 1 + (engine::Pos)n_acc, -1);
     s.draft.clear();
     // The lookahead window moves along with the tokens another drafter or a plain step emitted.
-    if (s.la_on) s.la.update({}, s.pending, {}, v.tokens, s.history);
+    if (s.la_on) {
+        s.la.update({}, s.pending, {}, v.tokens, s.history);
+        if (plain_step) {  // what a plain step gives, for the lookahead controller's comparison
+            s.la_obs_level = 0;
+            s.la_obs_emitted = (int32_t)v.tokens.size();
+        }
+    }
     deliver(s, std::move(v));
 }
 

@@ -58,6 +58,8 @@ struct Slot {
     engine::spec::LookaheadParams la_ctl_params{0, 0, 0};
     engine::spec::LookaheadLayout la_step;
     int la_level = 0;
+    int la_obs_level = -1;      // this iteration's step for the controller: its shape (0: plain), -1: none
+    int32_t la_obs_emitted = 0;
     std::vector<engine::SeqId> la_seqs;
     int64_t la_steps = 0, la_evaluated = 0, la_accepted = 0;  // this request's lookahead steps
 

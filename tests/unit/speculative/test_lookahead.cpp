@@ -4,6 +4,7 @@
 // pool really find n-grams), and the controller's choices.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -378,50 +379,63 @@ TEST_CASE("lookahead: sampled output equals plain sampling with the same seed (t
 TEST_CASE("lookahead controller: large steps when they pay, plain decoding with rare cheap probes when not",
           "[speculative][lookahead]") {
     const LookaheadParams p{15, 5, 15};
-    SECTION("extra tokens nearly free and branches accepted: a lookahead shape wins") {
+    // A simulated machine: a plain step takes 1 ms, each extra token r ms more; a shape emits `emit` tokens.
+    const auto extra_of = [&](const LookaheadController& c, int k) {
+        const auto& s = c.shapes()[(size_t)k];
+        return (double)((s.w == 0 ? 0 : s.w * (p.n - 1) - 1) + s.g * (p.n - 1));
+    };
+    const auto run = [&](double r, const std::function<int(int)>& emit, int n, std::map<int, int>& chosen) {
         LookaheadController c;
         c.reset(p);
-        int lookahead_steps = 0;
-        for (int i = 0; i < 500; ++i) {
-            const int k = c.want(0.001);
-            if (k > 0) {
-                ++lookahead_steps;
-                c.observe(k, (int32_t)(c.shapes()[(size_t)k].g * 4), 3);  // three tokens per step
-            }
-        }
-        CHECK(lookahead_steps > 450);
-    }
-    SECTION("extra tokens cost a fifth of a step each and nothing is accepted: plain, probes cost under 2 %") {
-        LookaheadController c;
-        c.reset(p);
-        const double r = 0.2;
-        double cost = 0;
-        const int n = 20000;
+        double time = 0, tokens = 0;
         for (int i = 0; i < n; ++i) {
             const int k = c.want(r);
-            double extra = 0;
-            if (k > 0) {
-                extra = (double)(c.shapes()[(size_t)k].w == 0 ? 0 : c.shapes()[(size_t)k].w * 4 - 1) +
-                        c.shapes()[(size_t)k].g * 4;
-                c.observe(k, (int32_t)extra, 1);
-            }
-            cost += 1.0 + r * extra;
+            ++chosen[k];
+            const double t = 1e-3 * (1.0 + (k > 0 ? r * extra_of(c, k) : 0.0));
+            const int e = k > 0 ? emit(k) : 1;
+            c.observe(k, e, t, 1);
+            time += t;
+            tokens += e;
         }
-        CHECK(cost / n < 1.02);
+        return tokens / time / 1e3;  // tokens per plain-step time
+    };
+    SECTION("extra tokens nearly free and branches accepted: a lookahead shape wins") {
+        std::map<int, int> chosen;
+        const double speed = run(0.001, [](int) { return 3; }, 500, chosen);
+        CHECK(chosen[0] < 50);
+        CHECK(speed > 2.5);
+    }
+    SECTION("extra tokens cost a fifth of a step each and nothing is accepted: plain, probes cost under 2 %") {
+        std::map<int, int> chosen;
+        const double speed = run(0.2, [](int) { return 1; }, 20000, chosen);
+        CHECK(speed > 0.98);
+        CHECK(chosen[0] > 19500);
     }
     SECTION("a cheap shape that pays is chosen over an expensive one that pays no more") {
+        std::map<int, int> chosen;
+        run(0.05, [](int) { return 3; }, 2000, chosen);
+        CHECK(chosen[1] > 1800);  // one branch, no window
+    }
+    SECTION("a window that pays more than its cost is chosen") {
+        // Only the full window finds the text ahead: five tokens per step for 119 extra tokens at 0.5 % each.
+        std::map<int, int> chosen;
+        // Before it is measured, its cost is estimated at 119 * 2 % of a step: the first probe waits.
+        const double speed = run(0.005, [&](int k) { return k == 5 ? 5 : 1; }, 5000, chosen);
+        CHECK(chosen[5] > 3000);
+        CHECK(speed > 2.5);
+    }
+    SECTION("the other streams' time counts: a shape that helps one stream but slows four does not run") {
         LookaheadController c;
         c.reset(p);
-        std::map<int, int> chosen;
-        for (int i = 0; i < 2000; ++i) {
+        int lookahead = 0;
+        for (int i = 0; i < 5000; ++i) {
             const int k = c.want(0.05);
-            ++chosen[k];
-            if (k > 0) {
-                const auto& s = c.shapes()[(size_t)k];
-                const int32_t extra = (s.w == 0 ? 0 : s.w * 4 - 1) + s.g * 4;
-                c.observe(k, extra, 3);  // every shape emits three tokens per step
-            }
+            lookahead += k > 0 ? 1 : 0;
+            // Four streams: the iteration takes 4 ms plus 0.3 ms per extra token of this slot's step;
+            // this slot's branches give it 1.5 tokens per step.
+            const double t = 4e-3 + (k > 0 ? 0.3e-3 * extra_of(c, k) : 0.0);
+            c.observe(k, k > 0 ? 2 : 1, t, 4);
         }
-        CHECK(chosen[1] > 1800);  // two branches, no window
+        CHECK(lookahead < 250);
     }
 }
