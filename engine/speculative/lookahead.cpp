@@ -51,12 +51,13 @@ void NgramPool::reset(int32_t n, int32_t cap) {
     map_.clear();
 }
 
-void NgramPool::add(Token key, std::span<const Token> rest, Token prev) {
+void NgramPool::add(Token key, std::span<const Token> rest, Token prev, int32_t at) {
     if (n_ < 2 || (int32_t)rest.size() != n_ - 1) return;
     auto& list = map_[key];
     for (size_t i = 0; i < list.size(); ++i)
         if (std::equal(rest.begin(), rest.end(), list[i].rest.begin())) {
             if (prev >= 0) list[i].prev = prev;
+            if (at >= 0) list[i].at = at;
             std::rotate(list.begin(), list.begin() + (long)i, list.begin() + (long)i + 1);
             return;
         }
@@ -64,7 +65,7 @@ void NgramPool::add(Token key, std::span<const Token> rest, Token prev) {
         list.pop_back();
         --size_;
     }
-    list.insert(list.begin(), Entry{std::vector<Token>(rest.begin(), rest.end()), prev});
+    list.insert(list.begin(), Entry{std::vector<Token>(rest.begin(), rest.end()), prev, at});
     ++size_;
 }
 
@@ -72,7 +73,7 @@ void NgramPool::add_sequence(std::span<const Token> toks, size_t from) {
     if (n_ < 2 || toks.size() < (size_t)n_) return;
     for (size_t end = std::max(from, (size_t)n_ - 1); end < toks.size(); ++end) {
         const size_t start = end + 1 - (size_t)n_;
-        add(toks[start], toks.subspan(start + 1, (size_t)n_ - 1), start > 0 ? toks[start - 1] : -1);
+        add(toks[start], toks.subspan(start + 1, (size_t)n_ - 1), start > 0 ? toks[start - 1] : -1, (int32_t)start);
     }
 }
 
@@ -82,15 +83,30 @@ std::span<const NgramPool::Entry> NgramPool::find(Token key) const {
     return it->second;
 }
 
-std::vector<std::vector<Token>> NgramPool::best(Token key, Token prev, int32_t g) const {
+std::vector<std::vector<Token>> NgramPool::best(std::span<const Token> context, int32_t g) const {
     std::vector<std::vector<Token>> out;
-    const std::span<const Entry> all = find(key);
-    for (int pass = 0; pass < 2; ++pass)
-        for (const Entry& e : all) {
-            if ((int32_t)out.size() >= g) return out;
-            const bool match = prev >= 0 && e.prev == prev;
-            if (match == (pass == 0)) out.push_back(e.rest);
+    if (context.empty() || g <= 0) return out;
+    const std::span<const Entry> all = find(context.back());
+    const size_t cur = context.size() - 1;
+    const Token prev = cur > 0 ? context[cur - 1] : -1;
+    constexpr int kMaxMatch = 8;
+    std::vector<std::pair<int, size_t>> order;  // (-match, recency)
+    for (size_t i = 0; i < all.size(); ++i) {
+        const Entry& e = all[i];
+        int m = 0;
+        if (e.at >= 0 && (size_t)e.at < cur) {
+            while (m < kMaxMatch && (size_t)m < (size_t)e.at && context[(size_t)e.at - 1 - (size_t)m] == context[cur - 1 - (size_t)m])
+                ++m;
+        } else if (prev >= 0 && e.prev == prev) {
+            m = 1;
         }
+        order.emplace_back(-m, i);
+    }
+    std::sort(order.begin(), order.end());
+    for (const auto& [neg, i] : order) {
+        if ((int32_t)out.size() >= g) break;
+        out.push_back(all[i].rest);
+    }
     return out;
 }
 
@@ -112,13 +128,15 @@ Token LookaheadState::filler(std::span<const Token> history) {
     return history[std::uniform_int_distribution<size_t>(0, history.size() - 1)(rng_)];
 }
 
-LookaheadLayout LookaheadState::layout(Token x, Token prev, int32_t w, int32_t g, int32_t budget, int32_t max_lanes,
-                                       int32_t max_reach) const {
+LookaheadLayout LookaheadState::layout(Token x, std::span<const Token> context, int32_t w, int32_t g, int32_t budget,
+                                       int32_t max_lanes, int32_t max_reach) const {
     LookaheadLayout l;
     const int32_t n = p_.n;
     w = std::clamp(w, 0, p_.w);
     g = std::clamp(g, 0, p_.g);
-    const std::vector<std::vector<Token>> cands = g > 0 ? pool_.best(x, prev, g) : std::vector<std::vector<Token>>{};
+    const Token alone[1] = {x};
+    const std::span<const Token> ctx = !context.empty() && context.back() == x ? context : std::span<const Token>(alone);
+    const std::vector<std::vector<Token>> cands = g > 0 ? pool_.best(ctx, g) : std::vector<std::vector<Token>>{};
     g = std::min(g, (int32_t)cands.size());
     if (n - 1 > max_reach) g = 0;
     w = std::min(w, std::max(max_reach - (n - 2) + 1, 0));

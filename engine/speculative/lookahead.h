@@ -48,22 +48,26 @@ std::string lookahead_fit_error(const LookaheadParams& p, uint32_t n_batch, int3
 
 // N-grams keyed by their first token: per key at most `cap` continuations of N-1 tokens, most recently
 // added first; adding one that is already there moves it to the front; the oldest falls out. Each
-// remembers the token seen before its key (-1: none), so that a lookup can prefer the continuations
-// whose context matches two tokens rather than one.
+// remembers the token seen before its key (-1: none) and, when it comes from the request's own tokens,
+// where its key stands in them, so that a lookup can prefer the continuations whose context matches.
 class NgramPool {
   public:
     struct Entry {
         std::vector<Token> rest;
         Token prev = -1;
+        int32_t at = -1;  // index of the key in the request's tokens (-1: a window n-gram)
     };
     void reset(int32_t n, int32_t cap);
-    void add(Token key, std::span<const Token> rest, Token prev = -1);  // rest.size() == n - 1 (else ignored)
-    // Every n-gram of toks that ends at index >= from (from 0: all of them).
+    // rest.size() == n - 1 (else ignored)
+    void add(Token key, std::span<const Token> rest, Token prev = -1, int32_t at = -1);
+    // Every n-gram of toks (the request's tokens) that ends at index >= from (from 0: all of them).
     void add_sequence(std::span<const Token> toks, size_t from = 0);
     // Continuations of `key`, most recent first (empty span: none).
     std::span<const Entry> find(Token key) const;
-    // At most g continuations of `key`: those seen after `prev` first, then the others, each most recent first.
-    std::vector<std::vector<Token>> best(Token key, Token prev, int32_t g) const;
+    // At most g continuations of context.back(): by how many tokens before the key match the context's
+    // (up to 8; a window n-gram: 1 when its previous token matches), then most recent first. context:
+    // the request's tokens up to and including the key.
+    std::vector<std::vector<Token>> best(std::span<const Token> context, int32_t g) const;
     size_t size() const { return size_; }
     int32_t n() const { return n_; }
 
@@ -95,11 +99,12 @@ class LookaheadState {
     const LookaheadParams& params() const { return p_; }
     const NgramPool& pool() const { return pool_; }
 
-    // The step for input token x (after `prev`, -1: none) with at most w columns and g branches, shrunk to
-    // fit `budget` extra tokens, `max_lanes` lanes and positions up to `max_reach` after x (the window
-    // shrinks first, then the branches). Empty when nothing fits or nothing is worth verifying.
-    LookaheadLayout layout(Token x, Token prev, int32_t w, int32_t g, int32_t budget, int32_t max_lanes,
-                           int32_t max_reach) const;
+    // The step for input token x (context: the request's tokens up to and including x; empty: x alone)
+    // with at most w columns and g branches, shrunk to fit `budget` extra tokens, `max_lanes` lanes and
+    // positions up to `max_reach` after x (the window shrinks first, then the branches). Empty when
+    // nothing fits or nothing is worth verifying.
+    LookaheadLayout layout(Token x, std::span<const Token> context, int32_t w, int32_t g, int32_t budget,
+                           int32_t max_lanes, int32_t max_reach) const;
     // After a step that emitted `emitted` (at least one token: accepted branch tokens and the target's
     // own): column_next[i] is the target's greedy pick at window_rows[i]. The window's trajectories go to
     // the pool and the window moves along with the emitted tokens. Also right after a plain step (an

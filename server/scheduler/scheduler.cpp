@@ -14,11 +14,6 @@
 namespace sched {
 
 namespace {
-// The token before a generating slot's pending one (-1: none).
-engine::Token prev_token(const Slot& s) {
-    return s.history.size() >= 2 ? s.history[s.history.size() - 2] : -1;
-}
-
 double ms_between(Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
 }
@@ -583,7 +578,7 @@ void Scheduler::prepare_drafts() {
                 const int level = s.la_fixed ? (int)shapes.size() - 1 : s.la_ctl.want(extra);
                 if (level <= 0) continue;
                 engine::spec::LookaheadLayout l =
-                    s.la.layout(s.pending, prev_token(s), shapes[(size_t)level].w, shapes[(size_t)level].g,
+                    s.la.layout(s.pending, s.history, shapes[(size_t)level].w, shapes[(size_t)level].g,
                                 (int32_t)ctx_.params().n_batch - 1, lane_share, draft_room(s));
                 if (l.empty()) continue;
                 s.draft = l.tokens;
@@ -704,7 +699,7 @@ void Scheduler::fit_lookahead(std::vector<PlanEntry>& entries) {
         // The plan may have granted fewer tokens than the step asked for (a crowded batch): the step
         // is rebuilt smaller (window first), down to a plain step.
         if ((int32_t)s.la_step.tokens.size() > e.n_draft || s.la_step.n_lanes() > end - next) {
-            s.la_step = s.la.layout(s.pending, prev_token(s), s.la_step.w, s.la_step.g, e.n_draft, end - next,
+            s.la_step = s.la.layout(s.pending, s.history, s.la_step.w, s.la_step.g, e.n_draft, end - next,
                                     draft_room(s));
             s.draft = s.la_step.tokens;
         }

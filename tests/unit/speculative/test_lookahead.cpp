@@ -83,7 +83,7 @@ LoopResult run_loop(const ToyModel& m, std::vector<Token> prompt, const Lookahea
     while (history.size() - prompt.size() < n) {
         const Token x = history.back();
         pos = (int32_t)history.size() - 1;  // x's position
-        const LookaheadLayout l = st.layout(x, history[history.size() - 2], w, g, budget, 1 << 10, 1 << 20);
+        const LookaheadLayout l = st.layout(x, history, w, g, budget, 1 << 10, 1 << 20);
         // Rows: each token's logits from its own token and position (the toy model needs no more).
         const std::vector<float> r0 = m.row(x, pos);
         std::vector<std::vector<std::vector<float>>> br(l.branches.size());
@@ -183,14 +183,27 @@ TEST_CASE("n-gram pool: keyed by the first token, newest first, no duplicates, a
     // Continuations seen after the same token come first.
     CHECK(pool.find(10)[0].prev == 12);
     CHECK(pool.find(10)[1].prev == -1);
-    CHECK(pool.best(10, -1, 4) == std::vector<std::vector<Token>>{{11, 13}, {11, 12}});
-    CHECK(pool.best(10, 12, 4) == std::vector<std::vector<Token>>{{11, 13}, {11, 12}});
+    CHECK(pool.find(10)[0].at == 3);
+    // Ranked by how far the context before the key matches (the context continues the seeded tokens).
+    std::vector<Token> ctx = prompt;
+    ctx.insert(ctx.end(), {12, 10});
+    CHECK(pool.best(ctx, 4) == std::vector<std::vector<Token>>{{11, 13}, {11, 12}});
+    CHECK(pool.best(ctx, 1) == std::vector<std::vector<Token>>{{11, 13}});
+    ctx = prompt;
+    ctx.insert(ctx.end(), {3, 10});
+    CHECK(pool.best(ctx, 4) == std::vector<std::vector<Token>>{{11, 13}, {11, 12}});  // no match: newest first
+    CHECK(pool.best(std::vector<Token>{3}, 4).empty());
+    // Longer matches win: in 1 2 3 4 | 7 2 3 5 | ... 1 2 3 the continuation 4 comes first, though 5 is newer.
+    pool.reset(2, 4);
+    const std::vector<Token> text = {1, 2, 3, 4, 7, 2, 3, 5, 8, 1, 2, 3};
+    pool.add_sequence(std::span<const Token>(text).first(11));
+    CHECK(pool.best(text, 2) == std::vector<std::vector<Token>>{{4}, {5}});
+    // Window n-grams rank by their previous token.
+    pool.reset(3, 4);
     pool.add(10, std::vector<Token>{11, 12}, 7);
     pool.add(10, std::vector<Token>{11, 13}, 5);
-    CHECK(pool.best(10, 7, 4) == std::vector<std::vector<Token>>{{11, 12}, {11, 13}});
-    CHECK(pool.best(10, 7, 1) == std::vector<std::vector<Token>>{{11, 12}});
-    CHECK(pool.best(10, 5, 4) == std::vector<std::vector<Token>>{{11, 13}, {11, 12}});
-    CHECK(pool.best(3, 5, 4).empty());
+    CHECK(pool.best(std::vector<Token>{7, 10}, 4) == std::vector<std::vector<Token>>{{11, 12}, {11, 13}});
+    CHECK(pool.best(std::vector<Token>{5, 10}, 4) == std::vector<std::vector<Token>>{{11, 13}, {11, 12}});
     // Only the n-grams that end at or after `from`.
     pool.reset(3, 4);
     pool.add_sequence(prompt, 5);
@@ -208,7 +221,7 @@ TEST_CASE("lookahead layout: each lane is a causal chain of consecutive position
         for (int i = 0; i < 60; ++i) prompt.push_back((Token)(i % 9 + 1));  // 1..9 repeating: 9 n-grams per key
         st.begin(p, prompt);
         const Token x = 4;
-        const LookaheadLayout l = st.layout(x, -1, p.w, p.g, 1 << 20, 1 << 10, 1 << 20);
+        const LookaheadLayout l = st.layout(x, {}, p.w, p.g, 1 << 20, 1 << 10, 1 << 20);
         const int32_t wt = p.n == 2 ? p.w - 1 : p.w * (p.n - 1) - 1;
         REQUIRE(l.w == p.w);
         REQUIRE(l.g == std::min(p.g, 1));  // the pool has one continuation of 4 (5 6 7 ...)
@@ -244,32 +257,32 @@ TEST_CASE("lookahead layout: a crowded step drops window columns first, then bra
     LookaheadState st;
     // Three continuations of token 1.
     st.begin(p, std::vector<Token>{1, 2, 3, 1, 4, 5, 1, 6, 7});
-    const LookaheadLayout full = st.layout(1, -1, 4, 3, 1 << 20, 64, 100);
+    const LookaheadLayout full = st.layout(1, {}, 4, 3, 1 << 20, 64, 100);
     REQUIRE(full.w == 4);
     REQUIRE(full.g == 3);
     REQUIRE(full.tokens.size() == 7 + 6);
-    const LookaheadLayout b9 = st.layout(1, -1, 4, 3, 9, 64, 100);  // 6 for the branches, 3 for 2 columns
+    const LookaheadLayout b9 = st.layout(1, {}, 4, 3, 9, 64, 100);  // 6 for the branches, 3 for 2 columns
     CHECK(b9.w == 2);
     CHECK(b9.g == 3);
     CHECK(b9.tokens.size() == 9);
-    const LookaheadLayout b5 = st.layout(1, -1, 4, 3, 5, 64, 100);
+    const LookaheadLayout b5 = st.layout(1, {}, 4, 3, 5, 64, 100);
     CHECK(b5.w == 0);
     CHECK(b5.g == 2);
-    const LookaheadLayout lanes = st.layout(1, -1, 4, 3, 1 << 20, 4, 100);
+    const LookaheadLayout lanes = st.layout(1, {}, 4, 3, 1 << 20, 4, 100);
     CHECK(lanes.w == 1);  // one column alone still evaluates N - 2 tokens
     CHECK(lanes.g == 3);
-    CHECK(st.layout(1, -1, 4, 3, 1, 64, 100).empty());
-    CHECK(st.layout(1, -1, 4, 3, 1 << 20, 0, 100).empty());
+    CHECK(st.layout(1, {}, 4, 3, 1, 64, 100).empty());
+    CHECK(st.layout(1, {}, 4, 3, 1 << 20, 0, 100).empty());
     // Reach: branches need N - 1 positions after the input, column i reaches i + N - 2.
-    const LookaheadLayout r3 = st.layout(1, -1, 4, 3, 1 << 20, 64, 3);
+    const LookaheadLayout r3 = st.layout(1, {}, 4, 3, 1 << 20, 64, 3);
     CHECK(r3.w == 3);
     CHECK(r3.g == 3);
-    const LookaheadLayout r1 = st.layout(1, -1, 4, 3, 1 << 20, 64, 1);
+    const LookaheadLayout r1 = st.layout(1, {}, 4, 3, 1 << 20, 64, 1);
     CHECK(r1.g == 0);
     CHECK(r1.w == 1);
     for (size_t k = 0; k < r1.pos.size(); ++k) CHECK(r1.pos[k] <= 1);
     // No continuation of the input and no window: nothing to evaluate.
-    CHECK(st.layout(99, -1, 0, 3, 1 << 20, 64, 100).empty());
+    CHECK(st.layout(99, {}, 0, 3, 1 << 20, 64, 100).empty());
 }
 
 TEST_CASE("lookahead decoding of toy models: greedy output equals plain decoding for every shape",
@@ -354,7 +367,7 @@ TEST_CASE("lookahead: sampled output equals plain sampling with the same seed (t
         }
         while (got.size() < 40) {
             const Token x = history.back();
-            const LookaheadLayout l = st.layout(x, history[history.size() - 2], 0, 4, 1 << 20, 64, 1 << 20);
+            const LookaheadLayout l = st.layout(x, history, 0, 4, 1 << 20, 64, 1 << 20);
             const auto r0 = m.row(x, 0);
             std::vector<std::vector<std::vector<float>>> br(l.branches.size());
             std::vector<std::vector<const float*>> rows(l.branches.size());
