@@ -217,7 +217,7 @@ namespace {
 constexpr double kDecay = 0.9;        // a shape: about its last ten observations count
 constexpr double kPlainDecay = 0.98;  // plain steps: about the last fifty
 constexpr double kMinObs = 1.9;       // two observations (0.9 + 1) before a shape may be chosen
-constexpr double kMinGain = 1.05;     // a shape must give 5 % more tokens per second than plain steps
+constexpr double kMinGain = 1.10;     // a shape must give 10 % more tokens per second than plain steps (noise)
 constexpr int64_t kProbeMinEvery = 16;
 constexpr double kProbeCostSteps = 400.0;  // probe a shape costing c extra steps at most every 400 c steps
 constexpr double kMinRatio = 0.02;         // before measuring, an extra token costs at least 2 % of a step
