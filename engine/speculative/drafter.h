@@ -17,8 +17,9 @@
 namespace engine::spec {
 
 // The drafters, in llama-server's names (--spec-type).
-enum class DrafterType { DraftModel, NgramSimple, NgramMapK, NgramMapK4v, NgramMod, NgramCache };
-inline constexpr size_t kDrafterTypes = (size_t)DrafterType::NgramCache + 1;  // per-type tables
+// Lookahead is not a Drafter: its steps are a window and branches, not one draft (lookahead.h).
+enum class DrafterType { DraftModel, NgramSimple, NgramMapK, NgramMapK4v, NgramMod, NgramCache, Lookahead };
+inline constexpr size_t kDrafterTypes = (size_t)DrafterType::Lookahead + 1;  // per-type tables
 
 std::string_view drafter_name(DrafterType t);
 // "draft-simple" (or "draft"), "ngram-simple", ...; false for an unknown name.

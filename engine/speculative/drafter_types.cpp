@@ -15,7 +15,7 @@ constexpr NameRow kNames[] = {
     {DrafterType::DraftModel, "draft-simple"}, {DrafterType::DraftModel, "draft"},
     {DrafterType::NgramSimple, "ngram-simple"}, {DrafterType::NgramMapK, "ngram-map-k"},
     {DrafterType::NgramMapK4v, "ngram-map-k4v"}, {DrafterType::NgramMod, "ngram-mod"},
-    {DrafterType::NgramCache, "ngram-cache"},
+    {DrafterType::NgramCache, "ngram-cache"}, {DrafterType::Lookahead, "lookahead"},
 };
 
 std::string_view trim(std::string_view s) {

@@ -51,6 +51,37 @@ Verified verify_by_sampling(SamplerChain& chain, std::span<const float* const> r
     return v;
 }
 
+Verified verify_tree_by_sampling(SamplerChain& chain, const float* row0, std::span<const std::vector<Token>> drafts,
+                                 std::span<const std::vector<const float*>> rows, const ProbsOptions& po,
+                                 int32_t* followed) {
+    if (rows.size() != drafts.size()) throw std::invalid_argument("verify: need one row list per draft");
+    for (size_t b = 0; b < drafts.size(); ++b)
+        if (rows[b].size() != drafts[b].size())
+            throw std::invalid_argument("verify: need one logits row per draft token");
+    Verified v;
+    int32_t cur = -1;  // the draft that agrees with everything accepted so far
+    const float* row = row0;
+    for (size_t depth = 0;; ++depth) {
+        const Token tok = sample_or_throw(chain, row);
+        add_probs(v, chain, row, tok, po);
+        accept_or_throw(chain, tok);
+        v.tokens.push_back(tok);
+        // Another draft that agrees with the accepted tokens and has this pick next.
+        int32_t next = -1;
+        for (size_t b = 0; b < drafts.size() && next < 0; ++b) {
+            const std::vector<Token>& d = drafts[b];
+            if (d.size() <= depth || d[depth] != tok) continue;
+            if (!std::equal(v.tokens.begin(), v.tokens.end() - 1, d.begin())) continue;
+            next = (int32_t)b;
+        }
+        if (next < 0) break;
+        cur = next;
+        row = rows[(size_t)cur][depth];
+    }
+    if (followed) *followed = cur;
+    return v;
+}
+
 double acceptance_probability(double p_d, double q_d) {
     if (q_d <= 0.0) return 1.0;  // never drawn from q; accepting keeps p's share
     return std::min(1.0, p_d / q_d);

@@ -48,6 +48,17 @@ struct Verified {
 Verified verify_by_sampling(SamplerChain& chain, std::span<const float* const> rows,
                             std::span<const Token> draft, const ProbsOptions& probs);
 
+// Sample and compare over several drafts that all continue the pending token (lookahead's branches).
+// row0: the target's logits after the pending token; rows[b][i]: after the pending token and the first
+// i + 1 tokens of drafts[b] (rows[b].size() == drafts[b].size()). The chain samples at row0; while some
+// draft agrees with every token sampled so far, it samples next at that draft's row. Drafts that agree on
+// a prefix share its context, so every pick is drawn from the right distribution: the chain draws exactly
+// what plain decoding draws (same seed, same tokens). *followed: the draft whose prefix the accepted tokens
+// are (-1 when none was accepted).
+Verified verify_tree_by_sampling(SamplerChain& chain, const float* row0, std::span<const std::vector<Token>> drafts,
+                                 std::span<const std::vector<const float*>> rows, const ProbsOptions& probs,
+                                 int32_t* followed);
+
 // The p/q rule (Leviathan et al., Chen et al.), for a draft drawn from known distributions: q[i] is the
 // dense distribution draft[i] was drawn from (over the draft model's vocabulary). Draft token d is accepted
 // with probability min(1, p(d)/q(d)), p being the target's distribution after the request's whole chain

@@ -18,6 +18,22 @@ namespace api {
 using server::http::HttpError;
 
 namespace {
+// A slot's lookahead: null when its request runs none; else its W, N, G, pool, steps and what they cost.
+json lookahead_slot_json(const sched::SlotInfo& s) {
+    if (s.la.w <= 0) return nullptr;
+    const double steps = (double)s.la_steps, accepted = (double)s.la_accepted;
+    return json{{"w", s.la.w},
+                {"n", s.la.n},
+                {"g", s.la.g},
+                {"fixed", s.la_fixed},
+                {"pool_size", s.la_pool},
+                {"steps", s.la_steps},
+                {"evaluated", s.la_evaluated},
+                {"accepted", s.la_accepted},
+                {"accepted_per_step", steps > 0 ? accepted / steps : 0.0},
+                {"evaluated_per_accepted", accepted > 0 ? (double)s.la_evaluated / accepted : 0.0}};
+}
+
 bool is_valid_utf8(const std::string& s) {
     size_t i = 0;
     while (i < s.size()) {
@@ -321,7 +337,9 @@ json Api::speculative_json() const {
                 {"n_max", sc.n_max},
                 {"n_min", sc.n_min},
                 {"p_min", sc.p_min},
-                {"draft_model", config_.draft_model_path}};
+                {"draft_model", config_.draft_model_path},
+                {"lookahead", {{"w", sc.lookahead.w}, {"n", sc.lookahead.n}, {"g", sc.lookahead.g},
+                               {"fixed", sc.lookahead_fixed}}}};
 }
 
 Api::Reply Api::props_get(Request&) {
@@ -433,6 +451,7 @@ Api::Reply Api::slots(Request& req) {
                        // ggserve's additions
                        {"draft_n", s.draft_n},
                        {"draft_n_accepted", s.draft_n_accepted},
+                       {"lookahead", lookahead_slot_json(s)},
                        {"speculative_settings", speculative_json()},
                        {"state", sched::slot_state_name(s.state)},
                        {"n_past", s.n_past},

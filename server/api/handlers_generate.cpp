@@ -249,6 +249,10 @@ Api::Reply Api::start_generation(Request& req, Flavor flavor, const json& body, 
             t->spec.n_max = opts.spec_n_max;
             t->spec.n_min = opts.spec_n_min;
             t->spec.p_min = opts.spec_p_min;
+            t->spec.la_w = opts.la_w;
+            t->spec.la_n = opts.la_n;
+            t->spec.la_g = opts.la_g;
+            t->spec.la_fixed = opts.la_fixed;
             t->sampling = opts.sampling;
             if (c > 0 && t->sampling.seed != engine::kRandomSeed) t->sampling.seed += (uint32_t)c;
             t->post_sampling_probs = opts.post_sampling_probs;

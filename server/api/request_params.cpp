@@ -1,11 +1,13 @@
 #include "server/api/request_params.h"
 
 #include <cmath>
+#include <cstdint>
 #include <initializer_list>
 #include <limits>
 #include <string_view>
 
 #include "engine/grammar/json_schema.h"
+#include "engine/speculative/lookahead.h"
 
 namespace api {
 
@@ -317,6 +319,33 @@ void parse_speculative(const json& body, GenerationOptions& o) {
         bad_request("'speculative.n_min' must not exceed 'speculative.n_max'");
 }
 
+// `lookahead: {w, n, g, fixed}`: the request's window, n-gram size and branches. Ranges are checked here;
+// whether the window fits the server's batch and context is checked when the request is seated.
+void parse_lookahead(const json& body, GenerationOptions& o) {
+    const auto it = body.find("lookahead");
+    if (it == body.end() || it->is_null()) return;
+    if (!it->is_object()) bad_request("'lookahead' must be an object {w, n, g, fixed}");
+    for (const auto& [key, _] : it->items())
+        if (key != "w" && key != "n" && key != "g" && key != "fixed")
+            bad_request("'lookahead." + key + "' is not a lookahead setting (w, n, g, fixed)");
+    engine::spec::LookaheadParams p{1, 2, 1};  // stand-ins for the fields not given, for the range check
+    const auto int_field = [&](const char* name, int32_t& out, int32_t& check) {
+        const auto f = it->find(name);
+        if (f == it->end() || f->is_null()) return;
+        if (!f->is_number_integer() || f->get<int64_t>() < INT32_MIN || f->get<int64_t>() > INT32_MAX)
+            bad_request(std::string("'lookahead.") + name + "' must be an integer");
+        out = check = f->get<int32_t>();
+    };
+    int_field("w", o.la_w, p.w);
+    int_field("n", o.la_n, p.n);
+    int_field("g", o.la_g, p.g);
+    if (const std::string err = engine::spec::lookahead_param_error(p); !err.empty()) bad_request(err);
+    if (const auto f = it->find("fixed"); f != it->end() && !f->is_null()) {
+        if (!f->is_boolean()) bad_request("'lookahead.fixed' must be a boolean");
+        o.la_fixed = f->get<bool>() ? 1 : 0;
+    }
+}
+
 }  // namespace
 
 GenerationOptions parse_generation_options(const json& body, const ApiDefaults& defaults,
@@ -333,6 +362,7 @@ GenerationOptions parse_generation_options(const json& body, const ApiDefaults& 
     parse_sampling(body, o.sampling, vocab);
 
     parse_speculative(body, o);
+    parse_lookahead(body, o);
 
     // Length limit: n_predict (native), max_tokens, max_completion_tokens (newer OpenAI name).
     for (const char* name : {"n_predict", "max_tokens", "max_completion_tokens"})

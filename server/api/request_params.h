@@ -51,6 +51,9 @@ struct GenerationOptions {
     bool spec_disabled = false;
     int32_t spec_n_max = -1, spec_n_min = -1;  // -1: the server's
     float spec_p_min = -1.0f;
+    // `lookahead: {w, n, g, fixed}` (-1: the server's --lookahead-*; fixed: -1 the server's, 0/1)
+    int32_t la_w = -1, la_n = -1, la_g = -1;
+    int la_fixed = -1;
     bool grammar_from_defaults = false;  // `grammar` is the server's default, not the request's
 
     // llama-server's native extras (see sched::Task for their meaning).

@@ -272,8 +272,14 @@ int cmd_serve(int argc, char** argv) {
               &sc.max_prefill_tokens);
     ap.option("--spec-type", "LIST",
               "speculative drafters in priority order, comma-separated: draft-simple, ngram-simple, ngram-map-k, "
-              "ngram-map-k4v, ngram-mod, ngram-cache (default: none; draft-simple when -md is given)",
+              "ngram-map-k4v, ngram-mod, ngram-cache, lookahead (default: none; draft-simple when -md is given)",
               &spec_type);
+    ap.option("--lookahead-w", "W", "lookahead: window columns (default 15)", &sc.spec.lookahead.w);
+    ap.option("--lookahead-n", "N", "lookahead: n-gram size, window levels + 1 (default 5)", &sc.spec.lookahead.n);
+    ap.option("--lookahead-g", "G", "lookahead: most n-grams verified per step (default 15)", &sc.spec.lookahead.g);
+    ap.flag("--lookahead-fixed",
+            "lookahead: every step the full W, N, G (default: the step shape adapts to what pays on this machine)",
+            &sc.spec.lookahead_fixed);
     // Later llama-server releases renamed the draft options --spec-draft-*; both names work.
     ap.option("-md,--model-draft,--spec-draft-model", "FILE", "draft model for speculative decoding (same vocabulary)",
               &model_draft);
@@ -391,6 +397,8 @@ int cmd_serve(int argc, char** argv) {
         if (lists_model() && model_draft.empty())
             throw ArgError("--spec-type draft-simple needs a draft model (-md FILE)");
         ac.draft_model_path = model_draft;
+        if (const std::string err = engine::spec::lookahead_param_error(sc.spec.lookahead); !err.empty())
+            throw ArgError("--lookahead-w/-n/-g: " + err);
         if ((!lookup_static.empty() || !lookup_dynamic.empty()) && spec_type.find("ngram-cache") == std::string::npos)
             throw ArgError("--lookup-cache-static/--lookup-cache-dynamic need --spec-type ngram-cache");
         if (!api_key_file.empty()) {
@@ -506,6 +514,22 @@ int cmd_serve(int argc, char** argv) {
                          adapters.back()->n_pairs(), adapters.back()->alpha(), ac.lora_scales[adapters.size() - 1]);
         }
         cp.n_seq_max = (uint32_t)sc.n_parallel;
+        // Lookahead lanes (one sequence id per window column and branch while a step runs) come after the
+        // slots' ids: enough for every slot's full step, as far as the cache's sequence ids go.
+        if (sc.spec.has(engine::spec::DrafterType::Lookahead)) {
+            const int64_t lanes = (int64_t)sc.n_parallel * engine::spec::lookahead_step_lanes(sc.spec.lookahead);
+            cp.n_seq_max = (uint32_t)std::min<int64_t>(engine::kMaxSeq, sc.n_parallel + lanes);
+            // LongRoPE picks its factors from a sequence's share of the context (n_ctx / n_seq_max): the
+            // lanes must not change that choice.
+            const uint32_t n_ctx = cp.n_ctx ? cp.n_ctx : model->hparams().n_ctx_train;
+            const uint32_t orig = model->hparams().n_ctx_orig;
+            if (!model->layers.empty() && model->layers[0].rope_long &&
+                (n_ctx / (uint32_t)sc.n_parallel > orig) != (n_ctx / cp.n_seq_max > orig)) {
+                spdlog::error("--spec-type lookahead: this LongRoPE model would switch RoPE factors with the {} extra "
+                              "sequence ids lookahead needs; use another --spec-type or --ctx-size", cp.n_seq_max - (uint32_t)sc.n_parallel);
+                return 2;
+            }
+        }
         cp.embeddings = ac.embeddings;  // a decoder embeds with its final hidden states
         engine::Context ctx(*model, cp);
 
@@ -548,6 +572,18 @@ int cmd_serve(int argc, char** argv) {
             spdlog::info("speculative decoding: {} (draft max {}, min {}, p_min {})",
                          engine::spec::drafter_list_string(sc.spec.types), sc.spec.n_max, sc.spec.n_min,
                          sc.spec.p_min);
+        if (sc.spec.has(engine::spec::DrafterType::Lookahead)) {
+            const std::string err = engine::spec::lookahead_fit_error(
+                sc.spec.lookahead, ctx.params().n_batch, (int32_t)(ctx.n_ctx() / (uint32_t)sc.n_parallel),
+                (int32_t)ctx.params().n_seq_max - sc.n_parallel);
+            if (!err.empty()) {
+                spdlog::error("--spec-type lookahead: {}", err);
+                return 2;
+            }
+            spdlog::info("lookahead: W {}, N {}, G {}{} ({} sequence ids for lanes)", sc.spec.lookahead.w,
+                         sc.spec.lookahead.n, sc.spec.lookahead.g, sc.spec.lookahead_fixed ? ", fixed" : ", adaptive",
+                         ctx.params().n_seq_max - (uint32_t)sc.n_parallel);
+        }
         sched::Scheduler scheduler(*model, ctx, sc);
         scheduler.start(warmup);
         api.attach(*model, scheduler);

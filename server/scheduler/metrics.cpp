@@ -100,6 +100,20 @@ std::string Metrics::render_prometheus() const {
     per_drafter("ggserve:draft_accepted_total", "Speculative draft tokens the target accepted.",
                 s_.draft_accepted_total);
     per_drafter("ggserve:draft_steps_total", "Decode steps that verified a draft.", s_.draft_steps_total);
+    {
+        const size_t la = (size_t)engine::spec::DrafterType::Lookahead;
+        const double steps = (double)s_.draft_steps_total[la], evaluated = (double)s_.draft_tokens_total[la],
+                     accepted = (double)s_.draft_accepted_total[la];
+        metric("ggserve:lookahead_pool_ngrams", "gauge", "N-grams in the lookahead pools of the busy slots.",
+               (double)s_.lookahead_pool_ngrams);
+        metric("ggserve:lookahead_accepted_per_step", "gauge",
+               "Lookahead: branch tokens accepted per lookahead step (besides the step's own token), since start.",
+               steps > 0 ? accepted / steps : 0.0);
+        metric("ggserve:lookahead_evaluated_per_accepted", "gauge",
+               "Lookahead window cost: extra tokens evaluated (window and branches) per accepted branch token, since "
+               "start (0 while none was accepted).",
+               accepted > 0 ? evaluated / accepted : 0.0);
+    }
     o << ttft_.render("ggserve:time_to_first_token_seconds", "Time from request arrival to its first token.");
     o << itl_.render("ggserve:inter_token_latency_seconds", "Time between consecutive tokens of a stream.");
     return o.str();

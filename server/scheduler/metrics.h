@@ -49,6 +49,7 @@ struct MetricsSnapshot {
     PerDrafter draft_tokens_total{};
     PerDrafter draft_accepted_total{};
     PerDrafter draft_steps_total{};
+    uint64_t lookahead_pool_ngrams = 0;  // n-grams in the pools of the slots running lookahead
 };
 
 class Metrics {

@@ -70,6 +70,8 @@ Scheduler::Scheduler(const engine::Model& model, engine::Context& ctx, Scheduler
                 case DrafterType::NgramCache:
                     slot.drafters.push_back(engine::spec::make_ngram_cache(config_.ngram_store));
                     break;
+                case DrafterType::Lookahead:
+                    break;  // the slot's LookaheadState, set up per request
             }
         }
     snapshot_.resize(slots_.size());
@@ -358,6 +360,12 @@ void Scheduler::start_task(Slot& slot, std::shared_ptr<Task> task) {
         std::unique_ptr<engine::TokenConstraint> grammar = t.make_grammar ? t.make_grammar() : nullptr;
         slot.chain.emplace(t.sampling, ctx_.n_vocab(), n_ctx_slot_, pieces_, std::move(grammar),
                            t.grammar_first);
+        if (config_.spec.has(engine::spec::DrafterType::Lookahead) && !t.spec.disabled && t.spec.n_max != 0) {
+            const engine::spec::LookaheadParams lp = lookahead_params(t);
+            const std::string err = engine::spec::lookahead_fit_error(lp, ctx_.params().n_batch, n_ctx_slot_,
+                                                                      lookahead_lanes());
+            if (!err.empty()) throw std::invalid_argument(err);
+        }
     } catch (const std::exception& e) {
         t.sink->on_error(400, e.what());
         slot.task.reset();
@@ -378,6 +386,20 @@ void Scheduler::start_task(Slot& slot, std::shared_ptr<Task> task) {
     // Draft-model draws and p/q acceptance have their own generator, seeded from the request's seed.
     slot.spec_rng.seed(slot.chain->seed() ^ 0x5bd1e995u);
     for (auto& d : slot.drafters) d->begin();
+    slot.la_on = slot.spec_on && config_.spec.has(engine::spec::DrafterType::Lookahead);
+    slot.la_step = {};
+    slot.la_seqs.clear();
+    slot.la_steps = slot.la_evaluated = slot.la_accepted = 0;
+    if (slot.la_on) {
+        const engine::spec::LookaheadParams lp = lookahead_params(t);
+        slot.la.begin(lp, t.prompt);
+        slot.la_fixed = t.spec.la_fixed >= 0 ? t.spec.la_fixed == 1 : config_.spec.lookahead_fixed;
+        // What the controller learned about step shapes holds for the next request with the same shapes.
+        if (!(slot.la_ctl_params == lp)) {
+            slot.la_ctl.reset(lp);
+            slot.la_ctl_params = lp;
+        }
+    }
     slot.timings = Timings{};
     slot.timings.queue_ms = ms_between(t.arrival, now);
     slot.t_start = now;
@@ -457,6 +479,10 @@ void Scheduler::release(Slot& slot) {
     slot.draft.clear();
     slot.draft_q.clear();
     slot.history.clear();
+    slot.la_on = false;
+    slot.la_step = {};
+    for (engine::SeqId q : slot.la_seqs) ctx_.kv().seq_rm(q, -1, -1);
+    slot.la_seqs.clear();
 }
 
 void Scheduler::fail(Slot& slot, int status, const std::string& message) {
@@ -479,6 +505,18 @@ engine::Context::Status Scheduler::decode_with_eviction(const engine::Batch& bat
     return evicted ? ctx_.decode(batch) : st;
 }
 
+int32_t Scheduler::lookahead_lanes() const {
+    return std::max(0, (int32_t)ctx_.params().n_seq_max - config_.n_parallel);
+}
+
+engine::spec::LookaheadParams Scheduler::lookahead_params(const Task& t) const {
+    engine::spec::LookaheadParams p = config_.spec.lookahead;
+    if (t.spec.la_w >= 0) p.w = t.spec.la_w;
+    if (t.spec.la_n >= 0) p.n = t.spec.la_n;
+    if (t.spec.la_g >= 0) p.g = t.spec.la_g;
+    return p;
+}
+
 int32_t Scheduler::draft_room(const Slot& s) const {
     // The pending token and the draft must fit the slot's share of the context.
     return std::max(0, n_ctx_slot_ - s.n_past() - 2);
@@ -490,8 +528,15 @@ void Scheduler::prepare_drafts() {
         s.draft.clear();
         s.draft_q.clear();
         s.draft_from = -1;
+        s.la_step = {};
+        s.la_seqs.clear();
+        s.la_level = 0;
     }
     if (!config_.spec.enabled()) return;
+    // Lookahead lanes are shared evenly by the slots that may run a lookahead step.
+    int32_t n_la = 0;
+    for (const auto& s : slots_) n_la += s.state == SlotState::Generating && s.la_on ? 1 : 0;
+    const int32_t lane_share = n_la > 0 ? lookahead_lanes() / n_la : 0;
     // Every stream in the batch waits for a step's extra tokens: with n streams generating, k draft
     // tokens cost n * b * k against a step of a + n * b (b/a = rho), which is what the slot weighs.
     int32_t n_gen = 0;
@@ -522,10 +567,26 @@ void Scheduler::prepare_drafts() {
         const int32_t room = std::min(s.spec_n_max, draft_room(s));
         size_t ngram_idx = 0;
         for (size_t i = 0; i < first; ++i)
-            if (config_.spec.types[i] != DrafterType::DraftModel) ++ngram_idx;
+            if (config_.spec.types[i] != DrafterType::DraftModel && config_.spec.types[i] != DrafterType::Lookahead)
+                ++ngram_idx;
         for (size_t i = first; i < config_.spec.types.size(); ++i) {
             const DrafterType type = config_.spec.types[i];
             const size_t kind = (size_t)type;
+            if (type == DrafterType::Lookahead) {
+                if (!s.la_on) continue;
+                const auto& shapes = s.la_ctl.shapes();
+                const int level = s.la_fixed ? (int)shapes.size() - 1 : s.la_ctl.want(extra);
+                if (level <= 0) continue;
+                engine::spec::LookaheadLayout l =
+                    s.la.layout(s.pending, s.history, shapes[(size_t)level].w, shapes[(size_t)level].g,
+                                (int32_t)ctx_.params().n_batch - 1, lane_share, draft_room(s));
+                if (l.empty()) continue;
+                s.draft = l.tokens;
+                s.draft_from = (int)kind;
+                s.la_step = std::move(l);
+                s.la_level = level;
+                return;
+            }
             const bool model = type == DrafterType::DraftModel;
             const int32_t k = s.draft_ctl[kind].want(room, extra, model ? model_ratio : 0.0);
             if (!model) {
@@ -595,8 +656,12 @@ bool Scheduler::run_iteration() {
     }
     const BatchPlan plan = plan_iteration(views, Budget{ctx_.params().n_batch, config_.max_prefill_tokens});
     if (plan.empty()) return false;
-    for (const PlanEntry& e : plan.entries) {
+    std::vector<PlanEntry> entries = plan.entries;
+    fit_lookahead(entries);
+    uint32_t n_tokens = 0;
+    for (const PlanEntry& e : entries) {
         Slot& s = slots_[(size_t)e.slot];
+        n_tokens += (uint32_t)e.n_tokens;
         if (e.decode) {
             s.draft.resize((size_t)e.n_draft);
             if (!s.draft_q.empty()) s.draft_q.resize((size_t)e.n_draft);
@@ -606,10 +671,51 @@ bool Scheduler::run_iteration() {
     // The step's whole cost (decode, verification, sampling, delivery) feeds the draft controllers'
     // cost model: drafted rows cost more than their share of the decode call.
     const auto t0 = Clock::now();
-    execute(plan.entries);
-    step_cost_.observe((double)plan.n_tokens(), std::chrono::duration<double>(Clock::now() - t0).count());
+    execute(entries);
+    const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    step_cost_.observe((double)n_tokens, seconds);
+    // Lookahead controllers compare iterations with and without their slot's window; iterations that
+    // also prefill a prompt would blur that, so they are not counted.
+    int32_t n_streams = 0;
+    bool prefill = false;
+    for (const PlanEntry& e : entries) {
+        n_streams += e.decode ? 1 : 0;
+        prefill = prefill || !e.decode;
+    }
+    for (auto& s : slots_) {
+        if (s.la_obs_level >= 0 && !prefill) s.la_ctl.observe(s.la_obs_level, s.la_obs_emitted, seconds, n_streams);
+        s.la_obs_level = -1;
+    }
     ++iteration_;
     return true;
+}
+
+void Scheduler::fit_lookahead(std::vector<PlanEntry>& entries) {
+    engine::SeqId next = (engine::SeqId)config_.n_parallel;
+    const engine::SeqId end = (engine::SeqId)ctx_.params().n_seq_max;
+    for (PlanEntry& e : entries) {
+        Slot& s = slots_[(size_t)e.slot];
+        if (!e.decode || s.la_step.empty()) continue;
+        // The plan may have granted fewer tokens than the step asked for (a crowded batch): the step
+        // is rebuilt smaller (window first), down to a plain step.
+        if ((int32_t)s.la_step.tokens.size() > e.n_draft || s.la_step.n_lanes() > end - next) {
+            s.la_step = s.la.layout(s.pending, s.history, s.la_step.w, s.la_step.g, e.n_draft, end - next,
+                                    draft_room(s));
+            s.draft = s.la_step.tokens;
+        }
+        e.n_draft = (int32_t)s.la_step.tokens.size();
+        e.n_tokens = e.n_logits = 1 + e.n_draft;
+        s.la_seqs.clear();
+        for (int32_t k = 0; k < s.la_step.n_lanes(); ++k) s.la_seqs.push_back(next++);
+        if (s.la_step.empty()) s.draft_from = -1;
+    }
+}
+
+void Scheduler::clear_lanes(const std::vector<PlanEntry>& entries) {
+    for (const PlanEntry& e : entries) {
+        Slot& s = slots_[(size_t)e.slot];
+        for (engine::SeqId q : s.la_seqs) ctx_.kv().seq_rm(q, -1, -1);
+    }
 }
 
 void Scheduler::execute(const std::vector<PlanEntry>& entries) {
@@ -618,7 +724,24 @@ void Scheduler::execute(const std::vector<PlanEntry>& entries) {
     for (const PlanEntry& e : entries) {
         Slot& s = slots_[(size_t)e.slot];
         first_row.push_back(batch.size());
-        if (e.decode) {
+        if (e.decode && !s.la_step.empty()) {
+            // Every lane sees the slot's tokens and the input token, and only its own lane's tokens.
+            const engine::Pos p0 = s.n_past();
+            std::vector<engine::SeqId> all{s.id};
+            for (engine::SeqId q : s.la_seqs) {
+                ctx_.kv().seq_cp(s.id, q, 0, -1);
+                if (!s.cache_lora.empty()) ctx_.set_lora_scales(q, s.cache_lora);
+                all.push_back(q);
+            }
+            batch.add(s.pending, p0, all, true);
+            const engine::spec::LookaheadLayout& l = s.la_step;
+            std::vector<engine::SeqId> seqs;
+            for (size_t k = 0; k < l.tokens.size(); ++k) {
+                seqs.clear();
+                for (int32_t lane : l.lanes[k]) seqs.push_back(s.la_seqs[(size_t)lane]);
+                batch.add(l.tokens[k], p0 + l.pos[k], seqs, l.logits[k] != 0);
+            }
+        } else if (e.decode) {
             const engine::Pos p0 = s.n_past();
             batch.add(s.pending, p0, {s.id}, true);
             for (int32_t i = 0; i < e.n_draft; ++i) batch.add(s.draft[(size_t)i], p0 + 1 + i, {s.id}, true);
@@ -639,9 +762,11 @@ void Scheduler::execute(const std::vector<PlanEntry>& entries) {
         error = e.what();
         rollback(entries);
     }
+    if (!error.empty() || st != engine::Context::Status::Ok) clear_lanes(entries);
     if (error.empty() && st == engine::Context::Status::Ok) {
         record_decode(entries, batch.size(), std::chrono::duration<double>(Clock::now() - t0).count());
         for (size_t k = 0; k < entries.size(); ++k) apply_entry(entries[k], first_row[k]);
+        clear_lanes(entries);  // steps that were not applied (a slot failed or gone) leave no lane behind
         return;
     }
     if (entries.size() > 1) {
@@ -658,6 +783,9 @@ void Scheduler::execute(const std::vector<PlanEntry>& entries) {
         plain.n_draft = 0;
         s.draft.clear();
         s.draft_q.clear();
+        s.la_step = {};
+        s.la_seqs.clear();
+        s.draft_from = -1;
         execute({plain});
         return;
     }
@@ -723,7 +851,70 @@ void Scheduler::apply_entry(const PlanEntry& e, size_t first_row) {
     }
 }
 
+void Scheduler::step_lookahead(Slot& s, size_t first_row) {
+    const int32_t n_past = s.n_past();
+    const engine::Token x = s.pending;
+    const engine::spec::LookaheadLayout l = std::move(s.la_step);
+    std::vector<engine::SeqId> lanes = std::move(s.la_seqs);
+    s.la_step = {};
+    s.la_seqs.clear();
+    s.cache_tokens.push_back(x);
+    ++s.timings.decode_iterations;
+    // The lanes leave the cache before the tokens are delivered (a context shift must find the slot's
+    // cells unshared), and also when sampling throws.
+    struct LaneGuard {
+        engine::KvCache& kv;
+        std::vector<engine::SeqId>& lanes;
+        void release() {
+            for (engine::SeqId q : lanes) kv.seq_rm(q, -1, -1);
+            lanes.clear();
+        }
+        ~LaneGuard() { release(); }
+    } guard{ctx_.kv(), lanes};
+    const Task& t = *s.task;
+    const engine::spec::ProbsOptions po{t.sampling.n_probs, t.post_sampling_probs};
+    std::vector<std::vector<const float*>> rows(l.branches.size());
+    for (size_t b = 0; b < l.branches.size(); ++b)
+        for (size_t i = 0; i < l.branches[b].size(); ++i)
+            rows[b].push_back(ctx_.logits(first_row + (size_t)l.branch_first[b] + i));
+    int32_t followed = -1;
+    engine::spec::Verified v =
+        engine::spec::verify_tree_by_sampling(*s.chain, ctx_.logits(first_row), l.branches, rows, po, &followed);
+    const size_t n_acc = v.n_accepted();
+    if (n_acc > 0)
+        ctx_.kv().seq_cp(lanes[(size_t)(l.w + followed)], s.id, n_past + 1, n_past + 1 + (engine::Pos)n_acc);
+    s.cache_tokens.insert(s.cache_tokens.end(), v.tokens.begin(), v.tokens.begin() + (long)n_acc);
+    // The window's next guesses: the target's greedy pick after each column's chain.
+    const int n_vocab = ctx_.n_vocab();
+    std::vector<engine::Token> next((size_t)l.w);
+    for (int32_t i = 0; i < l.w; ++i) {
+        const float* row = ctx_.logits(first_row + (size_t)l.window_rows[(size_t)i]);
+        next[(size_t)i] = (engine::Token)(std::max_element(row, row + n_vocab) - row);
+    }
+    guard.release();
+    s.la.update(l, x, next, v.tokens, s.history);
+    s.la_obs_level = s.la_level;
+    s.la_obs_emitted = (int32_t)v.tokens.size();
+    const size_t kind = (size_t)engine::spec::DrafterType::Lookahead;
+    s.la_steps += 1;
+    s.la_evaluated += (int64_t)l.tokens.size();
+    s.la_accepted += (int64_t)n_acc;
+    s.timings.draft_n += (int32_t)l.tokens.size();
+    s.timings.draft_n_accepted += (int32_t)n_acc;
+    metrics_.update([&](MetricsSnapshot& m) {
+        m.draft_tokens_total[kind] += l.tokens.size();
+        m.draft_accepted_total[kind] += n_acc;
+        ++m.draft_steps_total[kind];
+    });
+    deliver(s, std::move(v));
+}
+
 void Scheduler::step_decode(Slot& s, const PlanEntry& e, size_t first_row) {
+    if (!s.la_step.empty()) {
+        step_lookahead(s, first_row);
+        return;
+    }
+    const bool plain_step = s.draft.empty();
     const int32_t n_past = s.n_past();
     s.cache_tokens.push_back(s.pending);
     ++s.timings.decode_iterations;
@@ -752,6 +943,14 @@ void Scheduler::step_decode(Slot& s, const PlanEntry& e, size_t first_row) {
     s.cache_tokens.insert(s.cache_tokens.end(), s.draft.begin(), s.draft.begin() + (long)n_acc);
     if (n_acc < s.draft.size()) ctx_.kv().seq_rm(s.id, n_past + 1 + (engine::Pos)n_acc, -1);
     s.draft.clear();
+    // The lookahead window moves along with the tokens another drafter or a plain step emitted.
+    if (s.la_on) {
+        s.la.update({}, s.pending, {}, v.tokens, s.history);
+        if (plain_step) {  // what a plain step gives, for the lookahead controller's comparison
+            s.la_obs_level = 0;
+            s.la_obs_emitted = (int32_t)v.tokens.size();
+        }
+    }
     deliver(s, std::move(v));
 }
 
@@ -899,6 +1098,7 @@ void Scheduler::finish(Slot& slot, const PipelineEnd& end) {
 
 void Scheduler::update_gauges() {
     int processing = 0;
+    uint64_t pool_ngrams = 0;
     for (const auto& s : slots_) processing += s.busy() ? 1 : 0;
     std::vector<SlotInfo> snap(slots_.size());
     for (size_t i = 0; i < slots_.size(); ++i) {
@@ -918,6 +1118,15 @@ void Scheduler::update_gauges() {
             si.speculative = s.spec_on;
             si.draft_n = s.timings.draft_n;
             si.draft_n_accepted = s.timings.draft_n_accepted;
+            if (s.la_on) {
+                si.la = s.la.params();
+                si.la_fixed = s.la_fixed;
+                si.la_pool = s.la.pool().size();
+                si.la_steps = s.la_steps;
+                si.la_evaluated = s.la_evaluated;
+                si.la_accepted = s.la_accepted;
+                pool_ngrams += si.la_pool;
+            }
             si.has_new_line = s.pipeline && s.pipeline->has_new_line();
             si.task = s.task;
         } else {
@@ -935,6 +1144,7 @@ void Scheduler::update_gauges() {
         m.requests_processing = processing;
         m.requests_deferred = (int)deferred;
         m.kv_cache_tokens = kv.n_used();
+        m.lookahead_pool_ngrams = pool_ngrams;
         m.kv_cache_usage_ratio = (double)kv.n_used() / (double)kv.size();
     });
 }

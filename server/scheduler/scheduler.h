@@ -15,6 +15,7 @@
 #include "engine/model/model.h"
 #include "engine/speculative/draft_controller.h"
 #include "engine/speculative/draft_model.h"
+#include "engine/speculative/lookahead.h"
 #include "engine/speculative/ngram_cache.h"
 #include "engine/speculative/verify.h"
 #include "server/scheduler/embed_task.h"
@@ -33,7 +34,14 @@ struct SpecConfig {
     int32_t n_max = 16;
     int32_t n_min = 0;
     float p_min = 0.75f;
+    engine::spec::LookaheadParams lookahead;  // --lookahead-w/-n/-g
+    bool lookahead_fixed = false;             // --lookahead-fixed: no adaptation, every step full size
     bool enabled() const { return !types.empty(); }
+    bool has(engine::spec::DrafterType t) const {
+        for (auto x : types)
+            if (x == t) return true;
+        return false;
+    }
 };
 
 struct SchedulerConfig {
@@ -106,6 +114,15 @@ class Scheduler {
     // Asks each generating slot's drafters for this step's draft (before the plan seats it).
     void prepare_drafts();
     int32_t draft_room(const Slot& slot) const;
+    // Scratch sequence ids for lookahead lanes: [n_parallel, n_seq_max) of the context.
+    int32_t lookahead_lanes() const;
+    // The request's lookahead settings (the server's, overridden by the task's).
+    engine::spec::LookaheadParams lookahead_params(const Task& t) const;
+    // Fits each lookahead step to what the plan granted and gives its lanes sequence ids.
+    void fit_lookahead(std::vector<PlanEntry>& entries);
+    // Removes the scratch lanes of the entries' lookahead steps from the cache.
+    void clear_lanes(const std::vector<PlanEntry>& entries);
+    void step_lookahead(Slot& slot, size_t first_row);
     bool run_iteration();
     // Evaluates the entries as one batch and hands each slot the logits rows it asked for. A batch that
     // fails is retried entry by entry (a draft is dropped first when the cache is full), so that only the

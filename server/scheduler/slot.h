@@ -11,6 +11,7 @@
 #include "engine/sampling/sampler_chain.h"
 #include "engine/speculative/draft_controller.h"
 #include "engine/speculative/drafter.h"
+#include "engine/speculative/lookahead.h"
 #include "engine/tokenizer/vocab.h"
 #include "server/scheduler/task.h"
 #include "server/scheduler/token_pipeline.h"
@@ -48,6 +49,19 @@ struct Slot {
     // The server's n-gram drafters, one object each, kept across this slot's requests.
     std::vector<std::unique_ptr<engine::spec::Drafter>> drafters;
     std::vector<engine::Token> history;  // the request's prompt and every token it emitted
+    // Lookahead (--spec-type lookahead): the window and n-gram pool of the request, the controller that
+    // picks each step's shape (kept across requests with the same W, N, G), and this step's layout: when
+    // it is not empty, `draft` holds its tokens and `la_seqs` the scratch sequence ids of its lanes.
+    bool la_on = false, la_fixed = false;
+    engine::spec::LookaheadState la;
+    engine::spec::LookaheadController la_ctl;
+    engine::spec::LookaheadParams la_ctl_params{0, 0, 0};
+    engine::spec::LookaheadLayout la_step;
+    int la_level = 0;
+    int la_obs_level = -1;      // this iteration's step for the controller: its shape (0: plain), -1: none
+    int32_t la_obs_emitted = 0;
+    std::vector<engine::SeqId> la_seqs;
+    int64_t la_steps = 0, la_evaluated = 0, la_accepted = 0;  // this request's lookahead steps
 
     std::optional<engine::SamplerChain> chain;
     std::optional<TokenPipeline> pipeline;  // detokenize, stop strings, limits
@@ -75,6 +89,12 @@ struct SlotInfo {
     int32_t n_predict = -1;
     bool speculative = false;
     int32_t draft_n = 0, draft_n_accepted = 0;
+    // Lookahead: the request's W, N, G (w = 0: off), its pool, its steps and their extra tokens evaluated
+    // and accepted.
+    engine::spec::LookaheadParams la{0, 0, 0};
+    bool la_fixed = false;
+    size_t la_pool = 0;
+    int64_t la_steps = 0, la_evaluated = 0, la_accepted = 0;
     bool has_new_line = false;
     std::string stopping_word;  // the stop string that ended the last request
     std::shared_ptr<const Task> task;  // the request (its settings), while one is seated

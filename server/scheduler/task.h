@@ -39,6 +39,9 @@ struct SpecOverrides {
     int32_t n_max = -1;        // -1: the server's --draft-max
     int32_t n_min = -1;
     float p_min = -1.0f;
+    // Lookahead (the request's `lookahead` object): -1 takes the server's --lookahead-w/-n/-g.
+    int32_t la_w = -1, la_n = -1, la_g = -1;
+    int la_fixed = -1;  // 1: every step the full window and branches (no adaptation); -1: the server's
 };
 
 // Prompt processing progress (llama-server's return_progress): prompt tokens in all, taken from the

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Lookahead decoding benchmark (docs/performance.md, "Lookahead decoding").
+
+Starts `ggserve serve` once per configuration and measures, for each workload (bench/speculative.py's
+"story" and "grounded" prompts, and "repetitive": sentences repeated in the prompt):
+  - one stream: generation tokens/s (the server's timings.predicted_per_second, median over rounds and
+    prompts), tokens emitted per target pass, accepted branch tokens per pass, extra tokens evaluated
+    (window and branches) per accepted token;
+  - four streams at once: aggregate generated tokens / wall time.
+Configurations: plain decoding, lookahead with the adaptive step shape (the default), and lookahead with
+the full W, N, G on every step (--lookahead-fixed: what llama.cpp's llama-lookahead runs).
+Only the Python standard library; talks HTTP to 127.0.0.1 only.
+"""
+import argparse, os, statistics, sys, threading, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from speculative import WORKLOADS, Server, cpu_model, post  # noqa: E402
+
+
+# Where lookahead pays: text that repeats itself, so the pool (seeded from the prompt) predicts whole branches.
+WORKLOADS = dict(WORKLOADS)
+WORKLOADS["repetitive"] = [
+    "Tom said: I like the red ball. " * 8 + "Tom said:",
+    "The cat sat on the mat and the dog sat on the log. " * 6 + "The cat",
+    "One, two, three, four, five. " * 10 + "One,",
+    "Lily ran to the park. Lily ran to the tree. " * 6 + "Lily ran",
+]
+
+
+def body(prompt, n):
+    return {"prompt": prompt, "n_predict": n, "temperature": 0, "cache_prompt": False, "seed": 1}
+
+
+def one_stream(port, prompts, n, rounds):
+    tps, evaluated, accepted, steps, predicted = [], 0, 0, 0, 0
+    for _ in range(rounds):
+        for p in prompts:
+            t = post(port, "/completion", body(p, n))["timings"]
+            tps.append(t["predicted_per_second"])
+            evaluated += t.get("draft_n", 0)
+            accepted += t.get("draft_n_accepted", 0)
+            steps += t.get("decode_iterations", 0)
+            predicted += t["predicted_n"]
+    return {"tps": statistics.median(tps), "evaluated": evaluated, "accepted": accepted, "steps": steps,
+            "tokens_per_pass": predicted / steps if steps else float("nan")}
+
+
+def four_streams(port, prompts, n, rounds):
+    total, t0 = 0, time.time()
+    lock = threading.Lock()
+
+    def worker(p):
+        nonlocal total
+        for _ in range(rounds):
+            r = post(port, "/completion", body(p, n))
+            with lock:
+                total += r["timings"]["predicted_n"]
+
+    ths = [threading.Thread(target=worker, args=(p,)) for p in prompts[:4]]
+    for t in ths:
+        t.start()
+    for t in ths:
+        t.join()
+    return total / (time.time() - t0)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", default="build/bin/ggserve")
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--configs", default="none,lookahead,lookahead-fixed")
+    ap.add_argument("--n-predict", type=int, default=256)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--threads", default="2")
+    ap.add_argument("--wng", default="15,5,15", help="W,N,G")
+    ap.add_argument("--workloads", default="story,grounded,repetitive")
+    a = ap.parse_args()
+    w, n, g = a.wng.split(",")
+    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; CPU: {cpu_model()}, {os.cpu_count()} CPUs; "
+          f"load {open('/proc/loadavg').read().split()[:3]}")
+    print(f"model {os.path.basename(a.model)}, W {w} N {n} G {g}, n_predict {a.n_predict}, greedy, "
+          f"{a.rounds} rounds\n")
+    print("| config | workload | 1 stream t/s | vs plain | tokens per pass | accepted per pass "
+          "| evaluated per accepted | 4 streams t/s | vs plain |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    plain = {}
+    for cfg in a.configs.split(","):
+        cmd = [a.bin, "serve", "-m", a.model, "--port", "0", "-c", "4096", "-np", "4", "-t", a.threads]
+        if cfg != "none":
+            cmd += ["--spec-type", "lookahead", "--lookahead-w", w, "--lookahead-n", n, "--lookahead-g", g]
+        if cfg == "lookahead-fixed":
+            cmd += ["--lookahead-fixed"]
+        s = Server(cmd)
+        try:
+            for wl in a.workloads.split(","):
+                prompts = WORKLOADS[wl]
+                one = one_stream(s.port, prompts, a.n_predict, a.rounds)
+                four = four_streams(s.port, prompts, a.n_predict, max(1, a.rounds - 1))
+                if cfg == "none":
+                    plain[wl] = (one["tps"], four)
+                p1, p4 = plain.get(wl, (float("nan"), float("nan")))
+                acc = one["accepted"] / one["steps"] if one["steps"] else 0.0
+                cost = f"{one['evaluated'] / one['accepted']:.1f}" if one["accepted"] else "-"
+                print(f"| {cfg} | {wl} | {one['tps']:.0f} | {one['tps'] / p1:.2f}x | {one['tokens_per_pass']:.2f} | "
+                      f"{acc:.2f} | {cost} | {four:.0f} | {four / p4:.2f}x |", flush=True)
+        finally:
+            s.stop()
+    print(f"\nload after: {open('/proc/loadavg').read().split()[:3]}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

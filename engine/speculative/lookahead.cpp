@@ -1,0 +1,299 @@
+#include "engine/speculative/lookahead.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace engine::spec {
+
+std::string lookahead_param_error(const LookaheadParams& p) {
+    if (p.w < 1 || p.w > kLookaheadMaxW)
+        return "lookahead W (window columns) must be in [1, " + std::to_string(kLookaheadMaxW) + "], got " +
+               std::to_string(p.w);
+    if (p.n < 2 || p.n > kLookaheadMaxN)
+        return "lookahead N (n-gram size) must be in [2, " + std::to_string(kLookaheadMaxN) + "], got " +
+               std::to_string(p.n);
+    if (p.g < 1 || p.g > kLookaheadMaxG)
+        return "lookahead G (verification branches) must be in [1, " + std::to_string(kLookaheadMaxG) + "], got " +
+               std::to_string(p.g);
+    return "";
+}
+
+int32_t lookahead_step_tokens(const LookaheadParams& p) {
+    return (p.w + p.g) * (p.n - 1);
+}
+
+int32_t lookahead_step_reach(const LookaheadParams& p) {
+    return std::max(p.w - 1 + p.n - 2, p.n - 1);
+}
+
+std::string lookahead_fit_error(const LookaheadParams& p, uint32_t n_batch, int32_t n_ctx_slot, int32_t n_lanes) {
+    if (std::string e = lookahead_param_error(p); !e.empty()) return e;
+    const auto wng = "lookahead W " + std::to_string(p.w) + ", N " + std::to_string(p.n) + ", G " +
+                     std::to_string(p.g);
+    if ((uint32_t)lookahead_step_tokens(p) > n_batch)
+        return wng + ": a step of (W + G) * (N - 1) = " + std::to_string(lookahead_step_tokens(p)) +
+               " tokens does not fit the batch (n_batch " + std::to_string(n_batch) + ")";
+    if (lookahead_step_reach(p) + 2 > n_ctx_slot)
+        return wng + ": the window reaches " + std::to_string(lookahead_step_reach(p)) +
+               " positions ahead, more than a slot's context (" + std::to_string(n_ctx_slot) + " tokens) allows";
+    if (lookahead_step_lanes(p) > n_lanes)
+        return wng + ": a step needs W + G = " + std::to_string(lookahead_step_lanes(p)) +
+               " sequence ids, the server has " + std::to_string(n_lanes) + " to spare";
+    return "";
+}
+
+// ---- NgramPool
+
+void NgramPool::reset(int32_t n, int32_t cap) {
+    n_ = n;
+    cap_ = std::max(cap, 1);
+    size_ = 0;
+    map_.clear();
+}
+
+void NgramPool::add(Token key, std::span<const Token> rest, Token prev, int32_t at) {
+    if (n_ < 2 || (int32_t)rest.size() != n_ - 1) return;
+    auto& list = map_[key];
+    for (size_t i = 0; i < list.size(); ++i)
+        if (std::equal(rest.begin(), rest.end(), list[i].rest.begin())) {
+            if (prev >= 0) list[i].prev = prev;
+            if (at >= 0) list[i].at = at;
+            std::rotate(list.begin(), list.begin() + (long)i, list.begin() + (long)i + 1);
+            return;
+        }
+    if ((int32_t)list.size() >= cap_) {
+        list.pop_back();
+        --size_;
+    }
+    list.insert(list.begin(), Entry{std::vector<Token>(rest.begin(), rest.end()), prev, at});
+    ++size_;
+}
+
+void NgramPool::add_sequence(std::span<const Token> toks, size_t from) {
+    if (n_ < 2 || toks.size() < (size_t)n_) return;
+    for (size_t end = std::max(from, (size_t)n_ - 1); end < toks.size(); ++end) {
+        const size_t start = end + 1 - (size_t)n_;
+        add(toks[start], toks.subspan(start + 1, (size_t)n_ - 1), start > 0 ? toks[start - 1] : -1, (int32_t)start);
+    }
+}
+
+std::span<const NgramPool::Entry> NgramPool::find(Token key) const {
+    const auto it = map_.find(key);
+    if (it == map_.end()) return {};
+    return it->second;
+}
+
+std::vector<std::vector<Token>> NgramPool::best(std::span<const Token> context, int32_t g) const {
+    std::vector<std::vector<Token>> out;
+    if (context.empty() || g <= 0) return out;
+    const std::span<const Entry> all = find(context.back());
+    const size_t cur = context.size() - 1;
+    const Token prev = cur > 0 ? context[cur - 1] : -1;
+    constexpr int kMaxMatch = 8;
+    std::vector<std::pair<int, size_t>> order;  // (-match, recency)
+    for (size_t i = 0; i < all.size(); ++i) {
+        const Entry& e = all[i];
+        int m = 0;
+        if (e.at >= 0 && (size_t)e.at < cur) {
+            while (m < kMaxMatch && (size_t)m < (size_t)e.at && context[(size_t)e.at - 1 - (size_t)m] == context[cur - 1 - (size_t)m])
+                ++m;
+        } else if (prev >= 0 && e.prev == prev) {
+            m = 1;
+        }
+        order.emplace_back(-m, i);
+    }
+    std::sort(order.begin(), order.end());
+    for (const auto& [neg, i] : order) {
+        if ((int32_t)out.size() >= g) break;
+        out.push_back(all[i].rest);
+    }
+    return out;
+}
+
+// ---- LookaheadState
+
+void LookaheadState::begin(const LookaheadParams& p, std::span<const Token> prompt, uint32_t seed) {
+    p_ = p;
+    rng_.seed(seed);
+    lv_.assign((size_t)(p.n - 1), std::vector<Token>((size_t)p.w, 0));
+    for (auto& level : lv_)
+        for (Token& t : level) t = filler(prompt);
+    pool_.reset(p.n, p.g);
+    pool_.add_sequence(prompt);
+    history_seen_ = prompt.size();
+}
+
+Token LookaheadState::filler(std::span<const Token> history) {
+    if (history.empty()) return 0;
+    return history[std::uniform_int_distribution<size_t>(0, history.size() - 1)(rng_)];
+}
+
+LookaheadLayout LookaheadState::layout(Token x, std::span<const Token> context, int32_t w, int32_t g, int32_t budget,
+                                       int32_t max_lanes, int32_t max_reach) const {
+    LookaheadLayout l;
+    const int32_t n = p_.n;
+    w = std::clamp(w, 0, p_.w);
+    g = std::clamp(g, 0, p_.g);
+    const Token alone[1] = {x};
+    const std::span<const Token> ctx = !context.empty() && context.back() == x ? context : std::span<const Token>(alone);
+    const std::vector<std::vector<Token>> cands = g > 0 ? pool_.best(ctx, g) : std::vector<std::vector<Token>>{};
+    g = std::min(g, (int32_t)cands.size());
+    if (n - 1 > max_reach) g = 0;
+    w = std::min(w, std::max(max_reach - (n - 2) + 1, 0));
+    const auto window_tokens = [&](int32_t ww) { return ww == 0 ? 0 : ww * (n - 1) - 1; };
+    // The window is the investment, the branches the return: a crowded step drops columns first.
+    while (w > 0 && (window_tokens(w) + g * (n - 1) > budget || w + g > max_lanes)) --w;
+    while (g > 0 && (window_tokens(w) + g * (n - 1) > budget || w + g > max_lanes)) --g;
+    // One column at N = 2 is the input alone: no window token to evaluate.
+    if (window_tokens(w) == 0) w = 0;
+    if (w == 0 && g == 0) return l;
+    l.w = w;
+    l.g = g;
+    const auto push = [&](Token t, int32_t pos, std::vector<int32_t> lanes, bool logits) {
+        l.tokens.push_back(t);
+        l.pos.push_back(pos);
+        l.lanes.push_back(std::move(lanes));
+        l.logits.push_back(logits ? 1 : 0);
+        return (int32_t)l.tokens.size();  // step index (the input is 0)
+    };
+    l.window_rows.assign((size_t)w, 0);
+    for (int32_t i = 1; i < w; ++i) {
+        std::vector<int32_t> lanes;
+        for (int32_t k = i; k < w; ++k) lanes.push_back(k);
+        const int32_t at = push(lv_[0][(size_t)i], i, std::move(lanes), n == 2);
+        if (n == 2) l.window_rows[(size_t)i] = at;
+    }
+    for (int32_t j = 1; j <= n - 2; ++j)
+        for (int32_t i = 0; i < w; ++i) {
+            const int32_t at = push(lv_[(size_t)j][(size_t)i], i + j, {i}, j == n - 2);
+            if (j == n - 2) l.window_rows[(size_t)i] = at;
+        }
+    for (int32_t b = 0; b < g; ++b) {
+        const std::vector<Token>& br = cands[(size_t)b];
+        l.branches.push_back(br);
+        for (int32_t t = 0; t < n - 1; ++t) {
+            const int32_t at = push(br[(size_t)t], t + 1, {w + b}, true);
+            if (t == 0) l.branch_first.push_back(at);
+        }
+    }
+    return l;
+}
+
+void LookaheadState::update(const LookaheadLayout& l, Token x, std::span<const Token> column_next,
+                            std::span<const Token> emitted, std::span<const Token> history) {
+    const int32_t n = p_.n;
+    const size_t top = (size_t)(n - 2);
+    const int32_t w_run = std::min<int32_t>(l.w, (int32_t)column_next.size());
+    // Each computed column's trajectory is an n-gram: L0[i] (x for column 0), L1[i], ..., L(N-2)[i], next.
+    std::vector<Token> rest((size_t)(n - 1));
+    for (int32_t i = 0; i < w_run; ++i) {
+        for (int32_t j = 1; j <= n - 2; ++j) rest[(size_t)(j - 1)] = lv_[(size_t)j][(size_t)i];
+        rest[(size_t)(n - 2)] = column_next[(size_t)i];
+        const Token prev = i == 0 ? (history.size() >= 2 ? history[history.size() - 2] : -1)
+                                  : i == 1 ? x : lv_[0][(size_t)(i - 1)];
+        pool_.add(i == 0 ? x : lv_[0][(size_t)i], rest, prev);
+    }
+    // The window moves one position per emitted token: levels move down (each token keeps its position);
+    // the top level takes the new guesses, where a column has none the guess its right neighbour held for
+    // the same position, and the last column a token drawn from the history.
+    for (size_t step = 0; step < emitted.size(); ++step) {
+        const std::vector<Token> old_top = lv_[top];
+        for (size_t j = 0; j < top; ++j) lv_[j] = lv_[j + 1];
+        for (size_t i = 0; i < (size_t)p_.w; ++i) {
+            if (step == 0 && (int32_t)i < w_run)
+                lv_[top][i] = column_next[i];
+            else
+                lv_[top][i] = i + 1 < (size_t)p_.w ? old_top[i + 1] : filler(history);
+        }
+    }
+    // The request's own n-grams (prompt and output) are the best guesses there are.
+    pool_.add_sequence(history, history_seen_);
+    history_seen_ = history.size();
+}
+
+// ---- LookaheadController
+
+namespace {
+constexpr double kDecay = 0.9;        // a shape: about its last ten observations count
+constexpr double kPlainDecay = 0.98;  // plain steps: about the last fifty
+constexpr double kMinObs = 1.9;       // two observations (0.9 + 1) before a shape may be chosen
+constexpr double kMinGain = 1.10;     // a shape must give 10 % more tokens per second than plain steps (noise)
+constexpr int64_t kProbeMinEvery = 16;
+constexpr double kProbeCostSteps = 400.0;  // probe a shape costing c extra steps at most every 400 c steps
+constexpr double kMinRatio = 0.02;         // before measuring, an extra token costs at least 2 % of a step
+constexpr int64_t kNever = -1;
+}  // namespace
+
+void LookaheadController::reset(const LookaheadParams& p) {
+    shapes_.clear();
+    shapes_.push_back({0, 0});
+    const auto add = [&](int32_t w, int32_t g) {
+        for (const Shape& s : shapes_)
+            if (s.w == w && s.g == g) return;
+        shapes_.push_back({w, g});
+    };
+    // By cost: one branch, a few, a few beside a small window, every branch, everything.
+    add(0, 1);
+    add(0, std::min(p.g, 3));
+    add(std::min(p.w, 4), std::min(p.g, 3));
+    add(0, p.g);
+    add(p.w, p.g);
+    w_.assign(shapes_.size(), 0.0);
+    tok_.assign(shapes_.size(), 0.0);
+    sec_.assign(shapes_.size(), 0.0);
+    extra_max_.assign(shapes_.size(), 0.0);
+    for (size_t k = 0; k < shapes_.size(); ++k)
+        extra_max_[k] = (double)((shapes_[k].w == 0 ? 0 : shapes_[k].w * (p.n - 1) - 1) + shapes_[k].g * (p.n - 1));
+    last_probe_.assign(shapes_.size(), kNever);
+    step_ = 0;
+}
+
+double LookaheadController::gain(int k) const {
+    if (k < 0 || k >= (int)shapes_.size() || w_[(size_t)k] <= 0 || w_[0] <= 0) return 0.0;
+    if (k == 0) return 1.0;
+    const double rate = tok_[(size_t)k] / std::max(sec_[(size_t)k], 1e-12);
+    const double plain = tok_[0] / std::max(sec_[0], 1e-12);
+    return plain > 0 ? rate / plain : 0.0;
+}
+
+int LookaheadController::want(double extra_ratio) {
+    ++step_;
+    int best = 0;
+    double best_gain = kMinGain;
+    for (int k = 1; k < (int)shapes_.size(); ++k) {
+        if (w_[(size_t)k] < kMinObs || w_[0] < kMinObs) continue;
+        const double g = gain(k);
+        if (g > best_gain) {
+            best_gain = g;
+            best = k;
+        }
+    }
+    // Probe a shape not measured for a while, cheapest first; the costlier it is, the rarer.
+    const double r = std::max(extra_ratio, kMinRatio);
+    const double t_plain = w_[0] > 0 ? sec_[0] / w_[0] : 0.0;
+    for (int k = 1; k < (int)shapes_.size(); ++k) {
+        if (k == best) continue;
+        const size_t i = (size_t)k;
+        // A probe's extra time in plain steps: measured when it can be, else from the fitted ratio.
+        const double cost = w_[i] > 0 && t_plain > 0 ? std::max(sec_[i] / w_[i] / t_plain - 1.0, kMinRatio)
+                                                      : r * extra_max_[i];
+        const int64_t every = std::max(kProbeMinEvery, (int64_t)std::ceil(kProbeCostSteps * cost));
+        // A shape never measured is probed at once when a probe costs at most a plain step (what pays
+        // is learned early), else like the others: once its interval has passed.
+        const int64_t since = last_probe_[i] != kNever ? step_ - last_probe_[i] : cost <= 1.0 ? every : step_;
+        if (since >= every) return k;
+    }
+    return best;
+}
+
+void LookaheadController::observe(int k, int32_t n_emitted, double seconds, int32_t n_streams) {
+    if (k < 0 || k >= (int)shapes_.size() || seconds <= 0) return;
+    const size_t i = (size_t)k;
+    const double d = k == 0 ? kPlainDecay : kDecay;
+    w_[i] = w_[i] * d + 1.0;
+    tok_[i] = tok_[i] * d + (double)(std::max(n_streams, 1) - 1 + n_emitted);
+    sec_[i] = sec_[i] * d + seconds;
+    if (k > 0) last_probe_[i] = step_;
+}
+
+}  // namespace engine::spec

@@ -1,0 +1,162 @@
+// Lookahead decoding (Fu et al., "Break the Sequential Dependency of LLM Inference Using Lookahead
+// Decoding", 2024) for one slot: a 2-D window of Jacobi iterations (W columns, N-1 levels) keeps guessing
+// the tokens ahead and turns every column's trajectory into an N-gram for a pool keyed by its first
+// token; up to G pooled n-grams that start with the slot's input token are verified in the same forward
+// pass. Everything here is model-free bookkeeping: the scheduler puts a step's tokens into its batch,
+// hands back the window's predictions, and verifies the branches with verify_tree_by_sampling.
+//
+// A step's layout, relative to the input token x at position p (lane = one scratch sequence id, so that
+// no lane sees another's tokens; x belongs to every lane and to the slot's own sequence):
+//   window column i (0 <= i < w), level j (0 <= j <= N-2) sits at position p + i + j; level 0 of column 0
+//   is x itself. Level-0 tokens of column i belong to lanes i..w-1, higher levels to lane i only, so lane
+//   i's chain is x, L0[1..i], L1[i], ..., L(N-2)[i]: consecutive positions, a causal sequence. The last
+//   level's logits predict position p + i + N - 1.
+//   branch b (0 <= b < g): its N-1 tokens at positions p+1 .. p+N-1, lane w+b, logits for every token.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/util/token_data.h"
+
+namespace engine::spec {
+
+struct LookaheadParams {
+    int32_t w = 15;  // window columns
+    int32_t n = 5;   // n-gram size (window levels + 1)
+    int32_t g = 15;  // verification branches per step
+    bool operator==(const LookaheadParams&) const = default;
+};
+
+inline constexpr int32_t kLookaheadMaxW = 64, kLookaheadMaxN = 16, kLookaheadMaxG = 64;
+
+// "" when W, N and G are in range (W and G in [1, 64], N in [2, 16]); else what is wrong.
+std::string lookahead_param_error(const LookaheadParams& p);
+// Tokens of a full step, the input token included: (W + G) * (N - 1).
+int32_t lookahead_step_tokens(const LookaheadParams& p);
+// Scratch sequence ids a full step needs: W + G.
+inline int32_t lookahead_step_lanes(const LookaheadParams& p) { return p.w + p.g; }
+// Position offsets after the input token that a full step reaches: max(W - 1 + N - 2, N - 1).
+int32_t lookahead_step_reach(const LookaheadParams& p);
+// "" when a full step fits: its tokens in n_batch, its reach in a slot's context share, its lanes in the
+// scratch sequence ids there are; else a message naming the limit.
+std::string lookahead_fit_error(const LookaheadParams& p, uint32_t n_batch, int32_t n_ctx_slot, int32_t n_lanes);
+
+// N-grams keyed by their first token: per key at most `cap` continuations of N-1 tokens, most recently
+// added first; adding one that is already there moves it to the front; the oldest falls out. Each
+// remembers the token seen before its key (-1: none) and, when it comes from the request's own tokens,
+// where its key stands in them, so that a lookup can prefer the continuations whose context matches.
+class NgramPool {
+  public:
+    struct Entry {
+        std::vector<Token> rest;
+        Token prev = -1;
+        int32_t at = -1;  // index of the key in the request's tokens (-1: a window n-gram)
+    };
+    void reset(int32_t n, int32_t cap);
+    // rest.size() == n - 1 (else ignored)
+    void add(Token key, std::span<const Token> rest, Token prev = -1, int32_t at = -1);
+    // Every n-gram of toks (the request's tokens) that ends at index >= from (from 0: all of them).
+    void add_sequence(std::span<const Token> toks, size_t from = 0);
+    // Continuations of `key`, most recent first (empty span: none).
+    std::span<const Entry> find(Token key) const;
+    // At most g continuations of context.back(): by how many tokens before the key match the context's
+    // (up to 8; a window n-gram: 1 when its previous token matches), then most recent first. context:
+    // the request's tokens up to and including the key.
+    std::vector<std::vector<Token>> best(std::span<const Token> context, int32_t g) const;
+    size_t size() const { return size_; }
+    int32_t n() const { return n_; }
+
+  private:
+    int32_t n_ = 0, cap_ = 0;
+    size_t size_ = 0;
+    std::unordered_map<Token, std::vector<Entry>> map_;
+};
+
+// One step's extra tokens (after the input token), in batch order: window, then branches.
+struct LookaheadLayout {
+    int32_t w = 0, g = 0;  // window columns and branches in this step
+    std::vector<Token> tokens;
+    std::vector<int32_t> pos;                 // offset from the input token's position
+    std::vector<std::vector<int32_t>> lanes;  // 0..w-1 window columns, w..w+g-1 branches
+    std::vector<uint8_t> logits;              // 1: the token's logits are read
+    // Per window column, the step index (0: the input, k > 0: tokens[k-1]) whose logits predict its next token.
+    std::vector<int32_t> window_rows;
+    std::vector<std::vector<Token>> branches;  // g continuations of the input, N-1 tokens each
+    std::vector<int32_t> branch_first;         // step index of each branch's first token
+    int32_t n_lanes() const { return w + g; }
+    bool empty() const { return tokens.empty(); }
+};
+
+class LookaheadState {
+  public:
+    // A new request: the window starts from tokens drawn from the prompt, the pool from its n-grams.
+    void begin(const LookaheadParams& p, std::span<const Token> prompt, uint32_t seed = 0x1a4eadu);
+    const LookaheadParams& params() const { return p_; }
+    const NgramPool& pool() const { return pool_; }
+
+    // The step for input token x (context: the request's tokens up to and including x; empty: x alone)
+    // with at most w columns and g branches, shrunk to fit `budget` extra tokens, `max_lanes` lanes and
+    // positions up to `max_reach` after x (the window shrinks first, then the branches). Empty when
+    // nothing fits or nothing is worth verifying.
+    LookaheadLayout layout(Token x, std::span<const Token> context, int32_t w, int32_t g, int32_t budget,
+                           int32_t max_lanes, int32_t max_reach) const;
+    // After a step that emitted `emitted` (at least one token: accepted branch tokens and the target's
+    // own): column_next[i] is the target's greedy pick at window_rows[i]. The window's trajectories go to
+    // the pool and the window moves along with the emitted tokens. Also right after a plain step (an
+    // empty layout), so the window keeps its place. `history` (the request's tokens up to and including
+    // the emitted ones) fills the window's new guesses where it has none and feeds the pool its n-grams.
+    void update(const LookaheadLayout& l, Token x, std::span<const Token> column_next,
+                std::span<const Token> emitted, std::span<const Token> history);
+
+    // The window, for tests: level j, column i (level 0, column 0 stands for the input token).
+    Token window(int32_t level, int32_t column) const { return lv_[(size_t)level][(size_t)column]; }
+
+  private:
+    Token filler(std::span<const Token> history);
+
+    LookaheadParams p_;
+    std::vector<std::vector<Token>> lv_;  // N-1 levels of W tokens
+    NgramPool pool_;
+    std::mt19937 rng_;
+    size_t history_seen_ = 0;  // history n-grams ending before this index are in the pool
+};
+
+// How big a lookahead step pays, measured: a ladder of step shapes (plain, one branch, three, three
+// beside a small window, every branch, the full window). For each shape the slot keeps decayed sums of
+// the time of the iterations it ran in and of the tokens those iterations emitted in all (its own plus
+// one for each other stream), so a shape's gain is its aggregate tokens per second over that of plain
+// steps: measured on the machine as it is, what a window costs the other streams included. A shape is
+// chosen when it has been measured at least twice and beats plain steps by a margin. Shapes are probed
+// now and then, the costlier the rarer (a probe of a shape that costs c plain steps at most every 400 c
+// steps), so that probing costs about 1 % at most; before a shape is measured, its cost is estimated
+// from the scheduler's fitted cost of an extra token.
+class LookaheadController {
+  public:
+    struct Shape {
+        int32_t w = 0, g = 0;
+    };
+    void reset(const LookaheadParams& p);
+    // The shape for this step (index into shapes(); 0 = plain). extra_ratio: the fitted cost of one
+    // extra token relative to a plain step (for probes of shapes not measured yet).
+    int want(double extra_ratio);
+    // A decode step of this slot ran shape `level` (0: plain) in an iteration of `seconds` that carried
+    // n_streams decode steps (this one included), and emitted n_emitted tokens for this slot.
+    void observe(int level, int32_t n_emitted, double seconds, int32_t n_streams);
+    const std::vector<Shape>& shapes() const { return shapes_; }
+    // Aggregate tokens per second of iterations with this shape over those with plain steps (0: not measured).
+    double gain(int level) const;
+
+  private:
+    std::vector<Shape> shapes_;
+    std::vector<double> w_, tok_, sec_;  // decayed observation weight, aggregate tokens, seconds
+    std::vector<double> extra_max_;      // extra tokens of a full step of each shape
+    std::vector<int64_t> last_probe_;    // step of the last observation of each shape
+    int64_t step_ = 0;
+};
+
+}  // namespace engine::spec
