@@ -34,6 +34,10 @@ struct RowBlocks {
 // as zero weights).
 void weighted_sum_f64(int64_t n, const float* w, const float* v, size_t v_stride, int64_t d, double* acc,
                       float* out, const RowBlocks* blocks = nullptr);
+// The same with f16 values (v_stride in values), each converted exactly as it is read: no f32 copy of the
+// values is needed (decode reads each value once).
+void weighted_sum_f64(int64_t n, const float* w, const uint16_t* v, size_t v_stride, int64_t d, double* acc,
+                      float* out, const RowBlocks* blocks = nullptr);
 // y[i] = x[i] / (1 + std::exp(-x[i])) (SiLU), and that times g[i] (SwiGLU).
 void silu_row(const float* x, float* y, int64_t n);
 void swiglu_row(const float* x, const float* g, float* y, int64_t n);

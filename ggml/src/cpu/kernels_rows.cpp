@@ -15,6 +15,7 @@
 #include <limits>
 
 #include "../expf_steps.h"
+#include "ggml/quants.h"
 #include "attn_kernels.h"
 #include "kernels.h"
 #include "kernels_simd_target.h"
@@ -47,15 +48,26 @@ float scale_mask_max_scalar(const float* x, float scale, const float* mask, floa
     return mx;
 }
 
-void weighted_sum_scalar(int64_t n, const float* w, const float* v, size_t v_stride, int64_t d, double* acc,
+inline float value_of(const float* v, size_t i) {
+    return v[i];
+}
+inline float value_of(const uint16_t* v, size_t i) {
+    return fp16_to_fp32(v[i]);
+}
+
+template <typename V>
+void weighted_sum_scalar(int64_t n, const float* w, const V* v, size_t v_stride, int64_t d, double* acc,
                          float* out, const RowBlocks* blocks) {
     for (int64_t j = 0; j < d; ++j) acc[j] = 0.0;
     const int64_t spans = kv_spans(blocks);
     for (int64_t s = 0; s < spans; ++s) {
         int64_t i0, i1;
         kv_span(blocks, s, n, &i0, &i1);
-        for (int64_t i = i0; i < i1; ++i)
-            if (w[i] != 0.0f) axpy_f64(d, w[i], v + (size_t)i * v_stride, acc);
+        for (int64_t i = i0; i < i1; ++i) {
+            if (w[i] == 0.0f) continue;
+            const V* row = v + (size_t)i * v_stride;
+            for (int64_t j = 0; j < d; ++j) acc[j] += (double)w[i] * (double)value_of(row, (size_t)j);
+        }
     }
     f64_to_f32_row(acc, out, d);
 }
@@ -194,8 +206,17 @@ float scale_mask_max_avx512(const float* x, float scale, const float* mask, floa
 
 // Columns [0, 8 * NV) of the weighted sum, accumulators in registers; lanes at or past d are not read or
 // written.
-template <int NV>
-void weighted_sum_cols(int64_t n, const float* w, const float* v, size_t v_stride, int64_t d, float* out,
+// 8 values of a row as floats (lanes off: 0): f32 loaded, f16 converted (exactly: F16C's conversion
+// differs from the reference only in quieting signalling NaNs, and a NaN value gives a NaN sum either way).
+inline __m256 load8(const float* row, __mmask8 lanes) {
+    return _mm256_maskz_loadu_ps(lanes, row);
+}
+inline __m256 load8(const uint16_t* row, __mmask8 lanes) {
+    return _mm256_cvtph_ps(_mm_maskz_loadu_epi16(lanes, row));
+}
+
+template <int NV, typename V>
+void weighted_sum_cols(int64_t n, const float* w, const V* v, size_t v_stride, int64_t d, float* out,
                        const RowBlocks* blocks) {
     __m512d acc[NV];
     __mmask8 lanes[NV];
@@ -211,21 +232,21 @@ void weighted_sum_cols(int64_t n, const float* w, const float* v, size_t v_strid
         for (int64_t i = i0; i < i1; ++i) {
             if (w[i] == 0.0f) continue;
             const __m512d a = _mm512_set1_pd((double)w[i]);
-            const float* row = v + (size_t)i * v_stride;
+            const V* row = v + (size_t)i * v_stride;
             // The product of two floats is exact in double, so the fused form rounds as mul + add does.
             for (int k = 0; k < NV; ++k)
-                acc[k] = _mm512_fmadd_pd(a, _mm512_cvtps_pd(_mm256_maskz_loadu_ps(lanes[k], row + 8 * k)),
-                                         acc[k]);
+                acc[k] = _mm512_fmadd_pd(a, _mm512_cvtps_pd(load8(row + 8 * k, lanes[k])), acc[k]);
         }
     }
     for (int k = 0; k < NV; ++k) _mm256_mask_storeu_ps(out + 8 * k, lanes[k], _mm512_cvtpd_ps(acc[k]));
 }
 
-void weighted_sum_avx512(int64_t n, const float* w, const float* v, size_t v_stride, int64_t d, float* out,
+template <typename V>
+void weighted_sum_avx512(int64_t n, const float* w, const V* v, size_t v_stride, int64_t d, float* out,
                          const RowBlocks* blocks) {
     for (int64_t c = 0; c < d; c += 128) {
         const int64_t dc = d - c < 128 ? d - c : 128;
-        const float* vc = v + c;
+        const V* vc = v + c;
         float* oc = out + c;
         switch ((dc + 7) / 8) {
             case 1:
@@ -355,6 +376,14 @@ float scale_mask_max_row(const float* x, float scale, const float* mask, float* 
 }
 
 void weighted_sum_f64(int64_t n, const float* w, const float* v, size_t v_stride, int64_t d, double* acc,
+                      float* out, const RowBlocks* blocks) {
+#if defined(__x86_64__)
+    if (isa_level() >= IsaLevel::Avx512) return weighted_sum_avx512(n, w, v, v_stride, d, out, blocks);
+#endif
+    weighted_sum_scalar(n, w, v, v_stride, d, acc, out, blocks);
+}
+
+void weighted_sum_f64(int64_t n, const float* w, const uint16_t* v, size_t v_stride, int64_t d, double* acc,
                       float* out, const RowBlocks* blocks) {
 #if defined(__x86_64__)
     if (isa_level() >= IsaLevel::Avx512) return weighted_sum_avx512(n, w, v, v_stride, d, out, blocks);

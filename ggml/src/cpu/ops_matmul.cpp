@@ -177,10 +177,14 @@ void op_mul_mat_t(const ComputeParams& p, Tensor* t) {
         const int64_t h = plane % b->ne[2], h3 = plane / b->ne[2];
         const int64_t q0 = qb * kRows, q1 = std::min(Q, (qb + 1) * kRows);
         const float* vf = nullptr;
+        const uint16_t* vh = nullptr;  // f16 values, read as they are (converted inside the sum)
         size_t v_stride = (size_t)D;
         if (a->type == Type::F32 && a->nb[1] % sizeof(float) == 0) {
             vf = (const float*)a->row_ptr(0, h / r2, h3 / r3);
             v_stride = a->nb[1] / sizeof(float);
+        } else if (a->type == Type::F16 && a->nb[1] % sizeof(uint16_t) == 0) {
+            vh = (const uint16_t*)a->row_ptr(0, h / r2, h3 / r3);
+            v_stride = a->nb[1] / sizeof(uint16_t);
         } else {
             // The rows some query of the chunk sees (all without blocks).
             const RowBlocks any = blocks ? kv_blocks_union(blocks, q0, q1, I, chunk_list) : RowBlocks{};
@@ -208,7 +212,11 @@ void op_mul_mat_t(const ComputeParams& p, Tensor* t) {
             // Exact products summed in double and rounded to f32 once, as llama.cpp's f16 dot product
             // sums rows shorter than 64 cells; flash_attn repeats these steps. Zero weights (masked
             // cells) are skipped, so other sequences' cells never change the result.
-            weighted_sum_f64(I, w, vf, v_stride, D, acc, (float*)t->row_ptr(q, h, h3), vis);
+            float* out = (float*)t->row_ptr(q, h, h3);
+            if (vh)
+                weighted_sum_f64(I, w, vh, v_stride, D, acc, out, vis);
+            else
+                weighted_sum_f64(I, w, vf, v_stride, D, acc, out, vis);
         }
     }
 }

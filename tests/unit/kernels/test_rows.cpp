@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "ggml/quants.h"
 #include "ggml/src/cpu/attn_kernels.h"
 #include "kernels_test_util.h"
 
@@ -216,6 +217,38 @@ TEST_CASE("weighted_sum_f64 over listed blocks reads only them and equals the fu
                 ggml::cpu::weighted_sum_f64(n, w_zeroed.data(), v.data(), stride, d, scratch.data(), want.data());
                 const ggml::cpu::RowBlocks blocks{index.data(), (int64_t)index.size(), 32};
                 ggml::cpu::weighted_sum_f64(n, w.data(), v.data(), stride, d, scratch.data(), got.data(), &blocks);
+                INFO(ggml::cpu::isa_level_name(level) << ", d = " << d << ", n = " << n);
+                CHECK(mismatches(want, got) == 0);
+            }
+    }
+}
+
+TEST_CASE("weighted_sum_f64 of f16 values equals the ordered double sum of their exact values at every level",
+          "[kernels][rows][kv_blocks]") {
+    uint32_t seed = 6700;
+    for (IsaLevel level : levels()) {
+        LevelScope scope(level);
+        for (int64_t d : {1, 5, 8, 13, 64, 128, 131})
+            for (int64_t n : {1, 17, 64, 100}) {
+                const size_t stride = (size_t)d * 3;  // one head's rows in a wider cache row
+                const std::vector<float> vf = normal_floats(stride * (size_t)n, seed += 2, 2.0f);
+                std::vector<uint16_t> v(vf.size());
+                for (size_t i = 0; i < v.size(); ++i) v[i] = ggml::fp32_to_fp16(vf[i]);
+                std::vector<float> w = normal_floats((size_t)n, seed + 1, 0.1f);
+                for (int64_t i = 0; i < n; i += 3) {
+                    w[(size_t)i] = 0.0f;  // masked: its values are never read
+                    v[(size_t)i * stride] = 0x7e00;  // f16 NaN
+                }
+                std::vector<double> acc((size_t)d, 0.0);
+                for (int64_t i = 0; i < n; ++i)
+                    if (w[(size_t)i] != 0.0f)
+                        for (int64_t j = 0; j < d; ++j)
+                            acc[(size_t)j] += (double)w[(size_t)i] *
+                                              (double)ggml::fp16_to_fp32(v[(size_t)i * stride + (size_t)j]);
+                std::vector<float> want((size_t)d + 1, -7.0f), got((size_t)d + 1, -7.0f);
+                for (int64_t j = 0; j < d; ++j) want[(size_t)j] = (float)acc[(size_t)j];
+                std::vector<double> scratch((size_t)d);
+                ggml::cpu::weighted_sum_f64(n, w.data(), v.data(), stride, d, scratch.data(), got.data());
                 INFO(ggml::cpu::isa_level_name(level) << ", d = " << d << ", n = " << n);
                 CHECK(mismatches(want, got) == 0);
             }
