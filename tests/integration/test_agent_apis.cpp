@@ -598,7 +598,7 @@ TEST_CASE("agent APIs: structured output through text.format and output_config.f
     }
 }
 
-TEST_CASE("agent APIs: reasoning comes back as reasoning items and thinking blocks; budget_tokens limits it",
+TEST_CASE("agent APIs: reasoning comes back as reasoning items and thinking blocks, budget_tokens limits it",
           "[integration][agent][reasoning]") {
     char path[] = "/tmp/ggserve_agent_think_XXXXXX";
     const int fd = mkstemp(path);
@@ -808,7 +808,7 @@ TEST_CASE("agent APIs: bad input is a 400 in each API's error shape, and the ser
     CHECK(c.post("/v1/responses", json{{"input", "hi"}, {"max_output_tokens", 2}}.dump()).status == 200);
 }
 
-TEST_CASE("agent APIs: --api-key accepts x-api-key and Bearer; a missing key is a 401 in the API's shape",
+TEST_CASE("agent APIs: --api-key accepts x-api-key and Bearer, a missing key is a 401 in the API's shape",
           "[integration][agent][auth]") {
     ServerProcess s({"-m", stories_model(), "-c", "512", "-t", "1", "--api-key", "sk-agent"});
     Client c = client(s.port());

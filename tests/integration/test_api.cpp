@@ -188,7 +188,7 @@ TEST_CASE("chat completions with usage and logprobs", "[integration][api]") {
     REQUIRE(tpl["prompt"] == "<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n");
 }
 
-TEST_CASE("same seed, same text; n choices", "[integration][api]") {
+TEST_CASE("same seed, same text, n choices", "[integration][api]") {
     Client c("127.0.0.1", shared_server().port());
     const json body{{"prompt", "Once upon a time"}, {"max_tokens", 24}, {"temperature", 1.0}, {"seed", 42}};
     const json a = c.post("/v1/completions", body.dump()).json();

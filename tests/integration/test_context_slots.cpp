@@ -85,7 +85,7 @@ TEST_CASE("slot save -> erase -> restore round trip gives identical greedy outpu
     REQUIRE(cont["tokens_cached"] == n_prompt + 23);
 }
 
-TEST_CASE("hostile slot files and names give clear errors; nothing outside the save directory is touched",
+TEST_CASE("hostile slot files and names give clear errors, nothing outside the save directory is touched",
           "[integration][context][slots]") {
     TempDir root;
     const std::string save_dir = root.file("slots");

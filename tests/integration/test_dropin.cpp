@@ -416,7 +416,7 @@ TEST_CASE("HTTPS with --ssl-key-file and --ssl-cert-file", "[integration][dropin
     CHECK(bad.output.find("bad.pem") != std::string::npos);
 }
 
-TEST_CASE("log-disable keeps the console silent; --log-file still has the log", "[integration][dropin]") {
+TEST_CASE("log-disable keeps the console silent, --log-file still has the log", "[integration][dropin]") {
     ctxtest::TempDir dir;
     const std::string log = dir.file("server.log");
     std::ofstream(log).close();  // exists, so that it can be watched before the server writes it

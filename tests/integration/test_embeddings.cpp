@@ -191,7 +191,7 @@ TEST_CASE("embeddings: bad input, generation and rerank get the right errors", "
     REQUIRE(c.post("/v1/embeddings", json{{"input", "Once upon a time"}}.dump()).status == 200);
 }
 
-TEST_CASE("embeddings: a generation model refuses them unless --embeddings; a bad --pooling stops startup",
+TEST_CASE("embeddings: a generation model refuses them unless --embeddings, a bad --pooling stops startup",
           "[integration][embeddings]") {
     {
         ServerProcess s({"-m", stories_model(), "-c", "256", "-t", "1"});

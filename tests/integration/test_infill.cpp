@@ -68,7 +68,7 @@ void check_same(Client& c, json infill_body, const json& prompt) {
 
 }  // namespace
 
-TEST_CASE("/infill without FIM tokens is 501; with them it is /completion on the FIM layout", "[integration][infill]") {
+TEST_CASE("/infill without FIM tokens is 501, with them it is /completion on the FIM layout", "[integration][infill]") {
     {
         ServerProcess plain({"-m", stories_model(), "-np", "1", "-t", "1"});
         Client c("127.0.0.1", plain.port());

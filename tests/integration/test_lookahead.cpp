@@ -106,7 +106,7 @@ TEST_CASE("lookahead: greedy output equals the stories260K goldens, adaptive and
     REQUIRE(metric(m, "ggserve:lookahead_pool_ngrams") == 0);  // no request running now
 }
 
-TEST_CASE("lookahead: streamed text equals non-streamed text; /slots shows the window while it runs",
+TEST_CASE("lookahead: streamed text equals non-streamed text, /slots shows the window while it runs",
           "[integration][lookahead]") {
     ServerProcess s(la_args());
     const json g = stories_golden();

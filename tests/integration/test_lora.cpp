@@ -151,7 +151,7 @@ TEST_CASE("LoRA adapters: startup scales, per-request lists, POST /lora-adapters
     }
 }
 
-TEST_CASE("LoRA adapters: --lora-init-without-apply starts at scale 0; bad adapter files stop startup", "[integration][lora]") {
+TEST_CASE("LoRA adapters: --lora-init-without-apply starts at scale 0, bad adapter files stop startup", "[integration][lora]") {
     Adapters files;
     std::vector<json> base_out;
     {

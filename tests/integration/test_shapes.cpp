@@ -291,7 +291,7 @@ TEST_CASE("t_max_predict_ms ends generation at a new line once the time is up", 
     CHECK(r["content"].get<std::string>().find('\n') != std::string::npos);
 }
 
-TEST_CASE("echo repeats the prompt in /v1/completions; with logprobs it is a 400", "[integration][fields]") {
+TEST_CASE("echo repeats the prompt in /v1/completions, with logprobs it is a 400", "[integration][fields]") {
     Client c("127.0.0.1", shape_server().port());
     const json body{{"prompt", "Once upon a time"}, {"max_tokens", 4}, {"temperature", 0}, {"echo", true}};
     const json plain =

@@ -173,7 +173,7 @@ TEST_CASE("speculation: stop strings, JSON schemas and seeded sampling give what
     REQUIRE(complete(spec.port(), off)["timings"]["draft_n"] == 0);
 }
 
-TEST_CASE("speculation: /props and /slots show the settings; bad request fields are 400s",
+TEST_CASE("speculation: /props and /slots show the settings, bad request fields are 400s",
           "[integration][speculative]") {
     ServerProcess s(spec_args("ngram-cache,draft-simple", {"--draft-max", "6", "--draft-p-min", "0.5"}));
     Client c("127.0.0.1", s.port());

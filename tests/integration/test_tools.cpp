@@ -208,7 +208,7 @@ TEST_CASE("a template that fails to render is a 400 naming the template's error"
     CHECK(after.status == 200);
 }
 
-TEST_CASE("chat_template_kwargs and --chat-template-kwargs reach the template; tools keep the client's key order",
+TEST_CASE("chat_template_kwargs and --chat-template-kwargs reach the template, tools keep the client's key order",
           "[integration][tools]") {
     ServerProcess s({"-m", stories_model(), "-c", "1024", "-t", "1", "--chat-template-file",
                      shared_path("templates/Qwen-Qwen3-0.6B.jinja"), "--chat-template-kwargs",

@@ -26,7 +26,7 @@ struct Model {
 
 }  // namespace
 
-TEST_CASE("a bare -fa means on, before another option or at the end; a value still works", "[cli][compat]") {
+TEST_CASE("a bare -fa means on, before another option or at the end, a value still works", "[cli][compat]") {
     {
         Model m;
         parse(m.ap, {"-fa", "-c", "128"});
@@ -101,7 +101,7 @@ TEST_CASE("CPU masks and ranges", "[cli][compat][cpu]") {
     CHECK(cli::cpu_list_string({0, 1, 2, 5, 7, 8}) == "0-2,5,7-8");
 }
 
-TEST_CASE("CPU options resolve to the thread placement; the -batch twins must agree", "[cli][compat][cpu]") {
+TEST_CASE("CPU options resolve to the thread placement, the -batch twins must agree", "[cli][compat][cpu]") {
     {
         Model m;
         parse(m.ap, {"-C", "0x1", "--cpu-strict", "1", "--poll", "0"});

@@ -45,7 +45,7 @@ void rope_pair_ref(const RopeParams& p, int pos, int i, const float* ff, double*
 
 }  // namespace
 
-TEST_CASE("rope_ext: YaRN and frequency factors match the double reference; defaults equal rope",
+TEST_CASE("rope_ext: YaRN and frequency factors match the double reference, defaults equal rope",
           "[ggml][rope]") {
     for (int mode : {kRopeNormal, kRopeNeox})
         for (int variant = 0; variant < 3; ++variant) {
@@ -97,7 +97,7 @@ TEST_CASE("rope_ext: YaRN and frequency factors match the double reference; defa
         }
 }
 
-TEST_CASE("gelu is the f16 table of the tanh formula; tanh, softcap, div and sum_rows",
+TEST_CASE("gelu is the f16 table of the tanh formula, tanh, softcap, div and sum_rows",
           "[ggml][activations]") {
     Runner r;
     Context ctx;

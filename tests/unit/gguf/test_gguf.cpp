@@ -175,7 +175,7 @@ TEST_CASE("500 copies of stories260K with random header bytes overwritten: no cr
     REQUIRE(rejected > 0);
 }
 
-TEST_CASE("a file read into memory (no mmap) equals the mapped one; mlock locks it", "[gguf]") {
+TEST_CASE("a file read into memory (no mmap) equals the mapped one, mlock locks it", "[gguf]") {
     auto mapped = File::open(kStories);
     OpenOptions read;
     read.mmap = false;

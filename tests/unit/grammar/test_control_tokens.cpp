@@ -34,7 +34,7 @@ const char* const kCall = R"(root ::= ( <[1]> | "<|tool_call|>" ) "{" "a"* "}")"
 
 }  // namespace
 
-TEST_CASE("a control token's text names it; its piece stays empty", "[grammar][control]") {
+TEST_CASE("a control token's text names it, its piece stays empty", "[grammar][control]") {
     CHECK(vocab()->piece(kCalls).empty());
     CHECK(vocab()->text(kCalls) == "<|tool_call|>");
     CHECK(vocab()->text(2) == "{");

@@ -61,7 +61,7 @@ TEST_CASE("a block the prompt opened is closed for the reply once the budget is 
     CHECK(allowed(b) == kAll);
 }
 
-TEST_CASE("a reply that opens the block itself is limited from the tag on; one that does not reason is not",
+TEST_CASE("a reply that opens the block itself is limited from the tag on, one that does not reason is not",
           "[grammar][reasoning]") {
     ReasoningBudget b(2, false, vocab(), kClose, nullptr);
     b.accept(2);  // leading whitespace
@@ -88,7 +88,7 @@ TEST_CASE("a block closed within the budget (also across pieces) ends the limit"
     CHECK(allowed(b) == kAll);
 }
 
-TEST_CASE("reset and clone keep the budget's state apart; the request's constraint still applies",
+TEST_CASE("reset and clone keep the budget's state apart, the request's constraint still applies",
           "[grammar][reasoning]") {
     ReasoningBudget b(1, true, vocab(), kClose, nullptr);
     b.accept(3);

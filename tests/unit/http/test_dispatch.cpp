@@ -122,7 +122,7 @@ TEST_CASE("a request not attached to a connection cannot go async", "[http][disp
     CHECK_THROWS_AS(r.defer(), std::logic_error);
 }
 
-TEST_CASE("the static fallback answers unrouted GET/HEAD without a key; the API keeps its key",
+TEST_CASE("the static fallback answers unrouted GET/HEAD without a key, the API keeps its key",
           "[http][auth][fallback]") {
     Router router;
     router.add("GET", "/v1/models", [](Request&) { return Response::text("models"); });

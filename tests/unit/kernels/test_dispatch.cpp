@@ -44,7 +44,7 @@ TEST_CASE("a forced level is clamped to the CPU and selects that level's kernels
     CHECK(std::string(ggml::cpu::isa_level_name(IsaLevel::Amx)) == "amx");
 }
 
-TEST_CASE("every weight type has kernels at every level; other types have none", "[kernels][dispatch]") {
+TEST_CASE("every weight type has kernels at every level, other types have none", "[kernels][dispatch]") {
     for (IsaLevel level : levels()) {
         LevelScope scope(level);
         for (Type t : weight_types()) {

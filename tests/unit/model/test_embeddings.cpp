@@ -168,7 +168,7 @@ TEST_CASE("rank pooling: a reranker's head (cls + tanh, cls.output) on the [CLS]
     CHECK(scores[0][0] != scores[1][0]);
 }
 
-TEST_CASE("a decoder as an embedder: hidden states that give its logits; last pooling batch-invariant",
+TEST_CASE("a decoder as an embedder: hidden states that give its logits, last pooling batch-invariant",
           "[model][embeddings]") {
     auto model = Model::load(shared_path("models/synth/synth-qwen2-q8_0.gguf"));
     const auto golden = load_golden("synth-qwen2-q8_0.greedy.json");

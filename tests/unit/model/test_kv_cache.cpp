@@ -59,7 +59,7 @@ TEST_CASE("seq_rm removes a position range of one sequence or of all", "[model][
     REQUIRE(f.kv.seq_pos_min(1) == 0);
 }
 
-TEST_CASE("seq_cp shares cells without using new ones; seq_keep drops the others", "[model][kv]") {
+TEST_CASE("seq_cp shares cells without using new ones, seq_keep drops the others", "[model][kv]") {
     Fixture f;
     fill(f.kv, 0, 0, 5);
     f.kv.seq_cp(0, 1, 0, 3);

@@ -68,7 +68,7 @@ struct Files {
 
 }  // namespace
 
-TEST_CASE("LoRA: adapters in the graph equal the merged weights; scale 0 is the base model", "[model][lora]") {
+TEST_CASE("LoRA: adapters in the graph equal the merged weights, scale 0 is the base model", "[model][lora]") {
     Files files;
     auto base = Model::load(kStories);
     auto la = LoraAdapter::load(files.a, *base);
@@ -196,7 +196,7 @@ TEST_CASE("LoRA: with offloaded layers (stand-ins for a device) the same bits", 
         }
 }
 
-TEST_CASE("CUDA: LoRA on offloaded layers gives the CPU's logits; scale 0 is the offloaded base model",
+TEST_CASE("CUDA: LoRA on offloaded layers gives the CPU's logits, scale 0 is the offloaded base model",
           "[model][lora][offload][cuda]") {
     // The GPU's float steps may round differently from the CPU's SIMD ones (docs/cuda.md), so the
     // comparison with the CPU has a tolerance far below the adapter's effect; on the GPU itself, scale 0

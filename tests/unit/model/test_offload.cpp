@@ -244,7 +244,7 @@ TEST_CASE("CUDA: offloaded logits do not depend on the micro-batch split", "[mod
     }
 }
 
-TEST_CASE("no KV offload (-nkvo) keeps the KV cache of offloaded layers on the host; the logits stay the CPU's",
+TEST_CASE("no KV offload (-nkvo) keeps the KV cache of offloaded layers on the host, the logits stay the CPU's",
           "[model][offload]") {
     const std::string path = model_path("stories260K");
     auto cpu = Model::load(path);

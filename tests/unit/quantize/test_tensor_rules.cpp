@@ -274,7 +274,7 @@ TEST_CASE("grouped KV heads, 70B-class models and 8-expert models get more bits 
     }
 }
 
-TEST_CASE("tied embeddings are the output projection; options override the mix", "[quantize][rules]") {
+TEST_CASE("tied embeddings are the output projection, options override the mix", "[quantize][rules]") {
     const ModelFacts m = facts(32, 32, 32);
     SECTION("tied: token_embd gets the output's type") {
         const auto t = llama_tensors(32, kEmbd, true);

@@ -258,7 +258,7 @@ TEST_CASE("grammar-first filters before sampling", "[sampling][chain][grammar]")
     CHECK(chain.describe().rfind("grammar -> ", 0) == 0);
 }
 
-TEST_CASE("prompt tokens skip the grammar; clone and reset carry it", "[sampling][chain][grammar]") {
+TEST_CASE("prompt tokens skip the grammar, clone and reset carry it", "[sampling][chain][grammar]") {
     auto grammar = std::make_unique<FakeConstraint>(even_tokens());
     auto* fake = grammar.get();
     SamplerChain chain(SamplingParams{}, kVocab, 256, {}, std::move(grammar), false);

@@ -46,7 +46,7 @@ TEST_CASE("a long prompt resumes over several iterations", "[scheduler][plan]") 
     REQUIRE(iterations == 10);  // ceil(150 / 16)
 }
 
-TEST_CASE("decode tokens beyond n_batch wait; nothing to do gives an empty plan", "[scheduler][plan]") {
+TEST_CASE("decode tokens beyond n_batch wait, nothing to do gives an empty plan", "[scheduler][plan]") {
     std::vector<SlotView> s;
     for (int i = 0; i < 5; ++i) s.push_back({i, true, 0, (uint64_t)i});
     BatchPlan p = plan_iteration(s, {3, 0});

@@ -64,7 +64,7 @@ TEST_CASE("pipeline: the token limit ends the step at the limit", "[scheduler][p
     REQUIRE_THROWS_AS(p.push(toks), std::logic_error);
 }
 
-TEST_CASE("pipeline: a stop string inside a step ends it; the stop string is never shown", "[scheduler][pipeline]") {
+TEST_CASE("pipeline: a stop string inside a step ends it, the stop string is never shown", "[scheduler][pipeline]") {
     const auto& v = stories_vocab();
     const auto toks = tok("Lily saw a big dog. The dog was happy.");
     TokenPipeline p(v, {"dog."}, -1, false);

@@ -333,7 +333,7 @@ TEST_CASE("ResponsesReply: streamed events and the collected body agree", "[serv
     CHECK(err[1].data["sequence_number"] == 3);
 }
 
-TEST_CASE("MessagesReply: streamed events and the collected body agree; stop reasons", "[server][agent]") {
+TEST_CASE("MessagesReply: streamed events and the collected body agree, stop reasons", "[server][agent]") {
     api::MessagesReply stream({"msg_1", "model", 20});
     std::vector<api::ReplyEvent> events = stream.start();
     for (const auto& [r, c] :

@@ -58,7 +58,7 @@ TEST_CASE("n-gram drafters propose nothing without a repeat, for tiny histories 
     }
 }
 
-TEST_CASE("begin() starts a new history; ngram-mod keeps what it learned", "[speculative][drafter]") {
+TEST_CASE("begin() starts a new history, ngram-mod keeps what it learned", "[speculative][drafter]") {
     auto mod = make_ngram_mod();
     mod->begin();
     REQUIRE(!mod->draft(repeated(), 4).empty());

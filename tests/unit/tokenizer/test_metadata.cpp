@@ -97,7 +97,7 @@ TEST_CASE("metadata: a small synthetic SentencePiece vocabulary", "[tokenizer][m
     CHECK(!v.is_eog(1));
 }
 
-TEST_CASE("metadata: ids of -1 mean none; sentinel uint32 too", "[tokenizer][metadata]") {
+TEST_CASE("metadata: ids of -1 mean none, sentinel uint32 too", "[tokenizer][metadata]") {
     auto w = spm_writer();
     w.set("tokenizer.ggml.seperator_token_id", Value::u32(0xFFFFFFFFu));
     w.set("tokenizer.ggml.padding_token_id", Value::i32(-1));

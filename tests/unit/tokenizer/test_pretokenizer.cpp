@@ -51,7 +51,7 @@ TEST_CASE("pre-tokenizers split like the upstream regexes", "[tokenizer][pretoke
     }
 }
 
-TEST_CASE("pre-tokenizers: every table entry compiles; unknown names are rejected",
+TEST_CASE("pre-tokenizers: every table entry compiles, unknown names are rejected",
           "[tokenizer][pretokenizer]") {
     for (const char* name :
          {"default",      "llama3",      "llama-bpe",      "dbrx",       "jais-2",    "chatglm-bpe",
