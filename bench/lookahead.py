@@ -11,9 +11,10 @@ Configurations: plain decoding, lookahead with the adaptive step shape (the defa
 the full W, N, G on every step (--lookahead-fixed: what llama.cpp's llama-lookahead runs).
 Only the Python standard library; talks HTTP to 127.0.0.1 only.
 """
-import argparse, os, statistics, sys, threading, time
+import argparse, os, statistics, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import speculative  # noqa: E402
 from speculative import WORKLOADS, Server, cpu_model, post  # noqa: E402
 
 
@@ -46,22 +47,7 @@ def one_stream(port, prompts, n, rounds):
 
 
 def four_streams(port, prompts, n, rounds):
-    total, t0 = 0, time.time()
-    lock = threading.Lock()
-
-    def worker(p):
-        nonlocal total
-        for _ in range(rounds):
-            r = post(port, "/completion", body(p, n))
-            with lock:
-                total += r["timings"]["predicted_n"]
-
-    ths = [threading.Thread(target=worker, args=(p,)) for p in prompts[:4]]
-    for t in ths:
-        t.start()
-    for t in ths:
-        t.join()
-    return total / (time.time() - t0)
+    return speculative.four_streams(port, prompts, n, rounds, body)
 
 
 def main():

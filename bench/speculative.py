@@ -88,14 +88,16 @@ def one_stream(port, prompts, n, rounds):
             "tokens_per_pass": predicted / steps if steps else float("nan")}
 
 
-def four_streams(port, prompts, n, rounds):
+def four_streams(port, prompts, n, rounds, make_body=None):
+    """Aggregate generated tokens/s of four concurrent streams; make_body(prompt, n) builds each request."""
+    make_body = make_body or body
     total, t0 = 0, time.time()
     lock = threading.Lock()
 
     def worker(p):
         nonlocal total
         for _ in range(rounds):
-            r = post(port, "/completion", body(p, n))
+            r = post(port, "/completion", make_body(p, n))
             with lock:
                 total += r["timings"]["predicted_n"]
 

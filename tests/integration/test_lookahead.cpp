@@ -11,11 +11,15 @@
 #include <stdexcept>
 
 #include "cli_process.h"
+#include "completion_util.h"
 #include "server/http/client.h"
 #include "server_process.h"
 
 using json = nlohmann::json;
 using server::http::Client;
+using completion_util::complete;
+using completion_util::stream;
+using completion_util::tokens_of;
 
 namespace {
 
@@ -24,39 +28,6 @@ std::vector<std::string> la_args(std::vector<std::string> extra = {}) {
                                   "lookahead"};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
-}
-
-// complete() and stream() also run on worker threads, where Catch2's macros are not safe: they throw
-// instead, and future::get() carries the exception to the test's thread.
-json complete(uint16_t port, json body) {
-    Client c("127.0.0.1", port);
-    body["return_tokens"] = true;
-    const auto r = c.post("/completion", body.dump());
-    if (r.status != 200) throw std::runtime_error("/completion: " + std::to_string(r.status) + " " + r.body);
-    return json::parse(r.body);
-}
-
-std::vector<int> tokens_of(const json& j) {
-    return j["tokens"].get<std::vector<int>>();
-}
-
-std::pair<std::string, std::vector<int>> stream(uint16_t port, json body,
-                                                const std::function<void(int)>& on_event = [](int) {}) {
-    Client c("127.0.0.1", port);
-    body["stream"] = true;
-    body["return_tokens"] = true;
-    std::string text;
-    std::vector<int> toks;
-    int events = 0;
-    auto res = c.stream("POST", "/completion", body.dump(), {}, [&](const server::http::SseEvent& e) {
-        const json j = json::parse(e.data);
-        text += j.value("content", "");
-        for (int t : j["tokens"]) toks.push_back(t);
-        on_event(++events);
-        return true;
-    });
-    if (!res.complete) throw std::runtime_error("the stream ended early: " + text);
-    return {text, toks};
 }
 
 // The value of a metric line "name value" (-1 when absent; "# HELP name" lines are not it).
