@@ -899,14 +899,18 @@ void Scheduler::step_lookahead(Slot& s, size_t first_row) {
     s.la_steps += 1;
     s.la_evaluated += (int64_t)l.tokens.size();
     s.la_accepted += (int64_t)n_acc;
-    s.timings.draft_n += (int32_t)l.tokens.size();
-    s.timings.draft_n_accepted += (int32_t)n_acc;
+    count_draft(s, kind, l.tokens.size(), n_acc);
+    deliver(s, std::move(v));
+}
+
+void Scheduler::count_draft(Slot& s, size_t kind, size_t n_drafted, size_t n_accepted) {
+    s.timings.draft_n += (int32_t)n_drafted;
+    s.timings.draft_n_accepted += (int32_t)n_accepted;
     metrics_.update([&](MetricsSnapshot& m) {
-        m.draft_tokens_total[kind] += l.tokens.size();
-        m.draft_accepted_total[kind] += n_acc;
+        m.draft_tokens_total[kind] += n_drafted;
+        m.draft_accepted_total[kind] += n_accepted;
         ++m.draft_steps_total[kind];
     });
-    deliver(s, std::move(v));
 }
 
 void Scheduler::step_decode(Slot& s, const PlanEntry& e, size_t first_row) {
@@ -931,13 +935,7 @@ void Scheduler::step_decode(Slot& s, const PlanEntry& e, size_t first_row) {
     if (!s.draft.empty() && s.draft_from >= 0) {
         const size_t kind = (size_t)s.draft_from;
         s.draft_ctl[kind].observe((int32_t)s.draft.size(), (int32_t)n_acc);
-        s.timings.draft_n += (int32_t)s.draft.size();
-        s.timings.draft_n_accepted += (int32_t)n_acc;
-        metrics_.update([&](MetricsSnapshot& m) {
-            m.draft_tokens_total[kind] += s.draft.size();
-            m.draft_accepted_total[kind] += n_acc;
-            ++m.draft_steps_total[kind];
-        });
+        count_draft(s, kind, s.draft.size(), n_acc);
     }
     s.draft_q.clear();
     s.cache_tokens.insert(s.cache_tokens.end(), s.draft.begin(), s.draft.begin() + (long)n_acc);

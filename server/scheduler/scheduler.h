@@ -133,6 +133,8 @@ class Scheduler {
     void record_decode(const std::vector<PlanEntry>& entries, size_t n_tokens, double seconds);
     // The slot's part of a decoded batch; a failure fails this slot's request only.
     void apply_entry(const PlanEntry& e, size_t first_row);
+    // A verified draft's counts: the slot's timings and the drafter kind's metrics.
+    void count_draft(Slot& s, size_t kind, size_t n_drafted, size_t n_accepted);
     void step_decode(Slot& slot, const PlanEntry& e, size_t first_row);
     void step_prompt(Slot& slot, const PlanEntry& e, size_t first_row);
     // Sends the tokens of one step through the slot's pipeline and the sink; ends the request or leaves
