@@ -146,11 +146,14 @@ void Context::compute_ubatch(const UBatchView& ub, const std::vector<int32_t>& c
     std::memcpy(in.kv_cells->data, cells.data(), ub.n * sizeof(int32_t));
     if (in.out_ids->data)  // unused (and unallocated) when every token wants logits
         std::memcpy(in.out_ids->data, out_ids.data(), out_ids.size() * sizeof(int32_t));
+    const std::vector<KvCache::SeqSet> owners = kv_->block_seqs(shape.n_kv);  // shared by the three inputs
     if (in.mask->data)  // unused when every layer has a sliding window
-        kv_->fill_mask(ub.pos, ub.seqs, ub.n, shape.n_kv, (float*)in.mask->data, hp.causal);
-    if (in.mask_swa) kv_->fill_mask(ub.pos, ub.seqs, ub.n, shape.n_kv, (float*)in.mask_swa->data, hp.causal, hp.n_swa);
+        kv_->fill_mask(ub.pos, ub.seqs, ub.n, shape.n_kv, (float*)in.mask->data, hp.causal, 0, &owners);
+    if (in.mask_swa)
+        kv_->fill_mask(ub.pos, ub.seqs, ub.n, shape.n_kv, (float*)in.mask_swa->data, hp.causal, hp.n_swa, &owners);
     if (in.kv_blocks->data)  // unused when no layer's attention runs on the CPU
-        kv_->fill_blocks(ub.seqs, ub.n, shape.n_kv, (int32_t*)in.kv_blocks->data, (size_t)in.kv_blocks->ne[0]);
+        kv_->fill_blocks(ub.seqs, ub.n, shape.n_kv, (int32_t*)in.kv_blocks->data, (size_t)in.kv_blocks->ne[0],
+                         &owners);
 
     for (size_t k = 0; k < builder.lora.size(); ++k) {
         const LoraInput& l = builder.lora[k];

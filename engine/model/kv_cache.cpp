@@ -104,8 +104,9 @@ std::vector<KvCache::SeqSet> KvCache::block_seqs(uint32_t n_kv) const {
 }
 
 void KvCache::fill_blocks(const std::vector<SeqId>* seqs, uint32_t n_tokens, uint32_t n_kv, int32_t* out,
-                          size_t row_len) const {
-    const std::vector<SeqSet> owners = block_seqs(n_kv);
+                          size_t row_len, const std::vector<SeqSet>* given) const {
+    const std::vector<SeqSet> computed = given ? std::vector<SeqSet>() : block_seqs(n_kv);
+    const std::vector<SeqSet>& owners = given ? *given : computed;
     if (row_len < 1 + owners.size()) throw std::logic_error("KV cache: block rows too short");
     for (uint32_t t = 0; t < n_tokens; ++t) {
         SeqSet mine;
@@ -152,10 +153,11 @@ uint32_t KvCache::n_kv() const {
 }
 
 void KvCache::fill_mask(const Pos* pos, const std::vector<SeqId>* seqs, uint32_t n_tokens, uint32_t n_kv,
-                        float* mask, bool causal, uint32_t n_swa) const {
+                        float* mask, bool causal, uint32_t n_swa, const std::vector<SeqSet>* given) const {
     const float neg_inf = -std::numeric_limits<float>::infinity();
     const uint32_t B = (uint32_t)ggml::kKvBlock;
-    const std::vector<SeqSet> owners = block_seqs(n_kv);
+    const std::vector<SeqSet> computed = given ? std::vector<SeqSet>() : block_seqs(n_kv);
+    const std::vector<SeqSet>& owners = given ? *given : computed;
     for (uint32_t t = 0; t < n_tokens; ++t) {
         SeqSet mine;
         for (SeqId s : seqs[t]) mine.set((size_t)s);

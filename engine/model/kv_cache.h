@@ -55,13 +55,17 @@ class KvCache {
     // mask[t * n_kv + j] = 0 if token t (position pos[t], sequences seqs[t]) may attend cell j, else -inf:
     // the cell belongs to one of the token's sequences and, when causal, is not after the token; with a
     // sliding window of n_swa positions (0: none), it is also fewer than n_swa positions before it.
+    // owners: block_seqs(n_kv) when the caller already has it (one micro-batch fills several inputs).
+    using SeqSet = std::bitset<kMaxSeq>;
     void fill_mask(const Pos* pos, const std::vector<SeqId>* seqs, uint32_t n_tokens, uint32_t n_kv, float* mask,
-                   bool causal = true, uint32_t n_swa = 0) const;
+                   bool causal = true, uint32_t n_swa = 0, const std::vector<SeqSet>* owners = nullptr) const;
     // The blocks of ggml::kKvBlock cells of [0, n_kv) that hold a cell of one of token t's sequences, in
     // ggml::with_kv_blocks' layout: row t at out + t * row_len, a count then ascending block indices (row_len
     // >= 1 + blocks of n_kv). Every cell fill_mask leaves visible to t lies in one of them.
     void fill_blocks(const std::vector<SeqId>* seqs, uint32_t n_tokens, uint32_t n_kv, int32_t* out,
-                     size_t row_len) const;
+                     size_t row_len, const std::vector<SeqSet>* owners = nullptr) const;
+    // Per block of ggml::kKvBlock cells of [0, n_kv): the union of its cells' sequences.
+    std::vector<SeqSet> block_seqs(uint32_t n_kv) const;
     // Blocks of [0, n_kv) that hold a cell of sequence seq (what its queries' attention visits).
     uint32_t n_blocks_of(SeqId seq, uint32_t n_kv) const;
 
@@ -91,10 +95,7 @@ class KvCache {
     int n_layer() const { return (int)k_.size(); }
 
   private:
-    using SeqSet = std::bitset<kMaxSeq>;
     static Pos end_of(Pos p1) { return p1 < 0 ? INT32_MAX : p1; }
-    // Per block of [0, n_kv): the union of its cells' sequences.
-    std::vector<SeqSet> block_seqs(uint32_t n_kv) const;
     void release_if_empty(KvCell& c);
     // Copies the K and V rows of every layer from cell src to cell dst.
     void copy_cell_data(int32_t src, int32_t dst);
