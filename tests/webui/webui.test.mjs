@@ -98,7 +98,6 @@ async function watchReply(page) {
     window.__observer.observe(document.getElementById('messages'), { childList: true, subtree: true, characterData: true });
   });
 }
-const updates = (page) => page.evaluate(() => window.__lengths.size);
 
 async function send(page, text) {
   await page.click('#input');
@@ -153,15 +152,12 @@ try {
   });
 
   let firstReply = '';
-  await step('a message streams its reply token by token', async () => {
-    await watchReply(page);
+  await step('a message gets its streamed reply and its timings', async () => {
     await send(page, 'Once upon a time');
     await page.waitForSelector('.msg-assistant .timings', WAIT);  // the last chunk carries the timings
     await page.waitForSelector('#send', WAIT);
     firstReply = await lastReply(page);
     assert.ok(firstReply.length > 20, `reply: ${firstReply}`);
-    const n = await updates(page);
-    assert.ok(n >= 5, `only ${n} distinct DOM updates of the reply`);
     const user = await page.$eval('.msg-user .content', (e) => e.textContent);
     assert.equal(user, 'Once upon a time');
     const timings = await page.$eval('.msg-assistant .timings', (e) => e.textContent);
@@ -177,7 +173,9 @@ try {
     assert.equal(await page.$eval('.msg-user .content', (e) => e.textContent), 'Once upon a time');
   });
 
-  await step('Stop ends the stream mid-reply and the server frees the slot', async () => {
+  // A 200-token reply can arrive within a frame or two on a fast machine (the page renders at most once a
+  // frame), so the reply is seen growing here, on a stream far longer than the test.
+  await step('a long reply renders as it streams; Stop ends it mid-reply and the server frees the slot', async () => {
     // A long reply: 4000 tokens and no stop at end-of-text, asked for through the settings' extra fields.
     const setExtra = async (text) => {
       await page.click('#settings-btn');
@@ -195,7 +193,7 @@ try {
       await watchReply(page);
       await send(page, 'Tell me a long story');
       await page.waitForSelector('#stop', WAIT);
-      await page.waitForFunction(() => window.__lengths.size >= 3, WAIT);  // streaming has begun
+      await page.waitForFunction(() => window.__lengths.size >= 5, WAIT);  // the reply grows on the page
       await page.click('#stop');
       await page.waitForSelector('#send', WAIT);
       await page.waitForFunction(() => [...document.querySelectorAll('.msg-assistant .note')].pop()?.textContent === 'stopped', WAIT);

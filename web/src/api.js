@@ -65,10 +65,13 @@ export async function* streamChat(body, apiKey, signal) {
     const { value, done } = await reader.read();
     if (done) break;
     buf += value;
+    // One pass over what arrived: a page that fell behind reads many events at once, and cutting the
+    // buffer after each line would copy the rest of it again for every event.
+    let start = 0;
     let nl;
-    while ((nl = buf.indexOf('\n')) >= 0) {
-      const line = buf.slice(0, nl).replace(/\r$/, '');
-      buf = buf.slice(nl + 1);
+    while ((nl = buf.indexOf('\n', start)) >= 0) {
+      const line = buf.slice(start, nl).replace(/\r$/, '');
+      start = nl + 1;
       if (!line.startsWith('data:')) continue;
       const data = line.slice(5).trim();
       if (data === '[DONE]') return;
@@ -76,5 +79,6 @@ export async function* streamChat(body, apiKey, signal) {
       if (obj.error) throw new ApiError('http', obj.error.message ?? 'the server reported an error');
       yield obj;
     }
+    buf = buf.slice(start);
   }
 }

@@ -10,8 +10,15 @@ import { SettingsPanel } from './settings_panel.jsx';
 import { focusOnMount } from './focus.js';
 import './style.css';
 
-const store = new Store(() => rerender());
+// Store changes render at most once per frame: a reply streaming hundreds of tokens a second would
+// otherwise re-render (and re-parse the markdown of) the growing message for every token, and the page
+// would fall behind the stream.
 let rerender = () => {};
+let frame = 0;
+function renderSoon() {
+  if (!frame) frame = requestAnimationFrame(() => { frame = 0; rerender(); });
+}
+const store = new Store(renderSoon);
 
 function applyTheme(theme) {
   const root = document.documentElement;
@@ -134,7 +141,7 @@ function App() {
         if (chunk.model) node.model = chunk.model;
         c.updated = Date.now();
         store.saveSoon();
-        bump();
+        renderSoon();
       }
       setStatus({ kind: 'ok', text: 'Ready' });
     } catch (e) {
