@@ -42,7 +42,7 @@ def main():
     ap.add_argument("--bin", default="build/bin/ggserve")
     ap.add_argument("--model", required=True)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--ctx", type=int, default=8192)
+    ap.add_argument("--ctx", type=int, default=32768)
     ap.add_argument("--parallel", type=int, default=16)
     ap.add_argument("--streams", default="1,4,16")
     ap.add_argument("--requests-per-stream", type=int, default=2)

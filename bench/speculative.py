@@ -138,9 +138,11 @@ def main():
     servers = [("ggserve", [a.bin, "serve"])]
     if a.llama_server:
         servers.append(("llama-server", [a.llama_server]))
-    for name, base in servers:
-        plain = {}
-        for cfg in a.configs.split(","):
+    plain = {name: {} for name, _ in servers}
+    # Configurations outside, servers inside: both servers run each configuration back to back, so they see
+    # the same background load.
+    for cfg in a.configs.split(","):
+        for name, base in servers:
             if cfg == "draft-simple" and not a.draft:
                 continue
             cmd = base + ["-m", a.model, "--port", "0" if name == "ggserve" else "18431", "-c", "4096", "-np", "4",
@@ -156,8 +158,8 @@ def main():
                     one = one_stream(s.port, prompts, a.n_predict, a.rounds)
                     four = four_streams(s.port, prompts, a.n_predict, max(1, a.rounds - 1))
                     if cfg == "none":
-                        plain[wl] = (one["tps"], four)
-                    p1, p4 = plain.get(wl, (float("nan"), float("nan")))
+                        plain[name][wl] = (one["tps"], four)
+                    p1, p4 = plain[name].get(wl, (float("nan"), float("nan")))
                     acc = f"{one['accepted']}/{one['draft_n']}" if cfg != "none" else "-"
                     print(f"| {name} | {cfg} | {wl} | {one['tps']:.0f} | {one['tps'] / p1:.2f}x | {acc} | "
                           f"{one['tokens_per_pass']:.2f} | {four:.0f} | {four / p4:.2f}x |", flush=True)
