@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace engine {
 
@@ -39,5 +40,15 @@ std::string json_schema_to_gbnf(const nlohmann::ordered_json& schema);
 std::string json_schema_to_gbnf(const nlohmann::json& schema);
 // Any JSON object: response_format {"type": "json_object"}.
 std::string json_object_gbnf();
+
+// GBNF (rule "root") for a string's value written as raw text, as the XML-like tool-call formats
+// write a string parameter between its tags: no quotes, no escapes, and never `close_tag` (which
+// starts with '<' and has no other '<') inside, so the text ends where the tag starts. The value
+// follows the schema: enum/const values as alternatives; pattern (schema_pattern.h raw mode: the
+// regex intersected with "does not contain the tag"); format date, time, date-time, uuid, email,
+// ipv4 (their text has no '<'); minLength/maxLength as a bounded run without '<'; else any text
+// without the tag. SchemaError (pointer relative to the schema) for an unsupported pattern, a
+// pattern or format with a length limit, or a pattern no text without the tag can match.
+std::string raw_string_schema_to_gbnf(const nlohmann::ordered_json& schema, std::string_view close_tag);
 
 }  // namespace engine

@@ -6,14 +6,13 @@
 
 #include "engine/grammar/gbnf_text.h"
 #include "engine/grammar/regex.h"
+#include "engine/grammar/regex_gbnf.h"
 
 namespace engine::gbnf {
 
-namespace {
-
 using Kind = RegexNode::Kind;
 
-bool nullable(const RegexNode& n) {
+bool regex_nullable(const RegexNode& n) {
     switch (n.kind) {
         case Kind::Empty:
         case Kind::Begin:
@@ -22,26 +21,24 @@ bool nullable(const RegexNode& n) {
         case Kind::Chars:
             return false;
         case Kind::Group:
-            return nullable(n.kids[0]);
+            return regex_nullable(n.kids[0]);
         case Kind::Repeat:
-            return n.min == 0 || nullable(n.kids[0]);
+            return n.min == 0 || regex_nullable(n.kids[0]);
         case Kind::Concat:
             for (const auto& k : n.kids) {
-                if (!nullable(k)) return false;
+                if (!regex_nullable(k)) return false;
             }
             return true;
         case Kind::Alt:
             for (const auto& k : n.kids) {
-                if (nullable(k)) return true;
+                if (regex_nullable(k)) return true;
             }
             return false;
     }
     return false;
 }
 
-// A node matching the non-empty strings of n (nullopt if it has none). GBNF rejects repeating an
-// item that can match "", so x* with a nullable x is written as (x without "")*.
-std::optional<RegexNode> non_empty(const RegexNode& n) {
+std::optional<RegexNode> regex_non_empty(const RegexNode& n) {
     switch (n.kind) {
         case Kind::Empty:
         case Kind::Begin:
@@ -50,17 +47,17 @@ std::optional<RegexNode> non_empty(const RegexNode& n) {
         case Kind::Chars:
             return n;
         case Kind::Group:
-            return non_empty(n.kids[0]);
+            return regex_non_empty(n.kids[0]);
         case Kind::Alt: {
             RegexNode alt(Kind::Alt);
             for (const auto& k : n.kids) {
-                if (auto s = non_empty(k)) alt.kids.push_back(std::move(*s));
+                if (auto s = regex_non_empty(k)) alt.kids.push_back(std::move(*s));
             }
             if (alt.kids.empty()) return std::nullopt;
             return alt;
         }
         case Kind::Repeat: {
-            auto body = non_empty(n.kids[0]);
+            auto body = regex_non_empty(n.kids[0]);
             if (!body || n.max == 0) return std::nullopt;
             RegexNode rep(Kind::Repeat);
             rep.min = 1;
@@ -69,11 +66,11 @@ std::optional<RegexNode> non_empty(const RegexNode& n) {
             return rep;
         }
         case Kind::Concat: {
-            if (!nullable(n)) return n;
+            if (!regex_nullable(n)) return n;
             // All parts nullable: (first part non-empty, then the rest) | (first empty, rest non-empty)
             RegexNode alt(Kind::Alt);
             for (size_t i = 0; i < n.kids.size(); ++i) {
-                auto head = non_empty(n.kids[i]);
+                auto head = regex_non_empty(n.kids[i]);
                 if (!head) continue;
                 RegexNode seq(Kind::Concat);
                 seq.kids.push_back(std::move(*head));
@@ -86,6 +83,8 @@ std::optional<RegexNode> non_empty(const RegexNode& n) {
     }
     return std::nullopt;
 }
+
+namespace {
 
 // The code points of `set` as they may appear inside a JSON string.
 std::string json_chars(const CharSet& set) {
@@ -116,6 +115,15 @@ std::string json_chars(const CharSet& set) {
     return out + ")";
 }
 
+}  // namespace
+
+std::string raw_chars(const CharSet& set) {
+    if (set.empty()) throw std::invalid_argument("pattern has a character class that matches nothing");
+    return gbnf_class(set);
+}
+
+namespace {
+
 std::string quantifier(uint32_t min, uint32_t max) {
     if (min == 0 && max == 1) return "?";
     if (max == kRegexUnbounded) {
@@ -127,7 +135,9 @@ std::string quantifier(uint32_t min, uint32_t max) {
     return "{" + std::to_string(min) + "," + std::to_string(max) + "}";
 }
 
-std::string emit(const RegexNode& n) {
+}  // namespace
+
+std::string regex_to_gbnf(const RegexNode& n, CharsToGbnf chars) {
     switch (n.kind) {
         case Kind::Empty:
             return "";
@@ -135,74 +145,89 @@ std::string emit(const RegexNode& n) {
         case Kind::End:
             throw std::invalid_argument("pattern anchors (^, $) are only supported at its start or end");
         case Kind::Chars:
-            return json_chars(n.chars);
+            return chars(n.chars);
         case Kind::Group: {
-            const std::string inner = emit(n.kids[0]);
+            const std::string inner = regex_to_gbnf(n.kids[0], chars);
             return inner.empty() ? "" : "(" + inner + ")";
         }
         case Kind::Concat: {
             std::string out;
             for (const auto& k : n.kids) {
-                const std::string e = emit(k);
+                const std::string e = regex_to_gbnf(k, chars);
                 if (!e.empty()) out += (out.empty() ? "" : " ") + e;
             }
             return out;
         }
         case Kind::Alt: {
             std::string out = "(";
-            for (size_t i = 0; i < n.kids.size(); ++i) out += (i ? " | " : "") + emit(n.kids[i]);
+            for (size_t i = 0; i < n.kids.size(); ++i) out += (i ? " | " : "") + regex_to_gbnf(n.kids[i], chars);
             return out + ")";
         }
         case Kind::Repeat: {
             if (n.max == 0) return "";
             const RegexNode& body = n.kids[0];
-            if (nullable(body)) {
-                auto ne = non_empty(body);
+            if (regex_nullable(body)) {
+                auto ne = regex_non_empty(body);
                 if (!ne) return "";
-                return "(" + emit(*ne) + ")" + quantifier(0, n.max);
+                return "(" + regex_to_gbnf(*ne, chars) + ")" + quantifier(0, n.max);
             }
-            return "(" + emit(body) + ")" + quantifier(n.min, n.max);
+            return "(" + regex_to_gbnf(body, chars) + ")" + quantifier(n.min, n.max);
         }
     }
     return "";
 }
 
-// One top-level alternative: strips a leading ^ and a trailing $; unanchored ends take any text.
-std::string emit_top(const RegexNode& alt, const std::string& char_rule) {
-    std::vector<const RegexNode*> parts;
-    if (alt.kind == Kind::Concat) {
-        for (const auto& k : alt.kids) parts.push_back(&k);
-    } else {
-        parts.push_back(&alt);
-    }
-    bool begin = false, end = false;
-    while (!parts.empty() && parts.front()->kind == Kind::Begin) {
-        begin = true;
-        parts.erase(parts.begin());
-    }
-    while (!parts.empty() && parts.back()->kind == Kind::End) {
-        end = true;
-        parts.pop_back();
-    }
-    std::string out = begin ? "" : char_rule + "*";
-    for (const RegexNode* p : parts) {
-        const std::string e = emit(*p);
-        if (!e.empty()) out += (out.empty() ? "" : " ") + e;
-    }
-    if (!end) out += (out.empty() ? "" : " ") + char_rule + "*";
-    return out.empty() ? "\"\"" : out;
-}
+namespace {
 
 }  // namespace
 
-std::string pattern_to_gbnf(std::string_view pattern, const std::string& char_rule) {
-    Regex re = parse_regex(pattern, RegexOptions{true});
+std::vector<TopAlternative> top_alternatives(const Regex& re) {
     const RegexNode* root = &re.root;
     while (root->kind == Kind::Group) root = &root->kids[0];
-    if (root->kind != Kind::Alt) return emit_top(*root, char_rule);
+    std::vector<const RegexNode*> alts;
+    if (root->kind == Kind::Alt) {
+        for (const auto& k : root->kids) alts.push_back(&k);
+    } else {
+        alts.push_back(root);
+    }
+    std::vector<TopAlternative> out;
+    for (const RegexNode* alt : alts) {
+        TopAlternative t;
+        if (alt->kind == Kind::Concat) {
+            for (const auto& k : alt->kids) t.parts.push_back(&k);
+        } else {
+            t.parts.push_back(alt);
+        }
+        while (!t.parts.empty() && t.parts.front()->kind == Kind::Begin) {
+            t.begin = true;
+            t.parts.erase(t.parts.begin());
+        }
+        while (!t.parts.empty() && t.parts.back()->kind == Kind::End) {
+            t.end = true;
+            t.parts.pop_back();
+        }
+        out.push_back(std::move(t));
+    }
+    return out;
+}
+
+std::string pattern_to_gbnf(std::string_view pattern, const std::string& char_rule) {
+    const Regex re = parse_regex(pattern, RegexOptions{true});
+    const std::vector<TopAlternative> alts = top_alternatives(re);
+    std::vector<std::string> exprs;
+    for (const TopAlternative& t : alts) {
+        // Unanchored ends take any characters.
+        std::string out = t.begin ? "" : char_rule + "*";
+        for (const RegexNode* p : t.parts) {
+            const std::string e = regex_to_gbnf(*p, json_chars);
+            if (!e.empty()) out += (out.empty() ? "" : " ") + e;
+        }
+        if (!t.end) out += (out.empty() ? "" : " ") + char_rule + "*";
+        exprs.push_back(out.empty() ? "\"\"" : out);
+    }
+    if (exprs.size() == 1) return exprs[0];
     std::string out = "(";
-    for (size_t i = 0; i < root->kids.size(); ++i)
-        out += (i ? " | " : "") + emit_top(root->kids[i], char_rule);
+    for (size_t i = 0; i < exprs.size(); ++i) out += (i ? " | " : "") + exprs[i];
     return out + ")";
 }
 

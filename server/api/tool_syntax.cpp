@@ -86,37 +86,6 @@ std::string kimi_call(const ToolGrammarTool& t, const std::string& p, const Gbnf
 
 // ---- The XML formats: each parameter on its own, string values as plain text.
 
-std::string class_char(char c) {
-    switch (c) {
-        case '\\': return "\\\\";
-        case '"': return "\\\"";
-        case '[': return "\\[";
-        case ']': return "\\]";
-        case '-': return "\\-";
-        case '\n': return "\\n";
-        default: return std::string(1, c);
-    }
-}
-
-// Rule `name`: any text that does not contain `tag` (a closing tag: '<', then characters other than
-// '<'). Pieces: a character other than '<'; or '<' followed by a proper prefix of the tag's tail and
-// a character that breaks it (not '<', which starts a new piece). A '<' with an unfinished prefix may
-// end the text, or be followed by another '<'.
-std::string text_without_rule(const std::string& name, const std::string& tag) {
-    const std::string tail = tag.substr(1);
-    std::string open = "\"<\" (\"\"", broken = "\"<\" (";
-    for (size_t j = 0; j < tail.size(); ++j) {
-        const std::string prefix = tail.substr(0, j);
-        if (j > 0) open += " | " + gbnf_literal(prefix);
-        broken += (j ? " | " : "") + (j ? gbnf_literal(prefix) + " " : std::string()) + "[^" +
-                  class_char(tail[j]) + "<]";
-    }
-    open += ")";
-    broken += ")";
-    return name + " ::= ( [^<] | " + name + "-open* " + name + "-broken )* " + name + "-open*\n" + name +
-           "-open ::= " + open + "\n" + name + "-broken ::= " + broken + "\n";
-}
-
 bool is_string_type(const ojson& type) {
     if (type.is_string()) return type == "string";
     if (type.is_array() && type.size() == 1) return type[0] == "string";
@@ -136,23 +105,8 @@ ojson value_schema(const ojson& schema, const ojson& root) {
 std::string xml_value_rule(const ojson& schema, const ojson& root, const std::string& name,
                            const std::string& close_tag, std::string& rules) {
     if (schema.is_object() && is_string_schema(schema)) {
-        std::string alternatives;
-        const ojson values = schema.contains("const") ? ojson::array({schema["const"]}) : schema.value("enum", ojson());
-        if (values.is_array()) {
-            for (const auto& v : values) alternatives += (alternatives.empty() ? "" : " | ") + gbnf_literal(v.get<std::string>());
-            rules += name + " ::= " + alternatives + "\n";
-        } else if (schema.contains("minLength") || schema.contains("maxLength")) {
-            // Bounded text: no '<' in it, so it cannot run into the closing tag.
-            const auto bound = [&](const char* key) {
-                return schema.contains(key) && schema[key].is_number_unsigned() ? std::to_string(schema[key].get<uint64_t>())
-                                                                                : std::string();
-            };
-            const std::string min = bound("minLength").empty() ? "0" : bound("minLength");
-            rules += name + " ::= [^<]{" + min + "," + bound("maxLength") + "}\n";
-        } else {
-            rules += text_without_rule(name, close_tag);
-        }
-        return name;
+        rules += prefix_gbnf_rules(engine::raw_string_schema_to_gbnf(schema, close_tag), name + "-");
+        return name + "-root";
     }
     rules += prefix_gbnf_rules(engine::json_schema_to_gbnf(value_schema(schema, root)), name + "-");
     if (!rules.empty() && rules.back() != '\n') rules += "\n";
@@ -173,8 +127,14 @@ std::string xml_params(const ToolGrammarTool& t, const std::string& prefix, cons
     std::string seq;
     size_t k = 0;
     for (const auto& [key, schema] : props.items()) {
-        const std::string value =
-            xml_value_rule(schema, t.parameters, prefix + "p" + std::to_string(k++), x.close_tag, rules);
+        std::string value;
+        try {
+            value = xml_value_rule(schema, t.parameters, prefix + "p" + std::to_string(k++), x.close_tag, rules);
+        } catch (const engine::SchemaError& e) {
+            std::string escaped;  // a JSON Pointer token
+            for (char c : key) escaped += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
+            throw engine::SchemaError("/properties/" + escaped + e.pointer, e.reason);
+        }
         const std::string param = lit(x.key_open + key + x.key_middle) + " " + value + " " + lit(x.value_end);
         bool needed = false;
         for (const auto& r : required) needed = needed || r == key;

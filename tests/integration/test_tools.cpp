@@ -407,3 +407,45 @@ TEST_CASE("every format's template: forced calls parse, and stream their argumen
         CHECK(verdicts[i]["ok"] == true);
     }
 }
+
+TEST_CASE("XML-like templates: forced calls write string parameters that keep their pattern and format", "[integration][tools][formats]") {
+    // These formats write a string parameter as raw text between tags; the grammar still forces the
+    // schema's pattern and format onto it, and the parser returns the text unchanged.
+    const char* const templates[] = {"Qwen3-Coder.jinja", "ByteDance-Seed-OSS.jinja", "GLM-4.6.jinja",
+                                     "GLM-4.7-Flash.jinja", "MiniMax-M2.jinja"};
+    const json params = json::parse(R"({"type": "object", "properties": {
+        "code": {"type": "string", "description": "The flight code.", "pattern": "^[A-Z]{3}-\\d{2}$"},
+        "day": {"type": "string", "description": "The day.", "format": "date"}},
+        "required": ["code", "day"], "additionalProperties": false})");
+    const json tool = {{"type", "function"},
+                       {"function", {{"name", "book"}, {"description", "Book a flight."}, {"parameters", params}}}};
+    json cases = json::array();
+    std::vector<std::string> labels;
+    for (const char* file : templates) {
+        INFO(file);
+        ServerProcess s({"-m", stories_model(), "-c", "4096", "-t", "1", "--chat-template-file",
+                         shared_path(std::string("templates/") + file)});
+        Client c("127.0.0.1", s.port(), {std::chrono::seconds(120)});
+        for (int seed : {1, 2}) {
+            json body = request("required", seed);
+            body["tools"] = json::array({tool});
+            const auto r = c.post("/v1/chat/completions", body.dump());
+            INFO(r.body);
+            REQUIRE(r.status == 200);
+            const json ch = r.json()["choices"][0];
+            CHECK(ch["finish_reason"] == "tool_calls");
+            REQUIRE(ch["message"].contains("tool_calls"));
+            REQUIRE(ch["message"]["tool_calls"].size() == 1);
+            const json& call = ch["message"]["tool_calls"][0];
+            CHECK(call["function"]["name"] == "book");
+            cases.push_back({{"schema", params}, {"text", call["function"]["arguments"]}});
+            labels.push_back(std::string(file) + ", seed " + std::to_string(seed));
+        }
+    }
+    const json verdicts = validate(cases);  // python3-jsonschema: pattern, and format with its format checker
+    REQUIRE(verdicts.size() == cases.size());
+    for (size_t i = 0; i < cases.size(); ++i) {
+        INFO(labels[i] << "\n" << cases[i].dump() << "\n" << verdicts[i]["why"]);
+        CHECK(verdicts[i]["ok"] == true);
+    }
+}

@@ -462,3 +462,103 @@ TEST_CASE("a stream and the whole reply agree on where calls start", "[server][t
         }
     }
 }
+
+namespace {
+
+// A call in one of the XML-like formats, parameters written as raw text.
+std::string xml_call(ToolCallFormat f, const std::string& name,
+                     const std::vector<std::pair<std::string, std::string>>& params) {
+    std::string out;
+    for (const auto& [k, v] : params) {
+        switch (f) {
+            case ToolCallFormat::Qwen3Coder: out += "<parameter=" + k + ">\n" + v + "\n</parameter>\n"; break;
+            case ToolCallFormat::SeedOss: out += "<parameter=" + k + ">" + v + "</parameter>\n"; break;
+            case ToolCallFormat::Glm45: out += "<arg_key>" + k + "</arg_key>\n<arg_value>" + v + "</arg_value>\n"; break;
+            case ToolCallFormat::Glm47: out += "<arg_key>" + k + "</arg_key><arg_value>" + v + "</arg_value>"; break;
+            default: out += "<parameter name=\"" + k + "\">" + v + "</parameter>\n"; break;  // MiniMax M2
+        }
+    }
+    switch (f) {
+        case ToolCallFormat::Qwen3Coder: return "<tool_call>\n<function=" + name + ">\n" + out + "</function>\n</tool_call>";
+        case ToolCallFormat::SeedOss:
+            return "<seed:tool_call>\n<function=" + name + ">\n" + out + "</function>\n</seed:tool_call>";
+        case ToolCallFormat::Glm45: return "<tool_call>" + name + "\n" + out + "</tool_call>";
+        case ToolCallFormat::Glm47: return "<tool_call>" + name + out + "</tool_call>";
+        default: return "<minimax:tool_call>\n<invoke name=\"" + name + "\">\n" + out + "</invoke>\n</minimax:tool_call>";
+    }
+}
+
+const ToolCallFormat kXmlFormats[] = {ToolCallFormat::Qwen3Coder, ToolCallFormat::SeedOss, ToolCallFormat::Glm45,
+                                      ToolCallFormat::Glm47, ToolCallFormat::MiniMaxM2};
+
+// The text that ends a string parameter's value in an XML-like format.
+std::string value_close(ToolCallFormat f) {
+    return f == ToolCallFormat::Glm45 || f == ToolCallFormat::Glm47 ? "</arg_value>" : "</parameter>";
+}
+
+api::ToolGrammarTool booking_tool() {
+    return {"book", nlohmann::ordered_json::parse(R"({"type": "object", "properties": {
+        "code": {"type": "string", "pattern": "^[A-Z]{3}-\\d{2}$"},
+        "day": {"type": "string", "format": "date"},
+        "note": {"type": "string", "pattern": "^a(.|\\n)*z$"}},
+        "required": ["code", "day"]})")};
+}
+
+}  // namespace
+
+TEST_CASE("XML-like formats: a string parameter's pattern and format hold for its raw text", "[server][tools][xml]") {
+    for (ToolCallFormat f : kXmlFormats) {
+        INFO("format " << engine::chat::tool_call_format_name(f));
+        const std::string gbnf = api::tool_call_grammar(api::tool_syntax(f), {booking_tool()}, false);
+        INFO(gbnf);
+        const engine::GrammarMatcher m(gbnf);
+        auto call = [&](const std::string& code, const std::string& day) {
+            return xml_call(f, "book", {{"code", code}, {"day", day}});
+        };
+        CHECK(m.matches(call("ABC-12", "2024-02-29")));
+        CHECK(m.matches(xml_call(f, "book", {{"code", "XYZ-00"}, {"day", "1999-12-31"}, {"note", "a<b>z"}})));
+        CHECK_FALSE(m.accepts_prefix(call("AB-12", "2024-02-29")));
+        CHECK_FALSE(m.accepts_prefix(call("ABC-123", "2024-02-29")));
+        CHECK_FALSE(m.accepts_prefix(call("abc-12", "2024-02-29")));
+        CHECK_FALSE(m.accepts_prefix(call("\"ABC-12\"", "2024-02-29")));  // not JSON: the text itself
+        CHECK_FALSE(m.accepts_prefix(call("ABC-12", "2023-02-29")));
+        CHECK_FALSE(m.accepts_prefix(call("ABC-12", "2024-13-01")));
+        CHECK_FALSE(m.accepts_prefix(call("ABC-12", "24-01-01")));
+        // A value matching its pattern may hold '<', never its own closing tag (the parser would end it there).
+        CHECK_FALSE(m.matches(xml_call(f, "book", {{"code", "XYZ-00"}, {"day", "1999-12-31"},
+                                                   {"note", "a" + value_close(f) + "z"}})));
+    }
+}
+
+TEST_CASE("XML-like formats: a pattern's and a format's raw text parses back unchanged", "[server][tools][xml]") {
+    for (ToolCallFormat f : kXmlFormats) {
+        INFO("format " << engine::chat::tool_call_format_name(f));
+        const std::string note = "a<b></b>\n<parameter z";
+        const std::string text = xml_call(f, "book", {{"code", "ABC-12"}, {"day", "2024-02-29"}, {"note", note}});
+        INFO(text);
+        REQUIRE(engine::GrammarMatcher(api::tool_call_grammar(api::tool_syntax(f), {booking_tool()}, false)).matches(text));
+        engine::chat::ParseOptions o;
+        o.tool_format = f;
+        o.string_parameters = {{"book", {"code", "day", "note"}}};
+        const auto parsed = engine::chat::parse_output(text, o);
+        REQUIRE(parsed.tool_calls.size() == 1);
+        CHECK(parsed.tool_calls[0].name == "book");
+        CHECK(nlohmann::json::parse(parsed.tool_calls[0].arguments) ==
+              nlohmann::json{{"code", "ABC-12"}, {"day", "2024-02-29"}, {"note", note}});
+    }
+}
+
+TEST_CASE("XML-like formats: a pattern no raw text can match is refused naming the parameter", "[server][tools][xml]") {
+    const api::ToolGrammarTool tool{"f", nlohmann::ordered_json::parse(
+                                             R"({"type": "object", "properties": {"x": {"type": "string",
+                                             "pattern": "^<b></parameter>$"}}, "required": ["x"]})")};
+    try {
+        (void)api::tool_call_grammar(api::tool_syntax(ToolCallFormat::Qwen3Coder), {tool}, false);
+        FAIL("no error");
+    } catch (const engine::SchemaError& e) {
+        CHECK(e.pointer == "/properties/x/pattern");
+        CHECK(e.reason.find("no text matches") != std::string::npos);
+    }
+    // Glm's closing tag is another: the same pattern is fine there.
+    CHECK_NOTHROW(api::tool_call_grammar(api::tool_syntax(ToolCallFormat::Glm47), {tool}, false));
+}
