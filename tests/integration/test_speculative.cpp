@@ -55,13 +55,18 @@ TEST_CASE("speculation: greedy output equals the reference with every drafter, s
         INFO("--spec-type " << type);
         ServerProcess s(spec_args(type));
         int accepted = 0, drafted = 0;
-        for (const auto& c : g["cases"]) {
+        // Every case, then the first again: ngram-mod's 24-token keys find little inside one short
+        // reply, but it remembers earlier requests.
+        std::vector<json> cases(g["cases"].begin(), g["cases"].end());
+        cases.push_back(g["cases"][0]);
+        for (const auto& c : cases) {
             const json r = complete(s.port(), {{"prompt", c["prompt"]}, {"n_predict", 96}, {"temperature", 0}});
             REQUIRE(tokens_of(r) == c["completion_tokens"].get<std::vector<int>>());
             drafted += r["timings"]["draft_n"].get<int>();
             accepted += r["timings"]["draft_n_accepted"].get<int>();
         }
-        // The drafts were really verified (stories260K repeats itself: every drafter finds something).
+        // The drafts were really verified (stories260K repeats itself, and a request repeats: every
+        // drafter finds something).
         REQUIRE(drafted > 0);
         REQUIRE(accepted > 0);
         REQUIRE(accepted <= drafted);

@@ -23,7 +23,7 @@ std::vector<std::unique_ptr<Drafter>> all_drafters() {
     v.push_back(make_ngram_simple());
     v.push_back(make_ngram_map_k());
     v.push_back(make_ngram_map_k4v());
-    v.push_back(make_ngram_mod());
+    v.push_back(make_ngram_mod(4));  // the mechanism, on short passages; the default key is 24 tokens
     v.push_back(make_ngram_cache(std::make_shared<NgramCacheStore>()));
     return v;
 }
@@ -58,8 +58,18 @@ TEST_CASE("n-gram drafters propose nothing without a repeat, for tiny histories 
     }
 }
 
-TEST_CASE("begin() starts a new history, ngram-mod keeps what it learned", "[speculative][drafter]") {
+TEST_CASE("ngram-mod's default 24-token key drafts only where a long stretch repeats", "[speculative][drafter]") {
     auto mod = make_ngram_mod();
+    mod->begin();
+    REQUIRE(mod->draft(repeated(), 4).empty());  // an 8-token passage repeated: too short a match
+    std::vector<Token> h;
+    for (Token t = 100; t < 140; ++t) h.push_back(t);  // 40 tokens, then its first 30 again
+    for (Token t = 100; t < 130; ++t) h.push_back(t);
+    REQUIRE(mod->draft(h, 4) == std::vector<Token>{130, 131, 132, 133});
+}
+
+TEST_CASE("begin() starts a new history, ngram-mod keeps what it learned", "[speculative][drafter]") {
+    auto mod = make_ngram_mod(4);
     mod->begin();
     REQUIRE(!mod->draft(repeated(), 4).empty());
     mod->begin();
