@@ -26,6 +26,8 @@
 #include "server/cli/commands.h"
 #include "server/cli/common_options.h"
 #include "server/cli/compat_options.h"
+#include "server/cli/control_vector_options.h"
+#include "server/cli/file_lists.h"
 #include "server/cli/gpu_options.h"
 #include "server/http/server.h"
 #include "server/scheduler/scheduler.h"
@@ -69,41 +71,6 @@ void finish_chat_options(const std::string& template_file, const std::string& kw
     }
     if (ac.reasoning_budget != -1 && ac.reasoning_budget != 0)
         throw ArgError("--reasoning-budget must be -1 (unlimited) or 0 (no thinking); token budgets are not supported");
-}
-
-std::vector<std::string> split_list(const std::string& v) {
-    std::vector<std::string> out;
-    size_t start = 0;
-    for (;;) {
-        const size_t comma = v.find(',', start);
-        const std::string item = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-        if (item.empty()) throw ArgError("empty file name in '" + v + "'");
-        out.push_back(item);
-        if (comma == std::string::npos) return out;
-        start = comma + 1;
-    }
-}
-
-// "FNAME\nSCALE" (two arguments) or "FNAME:SCALE[,FNAME:SCALE...]".
-std::vector<std::pair<std::string, float>> parse_lora_scaled(const std::string& v) {
-    auto scale_of = [&](const std::string& s) {
-        char* end = nullptr;
-        const double x = std::strtod(s.c_str(), &end);
-        if (s.empty() || *end != '\0' || !std::isfinite(x)) throw ArgError("--lora-scaled: bad scale '" + s + "'");
-        return (float)x;
-    };
-    std::vector<std::pair<std::string, float>> out;
-    if (const size_t nl = v.find('\n'); nl != std::string::npos) {
-        out.emplace_back(v.substr(0, nl), scale_of(v.substr(nl + 1)));
-        return out;
-    }
-    for (const std::string& item : split_list(v)) {
-        const size_t colon = item.rfind(':');
-        if (colon == std::string::npos || colon == 0)
-            throw ArgError("--lora-scaled takes FNAME SCALE or FNAME:SCALE, got '" + item + "'");
-        out.emplace_back(item.substr(0, colon), scale_of(item.substr(colon + 1)));
-    }
-    return out;
 }
 
 std::string read_text_file(const std::string& opt, const std::string& path) {
@@ -229,7 +196,7 @@ int cmd_serve(int argc, char** argv) {
     ap.flag("--metrics", "enable the Prometheus /metrics endpoint", &ac.metrics);
     bool lora_without_apply = false;
     ap.add("--lora", "FNAME", "LoRA adapter, scale 1 (repeatable, or a comma-separated list)", [&ac](const std::string& v) {
-        for (const std::string& path : split_list(v)) {
+        for (const std::string& path : split_file_list(v)) {
             ac.lora_paths.push_back(path);
             ac.lora_scales.push_back(1.0f);
         }
@@ -237,11 +204,13 @@ int cmd_serve(int argc, char** argv) {
     ap.add_with_number("--lora-scaled", "FNAME SCALE",
                        "LoRA adapter with a scale: FNAME SCALE, or FNAME:SCALE[,FNAME:SCALE...] (repeatable)",
                        [&ac](const std::string& v) {
-                           for (const auto& [path, scale] : parse_lora_scaled(v)) {
+                           for (const auto& [path, scale] : parse_scaled_files("--lora-scaled", v)) {
                                ac.lora_paths.push_back(path);
                                ac.lora_scales.push_back(scale);
                            }
                        });
+    ControlVectorOptions cvo;
+    add_control_vector_options(ap, cvo);
     ap.flag("--lora-init-without-apply", "load the LoRA adapters with scale 0 (set them with POST /lora-adapters)",
             &lora_without_apply);
     ap.flag("--spm-infill", "/infill: suffix before prefix (SPM order) for models trained so (default PSM)",
@@ -342,6 +311,7 @@ int cmd_serve(int argc, char** argv) {
         finish_model_options(ap, mo);
         finish_chat_options(chat_template_file, chat_template_kwargs, ac);
         finish_grammar_options(grammar_file, json_schema, json_schema_file, ac.defaults);
+        finish_control_vector_options(cvo);
         if (sc.n_cache_reuse < 0) throw ArgError("--cache-reuse must not be negative");
         if (ac.embd_normalize < -1) throw ArgError("--embd-normalize must be >= -1");
         if (!(sc.slot_prompt_similarity >= 0.0f && sc.slot_prompt_similarity <= 1.0f))
@@ -513,6 +483,22 @@ int cmd_serve(int argc, char** argv) {
             spdlog::info("LoRA adapter {}: {} ({} weights, alpha {}), scale {}", adapters.size() - 1, path,
                          adapters.back()->n_pairs(), adapters.back()->alpha(), ac.lora_scales[adapters.size() - 1]);
         }
+        std::unique_ptr<engine::ControlVector> cvec;
+        try {
+            cvec = make_control_vector(cvo, *model);
+        } catch (const std::exception& e) {
+            spdlog::error("{}", e.what());
+            return 2;
+        }
+        if (cvec) {
+            cp.cvec = cvec.get();
+            api.set_server_setting("control_vectors", describe_control_vector(cvo, *cvec));
+            spdlog::info("control vectors: {} file(s), layers {}..{}: {} layer outputs steered", cvo.files.size(),
+                         cvec->layer_start(), cvec->layer_end(), cvec->n_steered());
+            if (cvec->n_ignored() > 0)
+                spdlog::warn("control vectors: {} direction(s) for layers beyond the model's {} are ignored",
+                             cvec->n_ignored(), model->hparams().n_layer);
+        }
         cp.n_seq_max = (uint32_t)sc.n_parallel;
         // Lookahead lanes (one sequence id per window column and branch while a step runs) come after the
         // slots' ids: enough for every slot's full step, as far as the cache's sequence ids go.
@@ -550,7 +536,8 @@ int cmd_serve(int argc, char** argv) {
                 throw std::runtime_error("cannot load the draft model '" + model_draft + "': " + e.what());
             }
             engine::ContextParams dcp = cp;
-            dcp.lora.clear();  // adapters belong to the target model
+            dcp.lora.clear();  // adapters and control vectors belong to the target model
+            dcp.cvec = nullptr;
             dcp.n_ctx = ctx_draft ? ctx_draft : ctx.n_ctx();
             if (!cache_type_k_draft.empty()) ggml::type_from_name(cache_type_k_draft.c_str(), &dcp.type_k);
             if (!cache_type_v_draft.empty()) ggml::type_from_name(cache_type_v_draft.c_str(), &dcp.type_v);

@@ -142,9 +142,6 @@ void add_unsupported_options(ArgParser& ap) {
               "tensor placement follows -ngl only; per-tensor buffer types are not supported");
     ap.refuse("-cmoe,--cpu-moe", false, "expert weights follow -ngl like the other weights of their layer");
     ap.refuse("-ncmoe,--n-cpu-moe", true, "expert weights follow -ngl like the other weights of their layer");
-    ap.refuse("--control-vector", true, "control vectors are not supported");
-    ap.refuse("--control-vector-scaled", true, "control vectors are not supported");
-    ap.refuse("--control-vector-layer-range", true, "control vectors are not supported");
     ap.refuse("-mm,--mmproj", true, "multimodal projectors are not supported: ggserve serves text models");
     ap.refuse("--no-mmproj,--no-mmproj-offload", false, "multimodal projectors are not supported");
     ap.refuse("-nocb,--no-cont-batching", false, "ggserve always batches continuously");
