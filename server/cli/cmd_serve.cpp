@@ -211,6 +211,12 @@ int cmd_serve(int argc, char** argv) {
                        });
     ControlVectorOptions cvo;
     add_control_vector_options(ap, cvo);
+    ap.add("-r,--reverse-prompt", "PROMPT",
+           "stop string of requests that give no 'stop' (repeatable; llama-server's server mode does the same)",
+           [&ac](const std::string& v) {
+               if (v.empty()) throw ArgError("--reverse-prompt must not be empty");
+               ac.defaults.stop.push_back(v);
+           });
     ap.flag("--lora-init-without-apply", "load the LoRA adapters with scale 0 (set them with POST /lora-adapters)",
             &lora_without_apply);
     ap.flag("--spm-infill", "/infill: suffix before prefix (SPM order) for models trained so (default PSM)",

@@ -177,7 +177,6 @@ void add_unsupported_options(ArgParser& ap) {
               "the KV cache is always one unified cache shared by all slots");
     ap.refuse("--cache-idle-slots,--no-cache-idle-slots", false,
               "there is no host-memory prompt cache (see --cache-ram)");
-    ap.refuse("-r,--reverse-prompt", true, "give stop strings in the request's 'stop'");
     ap.refuse("-mmdev,--mmproj-device", true, "multimodal projectors are not supported");
     ap.refuse("--mmproj-auto,--no-mmproj-auto", false, "multimodal projectors are not supported");
     for (const char* o : {"--image-min-tokens", "--image-max-tokens", "--mtmd-batch-max-tokens",
