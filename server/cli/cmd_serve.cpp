@@ -102,6 +102,17 @@ void finish_grammar_options(const std::string& grammar_file, const std::string& 
     }
 }
 
+// --api-prefix: a path ("/llm", "/a/b"); llama-server serves its routes at PREFIX + "/health", so a
+// trailing '/' or a missing leading one would serve nothing.
+void check_api_prefix(const std::string& p) {
+    if (p.empty()) return;
+    const bool bad = p[0] != '/' || p.back() == '/' || p.find_first_of("?#% \t") != std::string::npos ||
+                     p.find("//") != std::string::npos;
+    if (bad)
+        throw ArgError("--api-prefix '" + p +
+                       "' must be a path such as /llm: a leading '/', no trailing '/', no '?', '#', '%' or spaces");
+}
+
 }  // namespace
 
 int cmd_serve(int argc, char** argv) {
@@ -112,6 +123,7 @@ int cmd_serve(int argc, char** argv) {
     sched::SchedulerConfig sc;
     std::string config_file, api_key_file, chat_template_file, chat_template_kwargs;
     int port = 8080, timeout_s = 600, threads_http = 0, stall_s = 30, stream_queue_kib = 8192;
+    int sse_ping_s = 30;
     bool cont_batching = true, no_slots = false, webui = true, warmup = true, offline = false, swa_full = false,
          kv_unified = true, no_repack = true, perf = true;
     LogOptions lo;
@@ -173,6 +185,11 @@ int cmd_serve(int argc, char** argv) {
     add_unsupported_options(ap);
     ap.option("--host", "HOST", "address to listen on (default 127.0.0.1)", &hc.host);
     ap.option("--port", "PORT", "port to listen on (default 8080)", &port);
+    ap.flag("--reuse-port", "let several servers listen on the same port (SO_REUSEPORT; the kernel spreads connections)",
+            &hc.reuse_port);
+    ap.option("--api-prefix", "PREFIX",
+              "serve every route under PREFIX, e.g. /llm: /llm/v1/models, /llm/health, the UI at /llm/ (no trailing /)",
+              &hc.api_prefix);
     ap.add("--api-key", "KEY", "API key(s) clients must send (comma-separated)", [&hc](const std::string& v) {
         for (auto& k : split_keys(v)) hc.api_keys.push_back(k);
     });
@@ -238,6 +255,9 @@ int cmd_serve(int argc, char** argv) {
     ap.option("-to,--timeout", "SECONDS", "read/write timeout of HTTP connections (default 600)", &timeout_s);
     ap.option("--stream-stall-timeout", "SECONDS",
               "cancel a stream whose client has not taken any bytes for this long (default 30)", &stall_s);
+    ap.option("--sse-ping-interval", "SECONDS",
+              "an SSE comment ': ping' into a stream that has sent nothing for this long (default 30; -1: never)",
+              &sse_ping_s);
     ap.option("--stream-queue-kib", "KIB",
               "stream output queued for a slow client before its stream is cancelled (default 8192)",
               &stream_queue_kib);
@@ -318,6 +338,7 @@ int cmd_serve(int argc, char** argv) {
         finish_chat_options(chat_template_file, chat_template_kwargs, ac);
         finish_grammar_options(grammar_file, json_schema, json_schema_file, ac.defaults);
         finish_control_vector_options(cvo);
+        check_api_prefix(hc.api_prefix);
         if (sc.n_cache_reuse < 0) throw ArgError("--cache-reuse must not be negative");
         if (ac.embd_normalize < -1) throw ArgError("--embd-normalize must be >= -1");
         if (!(sc.slot_prompt_similarity >= 0.0f && sc.slot_prompt_similarity <= 1.0f))
@@ -334,6 +355,7 @@ int cmd_serve(int argc, char** argv) {
         if (timeout_s <= 0) throw ArgError("--timeout must be positive");
         if (stall_s <= 0) throw ArgError("--stream-stall-timeout must be positive");
         if (stream_queue_kib <= 0) throw ArgError("--stream-queue-kib must be positive");
+        if (sse_ping_s < -1) throw ArgError("--sse-ping-interval must be -1 (no pings) or a number of seconds");
         if (ac.defaults.n_predict < -1) throw ArgError("--n-predict must be >= -1");
         if (ac.defaults.n_keep < -1) throw ArgError("--keep must be >= -1");
         if (!ac.slot_save_path.empty()) {
@@ -417,6 +439,7 @@ int cmd_serve(int argc, char** argv) {
     hc.n_threads = threads_http;
     hc.read_timeout = hc.write_timeout = std::chrono::seconds(timeout_s);
     hc.stream_stall_timeout = std::chrono::seconds(stall_s);
+    hc.sse_ping_interval = std::chrono::seconds(std::max(sse_ping_s, 0));
     hc.stream_queue_bytes = (size_t)stream_queue_kib * 1024;
 
     // Signals are waited for by this thread only: block them before any other thread starts.

@@ -183,16 +183,12 @@ void add_unsupported_options(ArgParser& ap) {
                           "--video-fps", "--video-timestamp-interval", "--video-ffmpeg-dir", "--media-path"})
         ap.refuse(o, true, "multimodal input is not supported: ggserve serves text models");
     ap.refuse("--tags", true, "model tags belong to llama-server's router mode, which ggserve does not have");
-    ap.refuse("--reuse-port", false,
-              "one server per port; put several behind a load balancer (docs/deploy.md)");
     for (const char* o : {"--cors-origins", "--cors-methods", "--cors-headers"})
         ap.refuse(
             o, true,
             "CORS is fixed: the request's Origin is reflected with credentials, as llama-server's default");
     ap.refuse("--cors-credentials,--no-cors-credentials", false,
               "CORS is fixed: the request's Origin is reflected with credentials, as llama-server's default");
-    ap.refuse("--api-prefix", true,
-              "the API is served at the root; put a reverse proxy in front to add a prefix");
     ap.refuse("--ui-config,--webui-config,--ui-config-file,--webui-config-file", true,
               "the chat UI takes its defaults from /props and keeps its settings in the browser");
     ap.refuse("--ui-mcp-proxy,--webui-mcp-proxy,--no-ui-mcp-proxy,--no-webui-mcp-proxy", false,
@@ -201,7 +197,6 @@ void add_unsupported_options(ArgParser& ap) {
     ap.refuse("--tools-runtime", true, "there are no built-in agent tools");
     ap.refuse("--mcp-servers-config,--mcp-servers-json", true, "there are no MCP servers");
     ap.refuse("-ag,--agent,-no-ag,--no-agent", false, "there are no built-in agent tools");
-    ap.refuse("--sse-ping-interval", true, "streams send no ping comments");
     for (const char* o : {"--models-dir", "--models-preset", "--models-max"})
         ap.refuse(o, true, "there is no router mode: one ggserve serves one model");
     ap.refuse("--models-autoload,--no-models-autoload", false,
