@@ -59,8 +59,8 @@ class ControlVector {
     ggml::Context ctx_;
     std::vector<ggml::Tensor*> tensors_;            // by layer; nullptr: unchanged
     std::vector<float> data_;                       // the host tensors' values
-    std::unique_ptr<ggml::Buffer> offload_buffer_;  // twins of offloaded layers' vectors
     ggml::Context offload_ctx_;
+    std::unique_ptr<ggml::Buffer> offload_buffer_;  // twins of offloaded layers' vectors
     int start_ = 1, end_ = 0;
     size_t ignored_ = 0;
 };
