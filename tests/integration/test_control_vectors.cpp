@@ -70,7 +70,7 @@ TEST_CASE("control vectors: zero, scale 0 and an empty layer range leave the out
     CHECK(run(args({"--control-vector", v.fa}), {"LLAMA_ARG_CONTROL_VECTOR_LAYER_RANGE=50 60"}) == base);
 }
 
-TEST_CASE("control vectors: two files act as one file holding their scaled sum; /props reports them",
+TEST_CASE("control vectors: two files act as one file holding their scaled sum, and /props reports them",
           "[integration][cvec]") {
     Vectors v;
     const json one = run(args({"--control-vector", v.sum}));

@@ -20,7 +20,8 @@ std::vector<std::string> args(std::initializer_list<std::string> more) {
 
 }  // namespace
 
-TEST_CASE("-r/--reverse-prompt stops requests that give no stop strings", "[integration][reverse-prompt]") {
+TEST_CASE("reverse prompt (-r): requests that give no stop strings stop at it",
+          "[integration][reverse-prompt]") {
     const json body{{"prompt", "Once upon a time"}, {"n_predict", 40}, {"temperature", 0}};
     std::string full, word;
     {

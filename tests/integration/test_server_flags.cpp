@@ -27,8 +27,7 @@ std::string raw_post(const std::string& path, const json& body) {
 
 }  // namespace
 
-TEST_CASE("--api-prefix serves every route under the prefix and nothing outside it",
-          "[integration][prefix]") {
+TEST_CASE("api prefix: every route is served under it and nothing outside it", "[integration][prefix]") {
     for (const bool by_env : {false, true}) {
         INFO((by_env ? "LLAMA_ARG_API_PREFIX" : "--api-prefix"));
         ServerProcess s(
@@ -67,7 +66,7 @@ TEST_CASE("--api-prefix serves every route under the prefix and nothing outside 
     }
 }
 
-TEST_CASE("--reuse-port lets a second server listen on the same port", "[integration][reuse-port]") {
+TEST_CASE("reuse port: a second server listens on the same port", "[integration][reuse-port]") {
     ServerProcess first(args({"--port", "0", "--reuse-port"}));
     const std::string port = std::to_string(first.port());
     // Without the option on both sockets the port is taken.
@@ -86,7 +85,7 @@ TEST_CASE("--reuse-port lets a second server listen on the same port", "[integra
     CHECK(third.port() == first.port());
 }
 
-TEST_CASE("--sse-ping-interval: a stream waiting for its slot gets ping comments", "[integration][ping]") {
+TEST_CASE("SSE ping interval: a stream waiting for its slot gets ping comments", "[integration][ping]") {
     ServerProcess s(args({"--sse-ping-interval", "1"}));
     // The only slot generates until its client goes; meanwhile the second stream waits, silent.
     Client busy("127.0.0.1", s.port()), waiting("127.0.0.1", s.port());
