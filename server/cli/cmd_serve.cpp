@@ -188,7 +188,7 @@ int cmd_serve(int argc, char** argv) {
     ap.flag("--reuse-port", "let several servers listen on the same port (SO_REUSEPORT; the kernel spreads connections)",
             &hc.reuse_port);
     ap.option("--api-prefix", "PREFIX",
-              "serve every route under PREFIX, e.g. /llm: /llm/v1/models, /llm/health, the UI at /llm/ (no trailing /)",
+              "serve every route under PREFIX, e.g. /llm: /llm/v1/models, /llm/health (no trailing /)",
               &hc.api_prefix);
     ap.add("--api-key", "KEY", "API key(s) clients must send (comma-separated)", [&hc](const std::string& v) {
         for (auto& k : split_keys(v)) hc.api_keys.push_back(k);
