@@ -120,6 +120,7 @@ void Context::compute_ubatch(const UBatchView& ub, const std::vector<int32_t>& c
     ggml::Context gctx(0, true);
     GraphBuilder builder(gctx, model_, *kv_, shape);
     GraphInputs& in = builder.in;
+    builder.cvec = params_.cvec;
     // Adapters some token of this micro-batch uses: a token takes its (first) sequence's scales.
     std::vector<std::vector<float>> lora_token_scales;
     for (size_t a = 0; a < params_.lora.size(); ++a) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/model/batch.h"
+#include "engine/model/control_vector.h"
 #include "engine/model/graph_runner.h"
 #include "engine/model/kv_cache.h"
 #include "engine/model/lora.h"
@@ -33,6 +34,8 @@ struct ContextParams {
     // LoRA adapters this context can apply (their order gives the ids of set_lora_scales' vectors). They
     // must outlive the context.
     std::vector<const LoraAdapter*> lora;
+    // Control vectors added to the layers' outputs for every token (nullptr: none); must outlive the context.
+    const ControlVector* cvec = nullptr;
     // KV cache of offloaded layers on their device (llama-server's -nkvo turns it off: the cache stays in
     // host memory and attention runs on the CPU, the device computes the rest of each layer).
     bool offload_kqv = true;

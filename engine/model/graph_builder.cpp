@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "engine/model/control_vector.h"
 #include "engine/model/lora.h"
 
 namespace engine {
@@ -40,6 +41,11 @@ Tensor* GraphBuilder::mm(Tensor* w, Tensor* x, Tensor* b) const {
         y = ggml::add(ctx, y, ggml::mul(ctx, d, s));
     }
     return b ? ggml::add(ctx, y, b) : y;
+}
+
+Tensor* GraphBuilder::layer_out(Tensor* x, uint32_t il) const {
+    Tensor* d = cvec ? cvec->layer(il) : nullptr;
+    return d ? ggml::add(ctx, x, d) : x;
 }
 
 LoraInput& GraphBuilder::add_lora(const LoraAdapter* adapter) {

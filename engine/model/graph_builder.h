@@ -30,6 +30,7 @@ struct GraphInputs {
 };
 
 class LoraAdapter;
+class ControlVector;
 
 // An adapter in this graph: its per-token scales (each token's sequence's scale, F32 [1, n_tokens]) and
 // those of the output tokens ([1, n_outputs]), for products after the last layer keeps only outputs.
@@ -64,6 +65,7 @@ public:
     const GraphShape shape;
     GraphInputs in;
     std::vector<LoraInput> lora;  // adapters some token of this graph uses (add_lora)
+    const ControlVector* cvec = nullptr;  // control vectors added to the layers' outputs (layer_out)
 
     // Token embeddings: rows of token_embd, [n_embd, n_tokens].
     ggml::Tensor* embed() const;
@@ -101,6 +103,9 @@ public:
     ggml::Tensor* mm_experts(ggml::Tensor* as, ggml::Tensor* x, ggml::Tensor* ids) const;
     // GeGLU feed-forward (gemma): down(gelu(gate x) * up x).
     ggml::Tensor* ffn_geglu(const LayerWeights& w, ggml::Tensor* x) const;
+    // The output of layer il (after its last residual add), with the control vector's direction for
+    // that layer added to every token's row when there is one (engine/model/control_vector.h).
+    ggml::Tensor* layer_out(ggml::Tensor* x, uint32_t il) const;
     // At the last layer, the rows of the tokens that want logits (everything else is not needed).
     ggml::Tensor* outputs_only(ggml::Tensor* t, uint32_t il) const;
     // The logits: the output matrix (+ bias) times the final hidden states. Records x as `hidden`, which a

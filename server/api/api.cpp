@@ -352,6 +352,7 @@ Api::Reply Api::props_get(Request&) {
         d.sampling = config_.defaults.sampling;
         d.grammar = config_.defaults.grammar;
         d.ignore_eos = config_.defaults.ignore_eos;
+        d.stop = config_.defaults.stop;
     }
     d.stream = true;  // as llama-server reports its defaults
     // llama-server's shape: an idle slot's description, the sampling settings in `params`.

@@ -68,6 +68,11 @@ public:
     void register_routes();
     // The model is loaded and the scheduler runs: start serving.
     void attach(const engine::Model& model, sched::Scheduler& scheduler);
+    // Adds a key to /props' "server" object (what only loading the model tells, e.g. control vectors);
+    // before attach().
+    void set_server_setting(const std::string& key, nlohmann::json value) {
+        config_.server_settings[key] = std::move(value);
+    }
     bool ready() const { return ready_.load(); }
     // After the scheduler has stopped: formats and sends what the engine queued, then stops the
     // formatting and work threads (before the model they read goes away).

@@ -376,6 +376,7 @@ GenerationOptions parse_generation_options(const json& body, const ApiDefaults& 
     if (defaults.n_predict > 0 && (o.n_predict < 0 || o.n_predict > defaults.n_predict)) o.n_predict = defaults.n_predict;
 
     o.stop = parse_stop(body);
+    if (o.stop.empty()) o.stop = defaults.stop;  // -r/--reverse-prompt
     read_into(body, "ignore_eos", o.ignore_eos);
     if (auto v = get_opt<int32_t>(body, "n_indent")) {
         if (*v < 0) bad_request("'n_indent' must not be negative");

@@ -25,6 +25,8 @@ struct ApiDefaults {
     std::string grammar;      // --grammar, --grammar-file, --json-schema: for requests that constrain nothing
     bool ignore_eos = false;  // --ignore-eos
     bool cache_prompt = true;  // --no-cache-prompt: requests reuse no cached prefix unless they ask
+    // -r/--reverse-prompt: the stop strings of requests that give none (as llama-server's server mode)
+    std::vector<std::string> stop;
 };
 
 struct GenerationOptions {

@@ -26,6 +26,8 @@
 #include "server/cli/commands.h"
 #include "server/cli/common_options.h"
 #include "server/cli/compat_options.h"
+#include "server/cli/control_vector_options.h"
+#include "server/cli/file_lists.h"
 #include "server/cli/gpu_options.h"
 #include "server/http/server.h"
 #include "server/scheduler/scheduler.h"
@@ -71,41 +73,6 @@ void finish_chat_options(const std::string& template_file, const std::string& kw
         throw ArgError("--reasoning-budget must be -1 (unlimited) or 0 (no thinking); token budgets are not supported");
 }
 
-std::vector<std::string> split_list(const std::string& v) {
-    std::vector<std::string> out;
-    size_t start = 0;
-    for (;;) {
-        const size_t comma = v.find(',', start);
-        const std::string item = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-        if (item.empty()) throw ArgError("empty file name in '" + v + "'");
-        out.push_back(item);
-        if (comma == std::string::npos) return out;
-        start = comma + 1;
-    }
-}
-
-// "FNAME\nSCALE" (two arguments) or "FNAME:SCALE[,FNAME:SCALE...]".
-std::vector<std::pair<std::string, float>> parse_lora_scaled(const std::string& v) {
-    auto scale_of = [&](const std::string& s) {
-        char* end = nullptr;
-        const double x = std::strtod(s.c_str(), &end);
-        if (s.empty() || *end != '\0' || !std::isfinite(x)) throw ArgError("--lora-scaled: bad scale '" + s + "'");
-        return (float)x;
-    };
-    std::vector<std::pair<std::string, float>> out;
-    if (const size_t nl = v.find('\n'); nl != std::string::npos) {
-        out.emplace_back(v.substr(0, nl), scale_of(v.substr(nl + 1)));
-        return out;
-    }
-    for (const std::string& item : split_list(v)) {
-        const size_t colon = item.rfind(':');
-        if (colon == std::string::npos || colon == 0)
-            throw ArgError("--lora-scaled takes FNAME SCALE or FNAME:SCALE, got '" + item + "'");
-        out.emplace_back(item.substr(0, colon), scale_of(item.substr(colon + 1)));
-    }
-    return out;
-}
-
 std::string read_text_file(const std::string& opt, const std::string& path) {
     std::ifstream f(path, std::ios::binary);
     if (!f) throw ArgError("cannot read " + opt + " '" + path + "'");
@@ -135,6 +102,17 @@ void finish_grammar_options(const std::string& grammar_file, const std::string& 
     }
 }
 
+// --api-prefix: a path ("/llm", "/a/b"); llama-server serves its routes at PREFIX + "/health", so a
+// trailing '/' or a missing leading one would serve nothing.
+void check_api_prefix(const std::string& p) {
+    if (p.empty()) return;
+    const bool bad = p[0] != '/' || p.back() == '/' || p.find_first_of("?#% \t") != std::string::npos ||
+                     p.find("//") != std::string::npos;
+    if (bad)
+        throw ArgError("--api-prefix '" + p +
+                       "' must be a path such as /llm: a leading '/', no trailing '/', no '?', '#', '%' or spaces");
+}
+
 }  // namespace
 
 int cmd_serve(int argc, char** argv) {
@@ -145,6 +123,7 @@ int cmd_serve(int argc, char** argv) {
     sched::SchedulerConfig sc;
     std::string config_file, api_key_file, chat_template_file, chat_template_kwargs;
     int port = 8080, timeout_s = 600, threads_http = 0, stall_s = 30, stream_queue_kib = 8192;
+    int sse_ping_s = 30;
     bool cont_batching = true, no_slots = false, webui = true, warmup = true, offline = false, swa_full = false,
          kv_unified = true, no_repack = true, perf = true;
     LogOptions lo;
@@ -206,6 +185,11 @@ int cmd_serve(int argc, char** argv) {
     add_unsupported_options(ap);
     ap.option("--host", "HOST", "address to listen on (default 127.0.0.1)", &hc.host);
     ap.option("--port", "PORT", "port to listen on (default 8080)", &port);
+    ap.flag("--reuse-port", "let several servers listen on the same port (SO_REUSEPORT; the kernel spreads connections)",
+            &hc.reuse_port);
+    ap.option("--api-prefix", "PREFIX",
+              "serve every route under PREFIX, e.g. /llm: /llm/v1/models, /llm/health (no trailing /)",
+              &hc.api_prefix);
     ap.add("--api-key", "KEY", "API key(s) clients must send (comma-separated)", [&hc](const std::string& v) {
         for (auto& k : split_keys(v)) hc.api_keys.push_back(k);
     });
@@ -229,7 +213,7 @@ int cmd_serve(int argc, char** argv) {
     ap.flag("--metrics", "enable the Prometheus /metrics endpoint", &ac.metrics);
     bool lora_without_apply = false;
     ap.add("--lora", "FNAME", "LoRA adapter, scale 1 (repeatable, or a comma-separated list)", [&ac](const std::string& v) {
-        for (const std::string& path : split_list(v)) {
+        for (const std::string& path : split_file_list(v)) {
             ac.lora_paths.push_back(path);
             ac.lora_scales.push_back(1.0f);
         }
@@ -237,11 +221,19 @@ int cmd_serve(int argc, char** argv) {
     ap.add_with_number("--lora-scaled", "FNAME SCALE",
                        "LoRA adapter with a scale: FNAME SCALE, or FNAME:SCALE[,FNAME:SCALE...] (repeatable)",
                        [&ac](const std::string& v) {
-                           for (const auto& [path, scale] : parse_lora_scaled(v)) {
+                           for (const auto& [path, scale] : parse_scaled_files("--lora-scaled", v)) {
                                ac.lora_paths.push_back(path);
                                ac.lora_scales.push_back(scale);
                            }
                        });
+    ControlVectorOptions cvo;
+    add_control_vector_options(ap, cvo);
+    ap.add("-r,--reverse-prompt", "PROMPT",
+           "stop string of requests that give no 'stop' (repeatable; llama-server's server mode does the same)",
+           [&ac](const std::string& v) {
+               if (v.empty()) throw ArgError("--reverse-prompt must not be empty");
+               ac.defaults.stop.push_back(v);
+           });
     ap.flag("--lora-init-without-apply", "load the LoRA adapters with scale 0 (set them with POST /lora-adapters)",
             &lora_without_apply);
     ap.flag("--spm-infill", "/infill: suffix before prefix (SPM order) for models trained so (default PSM)",
@@ -263,6 +255,9 @@ int cmd_serve(int argc, char** argv) {
     ap.option("-to,--timeout", "SECONDS", "read/write timeout of HTTP connections (default 600)", &timeout_s);
     ap.option("--stream-stall-timeout", "SECONDS",
               "cancel a stream whose client has not taken any bytes for this long (default 30)", &stall_s);
+    ap.option("--sse-ping-interval", "SECONDS",
+              "an SSE comment ': ping' into a stream that has sent nothing for this long (default 30; -1: never)",
+              &sse_ping_s);
     ap.option("--stream-queue-kib", "KIB",
               "stream output queued for a slow client before its stream is cancelled (default 8192)",
               &stream_queue_kib);
@@ -342,6 +337,8 @@ int cmd_serve(int argc, char** argv) {
         finish_model_options(ap, mo);
         finish_chat_options(chat_template_file, chat_template_kwargs, ac);
         finish_grammar_options(grammar_file, json_schema, json_schema_file, ac.defaults);
+        finish_control_vector_options(cvo);
+        check_api_prefix(hc.api_prefix);
         if (sc.n_cache_reuse < 0) throw ArgError("--cache-reuse must not be negative");
         if (ac.embd_normalize < -1) throw ArgError("--embd-normalize must be >= -1");
         if (!(sc.slot_prompt_similarity >= 0.0f && sc.slot_prompt_similarity <= 1.0f))
@@ -358,6 +355,7 @@ int cmd_serve(int argc, char** argv) {
         if (timeout_s <= 0) throw ArgError("--timeout must be positive");
         if (stall_s <= 0) throw ArgError("--stream-stall-timeout must be positive");
         if (stream_queue_kib <= 0) throw ArgError("--stream-queue-kib must be positive");
+        if (sse_ping_s < -1) throw ArgError("--sse-ping-interval must be -1 (no pings) or a number of seconds");
         if (ac.defaults.n_predict < -1) throw ArgError("--n-predict must be >= -1");
         if (ac.defaults.n_keep < -1) throw ArgError("--keep must be >= -1");
         if (!ac.slot_save_path.empty()) {
@@ -441,6 +439,7 @@ int cmd_serve(int argc, char** argv) {
     hc.n_threads = threads_http;
     hc.read_timeout = hc.write_timeout = std::chrono::seconds(timeout_s);
     hc.stream_stall_timeout = std::chrono::seconds(stall_s);
+    hc.sse_ping_interval = std::chrono::seconds(std::max(sse_ping_s, 0));
     hc.stream_queue_bytes = (size_t)stream_queue_kib * 1024;
 
     // Signals are waited for by this thread only: block them before any other thread starts.
@@ -513,6 +512,22 @@ int cmd_serve(int argc, char** argv) {
             spdlog::info("LoRA adapter {}: {} ({} weights, alpha {}), scale {}", adapters.size() - 1, path,
                          adapters.back()->n_pairs(), adapters.back()->alpha(), ac.lora_scales[adapters.size() - 1]);
         }
+        std::unique_ptr<engine::ControlVector> cvec;
+        try {
+            cvec = make_control_vector(cvo, *model);
+        } catch (const std::exception& e) {
+            spdlog::error("{}", e.what());
+            return 2;
+        }
+        if (cvec) {
+            cp.cvec = cvec.get();
+            api.set_server_setting("control_vectors", describe_control_vector(cvo, *cvec));
+            spdlog::info("control vectors: {} file(s), layers {}..{}: {} layer outputs steered", cvo.files.size(),
+                         cvec->layer_start(), cvec->layer_end(), cvec->n_steered());
+            if (cvec->n_ignored() > 0)
+                spdlog::warn("control vectors: {} direction(s) for layers beyond the model's {} are ignored",
+                             cvec->n_ignored(), model->hparams().n_layer);
+        }
         cp.n_seq_max = (uint32_t)sc.n_parallel;
         // Lookahead lanes (one sequence id per window column and branch while a step runs) come after the
         // slots' ids: enough for every slot's full step, as far as the cache's sequence ids go.
@@ -550,7 +565,8 @@ int cmd_serve(int argc, char** argv) {
                 throw std::runtime_error("cannot load the draft model '" + model_draft + "': " + e.what());
             }
             engine::ContextParams dcp = cp;
-            dcp.lora.clear();  // adapters belong to the target model
+            dcp.lora.clear();  // adapters and control vectors belong to the target model
+            dcp.cvec = nullptr;
             dcp.n_ctx = ctx_draft ? ctx_draft : ctx.n_ctx();
             if (!cache_type_k_draft.empty()) ggml::type_from_name(cache_type_k_draft.c_str(), &dcp.type_k);
             if (!cache_type_v_draft.empty()) ggml::type_from_name(cache_type_v_draft.c_str(), &dcp.type_v);

@@ -142,9 +142,6 @@ void add_unsupported_options(ArgParser& ap) {
               "tensor placement follows -ngl only; per-tensor buffer types are not supported");
     ap.refuse("-cmoe,--cpu-moe", false, "expert weights follow -ngl like the other weights of their layer");
     ap.refuse("-ncmoe,--n-cpu-moe", true, "expert weights follow -ngl like the other weights of their layer");
-    ap.refuse("--control-vector", true, "control vectors are not supported");
-    ap.refuse("--control-vector-scaled", true, "control vectors are not supported");
-    ap.refuse("--control-vector-layer-range", true, "control vectors are not supported");
     ap.refuse("-mm,--mmproj", true, "multimodal projectors are not supported: ggserve serves text models");
     ap.refuse("--no-mmproj,--no-mmproj-offload", false, "multimodal projectors are not supported");
     ap.refuse("-nocb,--no-cont-batching", false, "ggserve always batches continuously");
@@ -180,23 +177,18 @@ void add_unsupported_options(ArgParser& ap) {
               "the KV cache is always one unified cache shared by all slots");
     ap.refuse("--cache-idle-slots,--no-cache-idle-slots", false,
               "there is no host-memory prompt cache (see --cache-ram)");
-    ap.refuse("-r,--reverse-prompt", true, "give stop strings in the request's 'stop'");
     ap.refuse("-mmdev,--mmproj-device", true, "multimodal projectors are not supported");
     ap.refuse("--mmproj-auto,--no-mmproj-auto", false, "multimodal projectors are not supported");
     for (const char* o : {"--image-min-tokens", "--image-max-tokens", "--mtmd-batch-max-tokens",
                           "--video-fps", "--video-timestamp-interval", "--video-ffmpeg-dir", "--media-path"})
         ap.refuse(o, true, "multimodal input is not supported: ggserve serves text models");
     ap.refuse("--tags", true, "model tags belong to llama-server's router mode, which ggserve does not have");
-    ap.refuse("--reuse-port", false,
-              "one server per port; put several behind a load balancer (docs/deploy.md)");
     for (const char* o : {"--cors-origins", "--cors-methods", "--cors-headers"})
         ap.refuse(
             o, true,
             "CORS is fixed: the request's Origin is reflected with credentials, as llama-server's default");
     ap.refuse("--cors-credentials,--no-cors-credentials", false,
               "CORS is fixed: the request's Origin is reflected with credentials, as llama-server's default");
-    ap.refuse("--api-prefix", true,
-              "the API is served at the root; put a reverse proxy in front to add a prefix");
     ap.refuse("--ui-config,--webui-config,--ui-config-file,--webui-config-file", true,
               "the chat UI takes its defaults from /props and keeps its settings in the browser");
     ap.refuse("--ui-mcp-proxy,--webui-mcp-proxy,--no-ui-mcp-proxy,--no-webui-mcp-proxy", false,
@@ -205,7 +197,6 @@ void add_unsupported_options(ArgParser& ap) {
     ap.refuse("--tools-runtime", true, "there are no built-in agent tools");
     ap.refuse("--mcp-servers-config,--mcp-servers-json", true, "there are no MCP servers");
     ap.refuse("-ag,--agent,-no-ag,--no-agent", false, "there are no built-in agent tools");
-    ap.refuse("--sse-ping-interval", true, "streams send no ping comments");
     for (const char* o : {"--models-dir", "--models-preset", "--models-max"})
         ap.refuse(o, true, "there is no router mode: one ggserve serves one model");
     ap.refuse("--models-autoload,--no-models-autoload", false,

@@ -177,7 +177,7 @@ void Connection::on_read(error_code ec, std::size_t n) {
 // False where no probe fits (HTTP/1.0 before the head, a stream that is not SSE): treated as a disconnect.
 bool Connection::answer_half_closed() {
     keep_alive_ = false;
-    if (!head_queued_ ? request_->version < 11 : stream_options_.content_type.rfind("text/event-stream", 0) != 0)
+    if (!head_queued_ ? request_->version < 11 : !is_event_stream())
         return false;
     spdlog::debug("http: {} half-closed its connection: probing with writes", remote_);
     half_closed_ = true;
@@ -200,6 +200,24 @@ void Connection::probe_half_closed() {
         }
     }
     arm_timer(kProbeInterval);
+}
+
+// llama-server's --sse-ping-interval: proxies and clients with read timeouts see a live stream while a
+// request waits for a slot or a long prompt is evaluated. The timer runs from the stream head on; each
+// expiry pings if nothing was queued for a whole interval, else waits for the rest of it.
+void Connection::ping_if_silent() {
+    const auto interval = core_->config.sse_ping_interval;
+    if (phase_ != Phase::busy || !exchange_ || !head_queued_ || !is_event_stream() || interval.count() <= 0)
+        return;
+    if (std::any_of(writes_.begin(), writes_.end(), [](const PendingWrite& w) { return w.after == After::finish; }))
+        return;
+    const auto silent =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - last_queued_);
+    if (silent < interval) return arm_timer(interval - silent);
+    // A write still pending (a client that does not read) needs no ping: the stall timeout watches it.
+    if (!writing_ && writes_.empty())
+        queue_write(chunked_ ? frame_chunk(": ping\n\n") : std::string(": ping\n\n"), After::nothing);
+    arm_timer(interval);
 }
 
 // Waits for the socket's error or hang-up (the reset a probe provokes from a closed client).
@@ -240,8 +258,8 @@ void Connection::on_timer() {
         case Phase::lingering:
             return close_now();
         case Phase::busy:
-            if (half_closed_) probe_half_closed();
-            return;
+            if (half_closed_) return probe_half_closed();
+            return ping_if_silent();
         case Phase::closed:
             return;
     }
@@ -354,6 +372,12 @@ void Connection::write_stream_head() {
         return queue_write(serialize_head(stream_options_.status, headers), After::finish);
     }
     queue_write(serialize_head(stream_options_.status, headers), After::nothing);
+    const auto ping = core_->config.sse_ping_interval;
+    if (ping.count() > 0 && is_event_stream() && !half_closed_) arm_timer(ping);
+}
+
+bool Connection::is_event_stream() const {
+    return stream_options_.content_type.rfind("text/event-stream", 0) == 0;
 }
 
 void Connection::pump() {
@@ -406,6 +430,7 @@ void Connection::finish_exchange() {
 // ---- writing and closing -------------------------------------------------------------------------
 
 void Connection::queue_write(std::string bytes, After after, std::size_t stream_bytes) {
+    last_queued_ = std::chrono::steady_clock::now();
     writes_.push_back({std::move(bytes), after, stream_bytes});
     write_next();
 }

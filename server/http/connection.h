@@ -53,6 +53,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void on_read(boost::system::error_code ec, std::size_t n);
     bool answer_half_closed();
     void probe_half_closed();
+    // --sse-ping-interval: an SSE comment into an event stream that has been silent that long.
+    void ping_if_silent();
+    bool is_event_stream() const;
     void watch_for_reset();
     bool peer_reset();
     void arm_timer(std::chrono::milliseconds after);
@@ -103,6 +106,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     bool started_as_stream_ = false;     // the handler called stream() (not a hand-off that streams later)
     bool half_closed_ = false;           // the client closed its sending side during this exchange
     bool head_queued_ = false;           // the exchange's response or stream head went to the write queue
+    std::chrono::steady_clock::time_point last_queued_{};  // when bytes last went to the write queue
     std::uint64_t watch_generation_ = 0;  // a reset watch whose generation is stale is ignored
 
     // The exchange in progress.

@@ -49,9 +49,26 @@ static Reply run_handler(const DispatchPolicy& policy, const Handler& handler, R
     }
 }
 
+std::optional<std::string> strip_path_prefix(std::string_view path, std::string_view prefix) {
+    if (prefix.empty()) return std::string(path);
+    if (path.substr(0, prefix.size()) != prefix) return std::nullopt;
+    if (path.size() == prefix.size()) return std::string("/");
+    if (path[prefix.size()] != '/') return std::nullopt;
+    return std::string(path.substr(prefix.size()));
+}
+
 Reply dispatch_request(const Router& router, const DispatchPolicy& policy, Request& req,
                        std::string_view raw_path) {
     if (policy.cors && req.method == "OPTIONS") return preflight_response(req.headers);
+    std::string unprefixed_raw;
+    if (!policy.path_prefix.empty()) {
+        auto raw = strip_path_prefix(raw_path, policy.path_prefix);
+        auto decoded = strip_path_prefix(req.path, policy.path_prefix);
+        if (!raw || !decoded) return policy.error_for(req.path, 404, "File Not Found");
+        unprefixed_raw = std::move(*raw);
+        raw_path = unprefixed_raw;
+        req.path = std::move(*decoded);
+    }
     Router::Match m = router.match(req.method, raw_path);
     if (m.kind == Router::Match::Kind::not_found && policy.fallback &&
         (req.method == "GET" || req.method == "HEAD")) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -26,11 +27,18 @@ struct DispatchPolicy {
     // Error bodies of APIs with their own error shape (Anthropic's), by path prefix: a path is covered
     // when it equals the prefix or continues it with '/'. Other paths get error_response's shape.
     std::vector<std::pair<std::string, ErrorFormatter>> error_formats;
+    // --api-prefix: only paths equal to it or continuing it with '/' are served, as if the prefix were
+    // not there ("/llm/health" is "/health", "/llm" is "/"); any other path is 404. "" = none.
+    std::string path_prefix;
 
     // The error response for `path` in its API's shape.
     Response error_for(std::string_view path, int status, std::string_view message,
                        std::string_view type = {}) const;
 };
+
+// The path under `prefix` ("/llm/v1/models" -> "/v1/models", "/llm" -> "/"), or nullopt when the path
+// is outside it. An empty prefix keeps every path.
+std::optional<std::string> strip_path_prefix(std::string_view path, std::string_view prefix);
 
 // Runs the pipeline for `req` (path, raw target and headers must be set). Handler exceptions become
 // errors: HttpError -> its status, anything else -> 500. Never throws.

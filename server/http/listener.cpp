@@ -1,6 +1,7 @@
 #include "server/http/listener.h"
 
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -18,6 +19,10 @@ namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 using error_code = boost::system::error_code;
 
+namespace {
+using ReusePort = asio::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>;
+}  // namespace
+
 Listener::Listener(asio::io_context& ioc, std::shared_ptr<ServerCore> core)
     : ioc_(ioc),
       core_(std::move(core)),
@@ -34,6 +39,8 @@ Listener::Listener(asio::io_context& ioc, std::shared_ptr<ServerCore> core)
         error_code e;
         acceptor_.open(entry.endpoint().protocol(), e);
         if (!e) acceptor_.set_option(asio::socket_base::reuse_address(true), e);
+        // --reuse-port: several servers share the port; the kernel spreads new connections over them.
+        if (!e && cfg.reuse_port) acceptor_.set_option(ReusePort(true), e);
         if (!e) acceptor_.bind(entry.endpoint(), e);
         if (!e) acceptor_.listen(asio::socket_base::max_listen_connections, e);
         if (!e) {

@@ -100,6 +100,7 @@ void Server::start() {
     const ServerConfig& cfg = core_->config;
     core_->policy.auth = ApiKeyAuth(cfg.api_keys, cfg.public_paths);
     core_->policy.cors = cfg.cors;
+    core_->policy.path_prefix = cfg.api_prefix;
 
     rt_->ioc = std::make_unique<asio::io_context>();
     rt_->listener = std::make_shared<detail::Listener>(*rt_->ioc, core_);  // throws if it cannot bind

@@ -13,6 +13,10 @@ struct ServerConfig {
     std::string host = "127.0.0.1";
     std::uint16_t port = 8080;  // 0 = an ephemeral port, see Server::port()
     int n_threads = 0;          // I/O threads; <= 0: one per hardware thread (at least 2)
+    bool reuse_port = false;    // SO_REUSEPORT on the listening socket (llama-server's --reuse-port)
+    // Every route (API and web UI) is served under this prefix ("/llm": /llm/health ...) and nothing
+    // outside it (llama-server's --api-prefix); "" = at the root. Starts with '/', no trailing '/'.
+    std::string api_prefix;
 
     std::size_t max_header_bytes = 64 * 1024;        // request line + headers, else 431
     std::size_t max_body_bytes = 100 * 1024 * 1024;  // else 413
@@ -31,6 +35,9 @@ struct ServerConfig {
     // One write of a stream (its events once the socket buffers are full) that makes no progress for this
     // long fails the stream, cancelling its generation (a client that stops reading frees its slot).
     std::chrono::milliseconds stream_stall_timeout{std::chrono::seconds(30)};
+    // An SSE comment (": ping") into an event stream that has sent nothing for this long (llama-server's
+    // --sse-ping-interval, default 30 s); 0 = never.
+    std::chrono::milliseconds sse_ping_interval{std::chrono::seconds(30)};
 
     std::vector<std::string> api_keys;  // empty: no authentication
     // As llama-server: health and the model list need no key.

@@ -27,6 +27,9 @@ struct ArchRow {
     void (*load_weights)(WeightLoader& l);
     // The forward graph of a micro-batch; returns the logits of the tokens that want them.
     ggml::Tensor* (*build_graph)(GraphBuilder& g);
+    // Whether the builder adds a control vector to each layer's output (GraphBuilder::layer_out): the
+    // decoders do; encoders do not (nor in llama.cpp), and --control-vector is refused for them.
+    bool steerable = true;
 };
 
 // The row for a general.architecture value, or nullptr.

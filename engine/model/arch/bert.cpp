@@ -87,6 +87,6 @@ Tensor* build(GraphBuilder& g) {
 
 }  // namespace
 
-extern const ArchRow kArchBert{"bert", ggml::kRopeNormal, read_hparams, load_weights, build};
+extern const ArchRow kArchBert{"bert", ggml::kRopeNormal, read_hparams, load_weights, build, false};
 
 }  // namespace engine

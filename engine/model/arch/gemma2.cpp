@@ -61,7 +61,8 @@ Tensor* build(GraphBuilder& g) {
         x = ggml::add(g.ctx, g.outputs_only(cur, il), g.outputs_only(x, il));
 
         // feed-forward: x + rmsnorm(geglu(rmsnorm(x)))
-        x = ggml::add(g.ctx, g.rms_norm(g.ffn_geglu(w, g.rms_norm(x, w.ffn_norm)), w.ffn_post_norm), x);
+        Tensor* ffn = g.rms_norm(g.ffn_geglu(w, g.rms_norm(x, w.ffn_norm)), w.ffn_post_norm);
+        x = g.layer_out(ggml::add(g.ctx, ffn, x), il);
     }
     Tensor* logits = g.logits(g.rms_norm(x, g.model.output_norm));
     return hp.final_softcap > 0.0f ? ggml::softcap(g.ctx, logits, hp.final_softcap) : logits;
@@ -69,6 +70,6 @@ Tensor* build(GraphBuilder& g) {
 
 }  // namespace
 
-extern const ArchRow kArchGemma2{"gemma2", ggml::kRopeNeox, read_hparams, load_weights, build};
+extern const ArchRow kArchGemma2{"gemma2", ggml::kRopeNeox, read_hparams, load_weights, build, true};
 
 }  // namespace engine

@@ -56,13 +56,13 @@ Tensor* build(GraphBuilder& g) {
 
         // feed-forward: x + swiglu(rmsnorm(x)), or the experts' weighted sum
         Tensor* h = g.rms_norm(x, w.ffn_norm);
-        x = ggml::add(g.ctx, w.router ? g.ffn_moe(w, h, true) : g.ffn_swiglu(w, h), x);
+        x = g.layer_out(ggml::add(g.ctx, w.router ? g.ffn_moe(w, h, true) : g.ffn_swiglu(w, h), x), il);
     }
     return g.logits(g.rms_norm(x, g.model.output_norm));
 }
 
 }  // namespace
 
-extern const ArchRow kArchLlama{"llama", ggml::kRopeNormal, read_hparams, load_weights, build};
+extern const ArchRow kArchLlama{"llama", ggml::kRopeNormal, read_hparams, load_weights, build, true};
 
 }  // namespace engine

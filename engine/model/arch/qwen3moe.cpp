@@ -58,13 +58,13 @@ Tensor* build(GraphBuilder& g) {
         x = ggml::add(g.ctx, g.outputs_only(cur, il), g.outputs_only(x, il));
 
         // experts: x + sum over the chosen e of p_e / sum(p) swiglu_e(rmsnorm(x))
-        x = ggml::add(g.ctx, g.ffn_moe(w, g.rms_norm(x, w.ffn_norm), true), x);
+        x = g.layer_out(ggml::add(g.ctx, g.ffn_moe(w, g.rms_norm(x, w.ffn_norm), true), x), il);
     }
     return g.logits(g.rms_norm(x, g.model.output_norm));
 }
 
 }  // namespace
 
-extern const ArchRow kArchQwen3Moe{"qwen3moe", ggml::kRopeNeox, read_hparams, load_weights, build};
+extern const ArchRow kArchQwen3Moe{"qwen3moe", ggml::kRopeNeox, read_hparams, load_weights, build, true};
 
 }  // namespace engine

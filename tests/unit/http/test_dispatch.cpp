@@ -69,7 +69,7 @@ TEST_CASE("dispatch answers preflight before auth, then 401, 404 and 405", "[htt
     Router router;
     router.add("GET", "/v1/models", [](Request&) { return Response::text("models"); });
     router.add("GET", "/health", [](Request&) { return Response::text("ok"); });
-    DispatchPolicy policy{ApiKeyAuth({"secret"}, {"/health"}), true, {}, {}};
+    DispatchPolicy policy{ApiKeyAuth({"secret"}, {"/health"}), true, {}, {}, {}};
 
     CHECK(dispatch(router, policy, make_request("OPTIONS", "/v1/models")).status == 204);
     CHECK(dispatch(router, policy, make_request("GET", "/health")).body == "ok");
@@ -181,4 +181,40 @@ TEST_CASE("a path prefix with its own error format gets it for routing, key and 
     const Response other = dispatch(router, policy, make_request("POST", "/v1/messagesx", key));
     CHECK(json::parse(other.body)["error"]["message"] == "other api");
     CHECK_FALSE(json::parse(other.body).contains("type"));
+}
+
+TEST_CASE("strip_path_prefix keeps the paths under --api-prefix, without it", "[http][prefix]") {
+    struct Row {
+        const char *path, *prefix;
+        std::optional<std::string> want;
+    };
+    const Row rows[] = {
+        {"/health", "", "/health"},          {"/llm/health", "/llm", "/health"}, {"/llm", "/llm", "/"},
+        {"/llm/", "/llm", "/"},              {"/llm/v1/models", "/llm", "/v1/models"},
+        {"/health", "/llm", std::nullopt},   {"/llmx/health", "/llm", std::nullopt},
+        {"/ll", "/llm", std::nullopt},       {"/a/b/c", "/a/b", "/c"}};
+    for (const Row& r : rows) {
+        INFO(r.path << " under '" << r.prefix << "'");
+        CHECK(strip_path_prefix(r.path, r.prefix) == r.want);
+    }
+}
+
+TEST_CASE("with a path prefix, routes answer under it and nothing answers outside it", "[http][prefix]") {
+    Router router;
+    router.add("GET", "/health", [](Request&) -> Reply { return Response::text("ok"); });
+    router.add("GET", "/slots/{id}", [](Request& req) -> Reply { return Response::text("slot " + req.path_param("id")); });
+    DispatchPolicy policy;
+    policy.path_prefix = "/llm";
+    policy.fallback = [](Request& req) -> Reply { return Response::text("page " + req.path); };
+    policy.auth = ApiKeyAuth({"k"}, {"/health"});
+    CHECK(dispatch(router, policy, make_request("GET", "/llm/health")).body == "ok");  // public under the prefix
+    CHECK(dispatch(router, policy, make_request("GET", "/llm/slots/2", {{"Authorization", "Bearer k"}})).body ==
+          "slot 2");
+    CHECK(dispatch(router, policy, make_request("GET", "/llm/slots/2")).status == 401);
+    CHECK(dispatch(router, policy, make_request("GET", "/llm/")).body == "page /");
+    CHECK(dispatch(router, policy, make_request("GET", "/llm/favicon.svg")).body == "page /favicon.svg");
+    for (const char* outside : {"/health", "/", "/llmhealth", "/slots/2"}) {
+        INFO(outside);
+        CHECK(dispatch(router, policy, make_request("GET", outside)).status == 404);
+    }
 }

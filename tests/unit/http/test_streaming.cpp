@@ -375,3 +375,28 @@ TEST_CASE("a client that half-closes after a streaming request still gets the wh
     CHECK(route.cancels == 0);
     CHECK(server.wait_for_connections(0, 10s));
 }
+
+TEST_CASE("an event stream that stays silent for the ping interval gets ': ping' comments", "[http][stream][ping]") {
+    ServerConfig cfg = test_config();
+    cfg.sse_ping_interval = 50ms;
+    Server server(cfg);
+    StreamRoute route;
+    auto writer_future = route.writer.get_future();
+    server.post("/v1/completions", route.handler());
+    server.start();
+    Client client = make_client(server);
+    client.send_raw("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "
+                    "2\r\n\r\n{}");
+    auto writer = await(writer_future);
+    // Nothing has been produced: the stream's first bytes after its head are pings, framed as chunks.
+    const std::string head = client.read_until("\r\n\r\n");
+    CHECK(head.find("text/event-stream") != std::string::npos);
+    CHECK(client.read_until(": ping\n\n").find("data:") == std::string::npos);
+    const std::string second = client.read_until(": ping\n\n");  // and again while it stays silent
+    CHECK(second.find("\r\n: ping\n\n") != std::string::npos);  // inside a chunk
+    REQUIRE(writer->send(R"({"n":1})"));
+    CHECK(client.read_until("data: {\"n\":1}\n\n").find("data:") != std::string::npos);
+    writer->close();
+    client.read_until("0\r\n\r\n");  // the last chunk: the stream ended normally
+    CHECK(route.cancels == 0);
+}
