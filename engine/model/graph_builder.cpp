@@ -27,6 +27,8 @@ GraphBuilder::GraphBuilder(ggml::Context& c, const Model& m, const KvCache& cach
 
 Tensor* GraphBuilder::embed() const { return ggml::get_rows(ctx, model.tok_embd, in.tokens); }
 
+Tensor* GraphBuilder::embed_scaled() const { return ggml::scale(ctx, embed(), std::sqrt((float)hp.n_embd)); }
+
 Tensor* GraphBuilder::mm(Tensor* w, Tensor* x, Tensor* b) const {
     Tensor* y = ggml::mul_mat(ctx, w, x);
     for (const LoraInput& l : lora) {
@@ -183,6 +185,12 @@ Tensor* GraphBuilder::ffn_moe(const LayerWeights& w, Tensor* x, bool norm_w) con
         out = out ? ggml::add(ctx, out, v) : v;
     }
     return k == 1 ? ggml::cont(ctx, out) : out;
+}
+
+Tensor* GraphBuilder::ffn_shared_expert(const LayerWeights& w, Tensor* x) const {
+    Tensor* h = ggml::swiglu(ctx, mm(w.w_gate_shexp, x), mm(w.w_up_shexp, x));
+    Tensor* g = mm(w.shexp_gate, x);  // [1, n]
+    return ggml::mul(ctx, mm(w.w_down_shexp, h), ggml::div(ctx, ggml::silu(ctx, g), g));
 }
 
 Tensor* GraphBuilder::ffn_geglu(const LayerWeights& w, Tensor* x) const {

@@ -69,6 +69,8 @@ public:
 
     // Token embeddings: rows of token_embd, [n_embd, n_tokens].
     ggml::Tensor* embed() const;
+    // The embeddings times sqrt(n_embd) (the Gemma family).
+    ggml::Tensor* embed_scaled() const;
     // w x (+ b): the one place where a weight matrix multiplies activations. With adapters, each one
     // that adapts w adds scale_t * factor * B (A x) to every token's column t.
     ggml::Tensor* mm(ggml::Tensor* w, ggml::Tensor* x, ggml::Tensor* b = nullptr) const;
@@ -99,6 +101,10 @@ public:
     // largest p, each a SwiGLU feed-forward, summed with weights p_e / sum of the selected p (norm_w) or
     // p_e. [n_embd, n].
     ggml::Tensor* ffn_moe(const LayerWeights& w, ggml::Tensor* x, bool norm_w) const;
+    // The shared expert (qwen2moe), which every token runs beside the chosen ones: a SwiGLU feed-forward of
+    // ffn_{gate,up,down}_shexp scaled per token by sigmoid(shexp_gate . x), the sigmoid computed as
+    // silu(g) / g as llama.cpp does. [n_embd, n].
+    ggml::Tensor* ffn_shared_expert(const LayerWeights& w, ggml::Tensor* x) const;
     // Expert products: as[ids[e, t]] x[:, e or 0, t] (ggml::mul_mat_id); the experts' mm().
     ggml::Tensor* mm_experts(ggml::Tensor* as, ggml::Tensor* x, ggml::Tensor* ids) const;
     // GeGLU feed-forward (gemma): down(gelu(gate x) * up x).

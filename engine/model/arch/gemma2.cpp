@@ -5,8 +5,8 @@
 #include <cmath>
 
 #include "engine/model/arch/arch.h"
+#include "engine/model/arch/gemma_weights.h"
 #include "engine/model/graph_builder.h"
-#include "engine/model/weight_loader.h"
 
 namespace engine {
 
@@ -21,35 +21,13 @@ void read_hparams(const ggml::gguf::File& f, HParams& h) {
     h.final_softcap = read_f32(f, h, "final_logit_softcapping", 30.0f);
 }
 
-void load_weights(WeightLoader& l) {
-    Model& m = l.model;
-    const HParams& h = l.hp;
-    const int64_t E = h.n_embd, V = h.n_vocab, F = h.n_ff;
-    const int64_t Q = (int64_t)h.n_embd_head_k * h.n_head, K = h.n_embd_k_gqa(), Vg = h.n_embd_v_gqa();
-    l.input(m.tok_embd, "token_embd.weight", {E, V});
-    l.output(m.output_norm, "output_norm.weight", {E});
-    l.output_or_tied(m.output, {E, V});
-    for (uint32_t il = 0; il < h.n_layer; ++il) {
-        LayerWeights& w = m.layers[il];
-        l.req(il, w.attn_norm, "attn_norm.weight", {E});
-        l.req(il, w.wq, "attn_q.weight", {E, Q});
-        l.req(il, w.wk, "attn_k.weight", {E, K});
-        l.req(il, w.wv, "attn_v.weight", {E, Vg});
-        l.req(il, w.wo, "attn_output.weight", {(int64_t)h.n_embd_head_v * h.n_head, E});
-        l.req(il, w.attn_post_norm, "post_attention_norm.weight", {E});
-        l.req(il, w.ffn_norm, "ffn_norm.weight", {E});
-        l.req(il, w.w_gate, "ffn_gate.weight", {E, F});
-        l.req(il, w.w_up, "ffn_up.weight", {E, F});
-        l.req(il, w.w_down, "ffn_down.weight", {F, E});
-        l.req(il, w.ffn_post_norm, "post_ffw_norm.weight", {E});
-    }
-}
+void load_weights(WeightLoader& l) { load_gemma_weights(l, {.post_norms = true}); }
 
 Tensor* build(GraphBuilder& g) {
     const HParams& hp = g.hp;
     const float q_scale =
         1.0f / std::sqrt(hp.n_layer == 46 ? (float)(hp.n_embd / hp.n_head) : (float)hp.n_embd_head_k);
-    Tensor* x = ggml::scale(g.ctx, g.embed(), std::sqrt((float)hp.n_embd));
+    Tensor* x = g.embed_scaled();
     for (uint32_t il = 0; il < hp.n_layer; ++il) {
         const LayerWeights& w = g.model.layers[il];
 

@@ -6,11 +6,13 @@
 namespace engine {
 
 extern const ArchRow kArchBert;
+extern const ArchRow kArchGemma;
 extern const ArchRow kArchGemma2;
 extern const ArchRow kArchGemma3;
 extern const ArchRow kArchLlama;
 extern const ArchRow kArchPhi3;
 extern const ArchRow kArchQwen2;
+extern const ArchRow kArchQwen2Moe;
 extern const ArchRow kArchQwen3;
 extern const ArchRow kArchQwen3Moe;
 
@@ -19,9 +21,11 @@ namespace {
 const ArchRow* const kRows[] = {
     &kArchLlama,
     &kArchQwen2,
+    &kArchQwen2Moe,
     &kArchQwen3,
     &kArchQwen3Moe,
     &kArchPhi3,
+    &kArchGemma,
     &kArchGemma2,
     &kArchGemma3,
     &kArchBert,

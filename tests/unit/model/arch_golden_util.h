@@ -1,4 +1,5 @@
-// The architecture goldens (../shared/golden/synth-<arch>-<type>.greedy.json): evaluated the way the
+// The architecture goldens (../shared/golden/synth-<arch>-<type>.greedy.json, and tests/fixtures/golden for
+// the models the tests write: synth_models.h): evaluated the way the
 // reference produced them (the prompt prefilled in one batch, then the golden's completion fed one token
 // at a time) and compared with the README's tolerances for "same numerics": the median, p99 and maximum
 // of |delta logprob| over the reference's top-5 ids at every generated position, and greedy picks equal
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "golden_util.h"
+#include "synth_models.h"
 
 struct ArchTolerance {
     double median, p99, max;
@@ -40,8 +42,8 @@ struct ArchGoldenResult {
 inline ArchGoldenResult check_arch_golden(const std::string& name, bool flash_attn, int threads,
                                           const engine::ModelParams& mp = {}) {
     const ArchTolerance tol = arch_tolerance(name);
-    auto model = engine::Model::load(shared_path("models/synth/" + name + ".gguf"), mp);
-    const auto golden = load_golden(name + ".greedy.json");
+    auto model = engine::Model::load(arch_model_path(name), mp);
+    const auto golden = load_arch_golden(name);
     engine::ContextParams cp;
     cp.n_ctx = 256;
     cp.n_threads = cp.n_threads_batch = threads;

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "golden_util.h"
+#include "synth_models.h"
 
 using namespace engine;
 
@@ -57,8 +58,8 @@ std::map<int, StreamResult> run_streams(const Model& model, const std::vector<st
 }
 
 void check_batch_invariance(const std::string& name) {
-    auto model = Model::load(shared_path("models/synth/" + name + ".gguf"));
-    const auto golden = load_golden(name + ".greedy.json");
+    auto model = Model::load(arch_model_path(name));
+    const auto golden = load_arch_golden(name);
     std::vector<std::vector<Token>> prompts;
     for (const auto& c : golden["cases"]) prompts.push_back(c["prompt_tokens"].get<std::vector<Token>>());
     std::vector<Token> prefill = prompts.back();  // the 50-token prompt, twice: beyond every window
@@ -79,6 +80,7 @@ TEST_CASE("architectures are batch invariant: greedy tokens alone and beside oth
           "[model][arch][invariance]") {
     for (const char* name : {"synth-llama-yarn-q8_0", "synth-llama-rope-freqs-q8_0", "synth-qwen2-q8_0",
                              "synth-qwen3-q4_k", "synth-phi3-q8_0", "synth-gemma2-q8_0", "synth-gemma3-q8_0",
-                             "synth-llama-moe-q8_0", "synth-qwen3moe-q8_0"})
+                             "synth-llama-moe-q8_0", "synth-qwen3moe-q8_0", "synth-qwen2moe-q8_0",
+                             "synth-gemma-q8_0"})
         check_batch_invariance(name);
 }

@@ -4,13 +4,14 @@
 
 #include "ggml/gguf.h"
 #include "golden_util.h"
+#include "synth_models.h"
 
 using namespace engine;
 
 namespace {
 
 std::string describe(const std::string& name) {
-    auto f = ggml::gguf::File::open(shared_path("models/synth/" + name + ".gguf"));
+    auto f = ggml::gguf::File::open(arch_model_path(name));
     std::string all;
     for (const std::string& line : describe_model(HParams::from_gguf(*f), *f)) all += line + "\n";
     return all;
@@ -39,4 +40,9 @@ TEST_CASE("model descriptions name the architecture, RoPE, windows and experts",
                Catch::Contains("experts: 8, 2 used per token, FFN 128 each"));
     CHECK_THAT(describe("synth-llama-moe-q8_0"),
                Catch::Contains("experts: 4, 2 used per token, FFN 256 each"));
+    CHECK_THAT(describe("synth-qwen2moe-q8_0"),
+               Catch::Contains("experts: 8, 2 used per token, FFN 64 each, shared expert FFN 128"));
+    CHECK_THAT(describe("synth-gemma-q8_0"),
+               Catch::StartsWith("architecture gemma: 3 layers, n_embd 128, 4 heads (1 KV) of 64, FFN 256"));
+    CHECK_THAT(describe("synth-gemma-q8_0"), Catch::Contains("rope: neox, 64 dims, base 10000"));
 }

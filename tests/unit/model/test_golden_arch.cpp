@@ -1,4 +1,5 @@
-// Every architecture model in ../shared/models/synth against its golden from a recent llama.cpp
+// Every architecture model in ../shared/models/synth (and those the tests write, synth_models.h) against
+// its golden from a llama.cpp
 // (arch_golden_util.h): at 1 and 2 threads, with and without flash attention, and with -ngl through the
 // offload path on the CPU stand-ins (a second CPU backend for the last two layers; the simulated device,
 // whose memory faults when the host touches it, for every layer and the output). The results are the
@@ -60,6 +61,14 @@ TEST_CASE("synth-llama-moe q8_0 matches the reference (Mixtral-style experts)", 
 }
 TEST_CASE("synth-qwen3moe q8_0 matches the reference (experts, q/k head norms)", "[model][golden][arch]") {
     check_all_paths("synth-qwen3moe-q8_0");
+}
+TEST_CASE("synth-qwen2moe q8_0 matches the reference (QKV biases, unnormalized experts, gated shared expert)",
+          "[model][golden][arch]") {
+    check_all_paths("synth-qwen2moe-q8_0");
+}
+TEST_CASE("synth-gemma q8_0 matches the reference (Gemma 1: embedding scale, GeGLU, one KV head, head 64)",
+          "[model][golden][arch]") {
+    check_all_paths("synth-gemma-q8_0");
 }
 
 TEST_CASE("experts stay on the host when the offload device cannot compute mul_mat_id",
