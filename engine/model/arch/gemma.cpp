@@ -33,13 +33,13 @@ Tensor* build(GraphBuilder& g) {
         x = ggml::add(g.ctx, g.outputs_only(cur, il), g.outputs_only(x, il));
 
         // feed-forward: x + geglu(rmsnorm(x))
-        x = ggml::add(g.ctx, g.ffn_geglu(w, g.rms_norm(x, w.ffn_norm)), x);
+        x = g.layer_out(ggml::add(g.ctx, g.ffn_geglu(w, g.rms_norm(x, w.ffn_norm)), x), il);
     }
     return g.logits(g.rms_norm(x, g.model.output_norm));
 }
 
 }  // namespace
 
-extern const ArchRow kArchGemma{"gemma", ggml::kRopeNeox, read_hparams, load_weights, build};
+extern const ArchRow kArchGemma{"gemma", ggml::kRopeNeox, read_hparams, load_weights, build, true};
 
 }  // namespace engine

@@ -68,13 +68,13 @@ Tensor* build(GraphBuilder& g) {
         // h = rmsnorm(x)
         Tensor* h = g.rms_norm(x, w.ffn_norm);
         Tensor* moe = ggml::add(g.ctx, g.ffn_moe(w, h, false), g.ffn_shared_expert(w, h));
-        x = ggml::add(g.ctx, moe, x);
+        x = g.layer_out(ggml::add(g.ctx, moe, x), il);
     }
     return g.logits(g.rms_norm(x, g.model.output_norm));
 }
 
 }  // namespace
 
-extern const ArchRow kArchQwen2Moe{"qwen2moe", ggml::kRopeNeox, read_hparams, load_weights, build};
+extern const ArchRow kArchQwen2Moe{"qwen2moe", ggml::kRopeNeox, read_hparams, load_weights, build, true};
 
 }  // namespace engine

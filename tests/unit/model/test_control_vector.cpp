@@ -10,6 +10,7 @@
 #include "../../control_vector_files.h"
 #include "../cuda/sched_test_util.h"
 #include "golden_util.h"
+#include "synth_models.h"
 
 using namespace engine;
 
@@ -143,9 +144,9 @@ TEST_CASE("control vectors: every decoder architecture is steered, the encoder i
     TempFiles tmp;
     for (const char* name :
          {"synth-llama-moe-q8_0", "synth-qwen2-q8_0", "synth-qwen3-q4_k", "synth-qwen3moe-q8_0",
-          "synth-phi3-q8_0", "synth-gemma2-q8_0", "synth-gemma3-q8_0"}) {
+          "synth-phi3-q8_0", "synth-gemma2-q8_0", "synth-gemma3-q8_0", "synth-qwen2moe-q8_0", "synth-gemma-q8_0"}) {
         INFO(name);
-        auto m = Model::load(shared_path(std::string("models/synth/") + name + ".gguf"));
+        auto m = Model::load(arch_model_path(name));
         const int L = (int)m->hparams().n_layer;
         const int64_t E = m->hparams().n_embd;
         const std::vector<Token> prompt = {1, 20, 30, 40, 50};
