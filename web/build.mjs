@@ -42,8 +42,8 @@ files.set(jsPath, Buffer.from(js));
 files.set(cssPath, Buffer.from(css));
 files.set('favicon.svg', readFileSync(join(here, 'favicon.svg')));
 const html = readFileSync(join(here, 'index.html'), 'utf8')
-  .replace('%APP_JS%', '/' + jsPath)
-  .replace('%APP_CSS%', '/' + cssPath);
+  .replace('%APP_JS%', jsPath)
+  .replace('%APP_CSS%', cssPath);
 if (html.includes('%APP_')) throw new Error('index.html has an unknown placeholder');
 files.set('index.html', Buffer.from(html));
 

@@ -65,6 +65,15 @@ Reply dispatch_request(const Router& router, const DispatchPolicy& policy, Reque
         auto raw = strip_path_prefix(raw_path, policy.path_prefix);
         auto decoded = strip_path_prefix(req.path, policy.path_prefix);
         if (!raw || !decoded) return policy.error_for(req.path, 404, "File Not Found");
+        // The page at the prefix itself loads its assets and API by relative paths, which resolve under
+        // the prefix only from "PREFIX/".
+        if (raw_path.size() == policy.path_prefix.size() && policy.fallback &&
+            (req.method == "GET" || req.method == "HEAD")) {
+            Response r;
+            r.status = 308;
+            r.headers.set("Location", policy.path_prefix + "/");
+            return r;
+        }
         unprefixed_raw = std::move(*raw);
         raw_path = unprefixed_raw;
         req.path = std::move(*decoded);

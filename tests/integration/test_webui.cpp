@@ -77,7 +77,7 @@ TEST_CASE("the embedded UI at / needs no API key, has a CSP, gzip, ETag and cach
     const std::regex script_re("<script([^>]*)>");
     int scripts = 0;
     for (std::sregex_iterator it(page.body.begin(), page.body.end(), script_re), end; it != end; ++it, ++scripts)
-        REQUIRE(std::regex_search((*it)[1].str(), std::regex("src=\"/assets/app-[0-9a-f]+\\.js\"")));
+        REQUIRE(std::regex_search((*it)[1].str(), std::regex("src=\"assets/app-[0-9a-f]+\\.js\"")));
     REQUIRE(scripts == 1);
     REQUIRE(page.headers.value_or("X-Content-Type-Options") == "nosniff");
 
@@ -102,15 +102,16 @@ TEST_CASE("the embedded UI at / needs no API key, has a CSP, gzip, ETag and cach
     REQUIRE(c.get("/", {{"If-None-Match", "\"something-else\""}}).status == 200);
 
     std::smatch m;
-    REQUIRE(std::regex_search(page.body, m, std::regex("/assets/app-[0-9a-f]+\\.js")));
-    auto js = c.get(m.str(), {{"Accept-Encoding", "gzip"}});
+    // Assets and API calls are relative to the page (it works under --api-prefix).
+    REQUIRE(std::regex_search(page.body, m, std::regex("\"assets/app-[0-9a-f]+\\.js\"")));
+    auto js = c.get("/" + m.str().substr(1, m.length() - 2), {{"Accept-Encoding", "gzip"}});
     REQUIRE(js.status == 200);
     REQUIRE(js.headers.value_or("Content-Type").starts_with("text/javascript"));
     REQUIRE(js.headers.value_or("Content-Encoding") == "gzip");
     REQUIRE(js.headers.value_or("Cache-Control").find("immutable") != std::string::npos);
     REQUIRE(js.body.size() < 200 * 1024);  // the whole UI stays small
-    REQUIRE(std::regex_search(page.body, m, std::regex("/assets/app-[0-9a-f]+\\.css")));
-    REQUIRE(c.get(m.str()).headers.value_or("Content-Type").starts_with("text/css"));
+    REQUIRE(std::regex_search(page.body, m, std::regex("\"assets/app-[0-9a-f]+\\.css\"")));
+    REQUIRE(c.get("/" + m.str().substr(1, m.length() - 2)).headers.value_or("Content-Type").starts_with("text/css"));
 
     // HEAD: the headers without the body; unknown files: 404 (not 401); POST goes to the API, keyed.
     auto head = c.request("HEAD", "/");
@@ -120,6 +121,22 @@ TEST_CASE("the embedded UI at / needs no API key, has a CSP, gzip, ETag and cach
     REQUIRE(c.get("/assets/app-0000.js").status == 404);
     REQUIRE(c.post("/", "{}").status == 404);
     REQUIRE(c.post("/v1/chat/completions", "{}").status == 401);
+}
+
+TEST_CASE("under --api-prefix the UI is at PREFIX/, PREFIX redirects there, its assets load", "[integration][webui]") {
+    ServerProcess server(with({"--api-prefix", "/llm"}));
+    Client c("127.0.0.1", server.port());
+    auto bare = c.get("/llm");
+    REQUIRE(bare.status == 308);
+    REQUIRE(bare.headers.value_or("Location") == "/llm/");
+    auto page = c.get("/llm/");
+    REQUIRE(page.status == 200);
+    std::smatch m;
+    REQUIRE(std::regex_search(page.body, m, std::regex("\"assets/app-[0-9a-f]+\\.js\"")));
+    REQUIRE(c.get("/llm/" + m.str().substr(1, m.length() - 2)).status == 200);
+    REQUIRE(c.get("/llm/health").status == 200);
+    REQUIRE(c.get("/").status == 404);
+    REQUIRE(c.post("/llm", "{}").status == 404);  // only GET and HEAD are redirected
 }
 
 TEST_CASE("no-webui flag: / is 404 and the API is unchanged", "[integration][webui]") {

@@ -502,6 +502,28 @@ try {
       await keyed.stop();
     }
   });
+
+  await step('under --api-prefix the page loads at PREFIX/ (PREFIX redirects there) and chats', async () => {
+    const prefixed = await startServer(['--api-prefix', '/llm/v2', '-n', '200']);
+    const ctx = await browser.createBrowserContext();
+    try {
+      const p = await ctx.newPage();
+      const errors = [];
+      p.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+      await p.goto(prefixed.url + '/llm/v2', { waitUntil: 'load' });
+      assert.equal(new URL(p.url()).pathname, '/llm/v2/');
+      await p.waitForFunction(() => document.querySelector('#model-info')?.textContent.includes('stories260K'), WAIT);
+      await send(p, 'Once upon a time');
+      await p.waitForSelector('.msg-assistant .timings', WAIT);
+      assert.ok((await lastReply(p)).length > 0);
+      assert.deepEqual(errors, []);
+      // Nothing is served outside the prefix, the page included.
+      assert.equal((await fetch(prefixed.url + '/')).status, 404);
+    } finally {
+      await ctx.close();
+      await prefixed.stop();
+    }
+  });
 } finally {
   await browser.close();
   await server.stop();

@@ -1,5 +1,6 @@
 // Talking to the server: JSON requests and the SSE stream of /v1/chat/completions, with failures
-// sorted into what the user can act on (unreachable, loading, API key, busy, other).
+// sorted into what the user can act on (unreachable, loading, API key, busy, other). Paths are relative
+// to the page, so the UI works under --api-prefix (served at PREFIX/).
 
 export class ApiError extends Error {
   // kind: 'unreachable' | 'loading' | 'auth' | 'busy' | 'http'
@@ -52,7 +53,7 @@ export async function getJson(path, apiKey) {
 // Yields each parsed `data:` object of the stream until `[DONE]`. Aborting `signal` closes the
 // connection, which makes the server cancel the request and free its slot.
 export async function* streamChat(body, apiKey, signal) {
-  const res = await send('/v1/chat/completions', {
+  const res = await send('v1/chat/completions', {
     method: 'POST',
     headers: headers(apiKey, true),
     body: JSON.stringify(body),

@@ -58,11 +58,11 @@ function App() {
   // Server information; polls /health while the model loads.
   const loadInfo = async () => {
     try {
-      const health = await fetch('/health').catch(() => null);
+      const health = await fetch('health').catch(() => null);
       if (!health) throw new ApiError('unreachable', 'The server cannot be reached.');
       if (health.status === 503) throw new ApiError('loading', 'The server is still loading the model.');
       const key = settingsRef.current.api_key;
-      const [props, models] = await Promise.all([getJson('/props', key), getJson('/v1/models', key)]);
+      const [props, models] = await Promise.all([getJson('props', key), getJson('v1/models', key)]);
       const dgs = props.default_generation_settings ?? {};
       setServer({
         model: models?.data?.[0]?.id ?? props.model_alias ?? '',
@@ -112,7 +112,7 @@ function App() {
     const busyCheck = setTimeout(async () => {
       if (started) return;
       try {
-        const slots = await getJson('/slots', settingsRef.current.api_key);
+        const slots = await getJson('slots', settingsRef.current.api_key);
         if (!started && Array.isArray(slots) && slots.length && slots.every((s) => s.is_processing)) {
           setStatus({ kind: 'busy', text: `Server busy (${slots.length} of ${slots.length} slots in use): waiting for a free slot…` });
         }
