@@ -247,12 +247,22 @@ void Scheduler::run_actions() {
     for (auto& a : ready) a.done(do_action(slots_[(size_t)a.slot], a));
 }
 
+// A slot file does not record the control vectors its keys were computed with: a cache saved on a
+// steered server would restore as if unsteered elsewhere, and an unsteered one here as if steered.
+void Scheduler::refuse_slot_files_with_control_vectors(int32_t slot) const {
+    if (ctx_.params().cvec)
+        throw engine::StateFileError("slot " + std::to_string(slot) +
+                                     ": slot files cannot record the server's control vectors; run without "
+                                     "--control-vector to save or restore slots");
+}
+
 SlotActionResult Scheduler::do_action(Slot& slot, const SlotAction& a) {
     SlotActionResult r;
     const auto t0 = Clock::now();
     try {
         switch (a.kind) {
             case SlotAction::Kind::Save:
+                refuse_slot_files_with_control_vectors(slot.id);
                 // A slot file holds tokens and keys, not the adapter settings they were computed with.
                 for (float x : slot.cache_lora)
                     if (x != 0.0f)
@@ -263,6 +273,7 @@ SlotActionResult Scheduler::do_action(Slot& slot, const SlotAction& a) {
                 r.n_tokens = (int32_t)slot.cache_tokens.size();
                 break;
             case SlotAction::Kind::Restore: {
+                refuse_slot_files_with_control_vectors(slot.id);
                 // Restored prompts must leave room to generate, as prompts do.
                 engine::LoadedState st =
                     engine::load_seq_state(ctx_, slot.id, a.path, (size_t)n_ctx_slot_ - 1);

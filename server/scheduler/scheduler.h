@@ -98,6 +98,7 @@ class Scheduler {
     void seat_tasks();
     void run_actions();
     SlotActionResult do_action(Slot& slot, const SlotAction& action);
+    void refuse_slot_files_with_control_vectors(int32_t slot) const;
     std::vector<SlotCacheView> cache_views() const;
     void start_task(Slot& slot, std::shared_ptr<Task> task);
     // --cache-reuse: moves matching chunks of the slot's old cache after the first n_past prompt tokens

@@ -1,6 +1,8 @@
 // Control vectors through the server (--control-vector, --control-vector-scaled,
 // --control-vector-layer-range and their LLAMA_ARG_* variables): what they change in greedy output,
 // what /props reports, and the files and ranges that stop startup (exit code 2 with the reason).
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -90,6 +92,31 @@ TEST_CASE("control vectors: two files act as one file holding their scaled sum, 
     CHECK(cv["layers"] == json::array({2, 3}));
     CHECK(s.log().find("control vectors: 2 file(s), layers 2..3: 2 layer outputs steered") !=
           std::string::npos);
+}
+
+TEST_CASE("control vectors: slots cannot be saved or restored while they steer the model", "[integration][cvec]") {
+    Vectors v;
+    const auto dir = std::filesystem::temp_directory_path() / ("ggserve-cvec-slots-" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir);
+    {
+        // A file saved by the same server without the vector, to try restoring into a steered one.
+        ServerProcess plain(args({"--slot-save-path", dir.string()}));
+        Client c("127.0.0.1", plain.port());
+        greedy(c);
+        REQUIRE(c.post("/slots/0?action=save", json{{"filename", "plain.bin"}}.dump()).status == 200);
+    }
+    ServerProcess s(args({"--control-vector", v.fa, "--slot-save-path", dir.string()}));
+    Client c("127.0.0.1", s.port());
+    greedy(c);
+    for (const char* action : {"save", "restore"}) {
+        INFO(action);
+        const auto r = c.post(std::string("/slots/0?action=") + action, json{{"filename", "plain.bin"}}.dump());
+        INFO(r.body);
+        REQUIRE(r.status == 400);
+        REQUIRE(r.body.find("control vectors") != std::string::npos);
+    }
+    greedy(c);  // the server goes on serving
+    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("control vectors: bad files and ranges stop startup with the reason", "[integration][cvec]") {
