@@ -337,6 +337,7 @@ json Api::speculative_json() const {
                 {"n_max", sc.n_max},
                 {"n_min", sc.n_min},
                 {"p_min", sc.p_min},
+                {"ngram_mod_n_match", sc.ngram_mod_n_match},
                 {"draft_model", config_.draft_model_path},
                 {"lookahead", {{"w", sc.lookahead.w}, {"n", sc.lookahead.n}, {"g", sc.lookahead.g},
                                {"fixed", sc.lookahead_fixed}}}};

@@ -282,6 +282,9 @@ int cmd_serve(int argc, char** argv) {
               &sc.spec.n_max);
     ap.option("--draft-min,--draft-n-min,--spec-draft-n-min", "N", "fewest draft tokens worth verifying (default 0)",
               &sc.spec.n_min);
+    ap.option("--spec-ngram-mod-n-match", "N",
+              "ngram-mod: how many tokens of context must repeat before it drafts (default 24)",
+              &sc.spec.ngram_mod_n_match);
     ap.option("--draft-p-min,--spec-draft-p-min", "P",
               "stop drafting when the draft model's top probability is below P (default 0.75)", &sc.spec.p_min);
     ap.option("-ngld,--gpu-layers-draft,--n-gpu-layers-draft,--spec-draft-ngl", "N", "draft model layers on the GPU",
@@ -375,6 +378,8 @@ int cmd_serve(int argc, char** argv) {
         if (sc.spec.n_min < 0 || sc.spec.n_min > sc.spec.n_max)
             throw ArgError("--draft-min must be in [0, --draft-max]");
         if (!(sc.spec.p_min >= 0.0f && sc.spec.p_min <= 1.0f)) throw ArgError("--draft-p-min must be in [0, 1]");
+        if (sc.spec.ngram_mod_n_match < 1 || sc.spec.ngram_mod_n_match > 1024)
+            throw ArgError("--spec-ngram-mod-n-match must be in [1, 1024]");
         if (ngl_draft < 0) throw ArgError("--gpu-layers-draft must not be negative");
         if (threads_draft < 0 || threads_batch_draft < 0) throw ArgError("draft thread counts must not be negative");
         for (const std::string* t : {&cache_type_k_draft, &cache_type_v_draft})

@@ -214,7 +214,7 @@ void add_unsupported_options(ArgParser& ap) {
     ap.refuse("--log-prompts-dir", true, "prompts are not logged to files; -v logs requests");
     ap.refuse("--spec-default", false, "choose the drafters with --spec-type");
     for (const char* o :
-         {"--spec-ngram-mod-n-min", "--spec-ngram-mod-n-max", "--spec-ngram-mod-n-match",
+         {"--spec-ngram-mod-n-min", "--spec-ngram-mod-n-max",
           "--spec-ngram-simple-size-n", "--spec-ngram-simple-size-m", "--spec-ngram-simple-min-hits",
           "--spec-ngram-map-k-size-n", "--spec-ngram-map-k-size-m", "--spec-ngram-map-k-min-hits",
           "--spec-ngram-map-k4v-size-n", "--spec-ngram-map-k4v-size-m", "--spec-ngram-map-k4v-min-hits",

@@ -65,7 +65,7 @@ Scheduler::Scheduler(const engine::Model& model, engine::Context& ctx, Scheduler
                     slot.drafters.push_back(engine::spec::make_ngram_map_k4v());
                     break;
                 case DrafterType::NgramMod:
-                    slot.drafters.push_back(engine::spec::make_ngram_mod());
+                    slot.drafters.push_back(engine::spec::make_ngram_mod(config_.spec.ngram_mod_n_match));
                     break;
                 case DrafterType::NgramCache:
                     slot.drafters.push_back(engine::spec::make_ngram_cache(config_.ngram_store));

@@ -34,6 +34,7 @@ struct SpecConfig {
     int32_t n_max = 16;
     int32_t n_min = 0;
     float p_min = 0.75f;
+    int32_t ngram_mod_n_match = 24;  // --spec-ngram-mod-n-match: ngram-mod's key length in tokens
     engine::spec::LookaheadParams lookahead;  // --lookahead-w/-n/-g
     bool lookahead_fixed = false;             // --lookahead-fixed: no adaptation, every step full size
     bool enabled() const { return !types.empty(); }

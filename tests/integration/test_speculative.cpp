@@ -150,12 +150,14 @@ TEST_CASE("speculation: stop strings, JSON schemas and seeded sampling give what
 
 TEST_CASE("speculation: /props and /slots show the settings, bad request fields are 400s",
           "[integration][speculative]") {
-    ServerProcess s(spec_args("ngram-cache,draft-simple", {"--draft-max", "6", "--draft-p-min", "0.5"}));
+    ServerProcess s(spec_args("ngram-cache,draft-simple",
+                              {"--draft-max", "6", "--draft-p-min", "0.5", "--spec-ngram-mod-n-match", "12"}));
     Client c("127.0.0.1", s.port());
     const json props = json::parse(c.get("/props").body);
     REQUIRE(props["speculative"]["types"] == "ngram-cache,draft-simple");
     REQUIRE(props["speculative"]["n_max"] == 6);
     REQUIRE(props["speculative"]["p_min"].get<double>() == Approx(0.5));
+    REQUIRE(props["speculative"]["ngram_mod_n_match"] == 12);
     REQUIRE(props["default_generation_settings"]["params"]["speculative.n_max"] == 6);
     const json slots = json::parse(c.get("/slots").body);
     REQUIRE(slots[0].contains("speculative_settings"));
@@ -179,6 +181,7 @@ TEST_CASE("speculation: bad server settings are clear startup errors", "[integra
     };
     const std::vector<Case> cases = {
         {"--spec-type ngram-mod --draft-max 0", "--draft-max must be positive", 2},
+        {"--spec-type ngram-mod --spec-ngram-mod-n-match 0", "--spec-ngram-mod-n-match must be in [1, 1024]", 2},
         {"--spec-type ngram-mod --draft-max -4", "--draft-max must be positive", 2},
         {"--spec-type ngram-mod,eagle3", "unknown speculative type 'eagle3'", 2},
         {"--spec-type draft-simple", "needs a draft model", 2},
