@@ -83,6 +83,27 @@ TEST_CASE("speculation: greedy output equals the reference with every drafter, s
     }
 }
 
+TEST_CASE("speculation: --spec-ngram-mod-n-match sets ngram-mod's key length", "[integration][speculative]") {
+    // One pass over the goldens' prompts: 4-token keys find repeats inside the replies, the default 24-token
+    // keys (almost) none; the tokens stay the reference's either way.
+    const json g = stories_golden();
+    auto accepted_in_one_pass = [&](std::vector<std::string> extra) {
+        ServerProcess s(spec_args("ngram-mod", std::move(extra)));
+        int accepted = 0;
+        for (const auto& c : g["cases"]) {
+            const json r = complete(s.port(), {{"prompt", c["prompt"]}, {"n_predict", 96}, {"temperature", 0}});
+            REQUIRE(tokens_of(r) == c["completion_tokens"].get<std::vector<int>>());
+            accepted += r["timings"]["draft_n_accepted"].get<int>();
+        }
+        return accepted;
+    };
+    const int short_keys = accepted_in_one_pass({"--spec-ngram-mod-n-match", "4"});
+    const int default_keys = accepted_in_one_pass({});
+    INFO("accepted: n-match 4 " << short_keys << ", default " << default_keys);
+    REQUIRE(short_keys > 0);
+    REQUIRE(short_keys > default_keys);
+}
+
 TEST_CASE("speculation: four concurrent streams and a long prefill keep the reference tokens",
           "[integration][speculative][batching]") {
     ServerProcess s(spec_args("ngram-map-k4v,ngram-mod,draft-simple",
