@@ -8,6 +8,8 @@ Starts `ggserve serve` (or, with --llama-server, llama.cpp's llama-server with t
   - four streams at once: aggregate generated tokens / wall time.
 Workloads: "story" (free continuation of a story opening) and "grounded" (a passage given in the prompt
 and its start repeated: the continuation can copy the passage, where n-gram drafts should shine).
+"vs plain": for ggserve, against plain requests (`speculative.n_max` 0) interleaved with the drafter's on
+the same server; for llama-server, which has no per-request switch, against its own "none" server.
 Only the Python standard library; talks HTTP to 127.0.0.1 only.
 """
 import argparse, json, os, re, statistics, subprocess, sys, threading, time, urllib.request
@@ -88,6 +90,32 @@ def one_stream(port, prompts, n, rounds):
             "tokens_per_pass": predicted / steps if steps else float("nan")}
 
 
+def paired(port, prompts, n, rounds):
+    """ggserve only: each request twice on the same server, plainly (`speculative.n_max` 0) and with the
+    drafter, alternating, so that both see the same machine (this VM drifts by 10-30 % within minutes; a
+    plain server measured minutes apart made drafters look up to 15 % slower than they are). Returns the
+    one-stream stats with the interleaved plain median, and the four-stream rates likewise."""
+    plain_one, spec_one, drafted, accepted, steps, predicted = [], [], 0, 0, 0, 0
+    for _ in range(rounds):
+        for p in prompts:
+            # The drafter's request first: drafters that learn from finished requests (ngram-cache) must not
+            # see its plain twin's identical reply before it.
+            t = post(port, "/completion", body(p, n))["timings"]
+            spec_one.append(t["predicted_per_second"])
+            drafted += t.get("draft_n", 0)
+            accepted += t.get("draft_n_accepted", 0)
+            steps += t.get("decode_iterations", 0)
+            predicted += t["predicted_n"]
+            plain_one.append(post(port, "/completion", body(p, n, spec_off=True))["timings"]["predicted_per_second"])
+    plain_four, spec_four = [], []
+    for _ in range(3 * rounds):  # a four-stream batch lasts a fraction of a second here: many of them
+        spec_four.append(four_streams(port, prompts, n, 1))
+        plain_four.append(four_streams(port, prompts, n, 1, lambda p, k: body(p, k, spec_off=True)))
+    return ({"tps": statistics.median(spec_one), "draft_n": drafted, "accepted": accepted,
+             "tokens_per_pass": predicted / steps if steps else float("nan")},
+            statistics.median(plain_one), statistics.median(spec_four), statistics.median(plain_four))
+
+
 def four_streams(port, prompts, n, rounds, make_body=None):
     """Aggregate generated tokens/s of four concurrent streams; make_body(prompt, n) builds each request."""
     make_body = make_body or body
@@ -155,11 +183,14 @@ def main():
             try:
                 for wl in a.workloads.split(","):
                     prompts = WORKLOADS[wl]
-                    one = one_stream(s.port, prompts, a.n_predict, a.rounds)
-                    four = four_streams(s.port, prompts, a.n_predict, max(1, a.rounds - 1))
-                    if cfg == "none":
-                        plain[name][wl] = (one["tps"], four)
-                    p1, p4 = plain[name].get(wl, (float("nan"), float("nan")))
+                    if name == "ggserve" and cfg != "none":
+                        one, p1, four, p4 = paired(s.port, prompts, a.n_predict, a.rounds)
+                    else:
+                        one = one_stream(s.port, prompts, a.n_predict, a.rounds)
+                        four = four_streams(s.port, prompts, a.n_predict, max(1, a.rounds - 1))
+                        if cfg == "none":
+                            plain[name][wl] = (one["tps"], four)
+                        p1, p4 = plain[name].get(wl, (float("nan"), float("nan")))
                     acc = f"{one['accepted']}/{one['draft_n']}" if cfg != "none" else "-"
                     print(f"| {name} | {cfg} | {wl} | {one['tps']:.0f} | {one['tps'] / p1:.2f}x | {acc} | "
                           f"{one['tokens_per_pass']:.2f} | {four:.0f} | {four / p4:.2f}x |", flush=True)
