@@ -4,8 +4,9 @@
 // pooling none). Inputs are tokenized and checked here (empty, token ids, the micro-batch limit), then
 // one EmbedTask goes to the scheduler's engine thread; the reply is built on the formatting threads.
 // /v1/rerank, /rerank, /reranking (--reranking, a model with a classification head): each document is
-// paired with the query ([CLS] query [SEP] document [SEP]), scored by rank pooling, and the results are
-// sorted by relevance_score (top_n, return_documents) as Jina/Cohere clients expect.
+// paired with the query as llama-server pairs them ([CLS] query [SEP] document for BERT), scored by rank
+// pooling, and the results are sorted by relevance_score (top_n, return_documents) as Jina/Cohere
+// clients expect.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -152,9 +153,11 @@ Api::Reply Api::rerank(Request& req) {
     const std::string query = body.at("query").get<std::string>();
     const json& docs = body.contains("documents") ? body.at("documents") : body.at("texts");
     if (query.empty()) bad_request("'query' is empty");
-    // [CLS] query [SEP] document [SEP]: the query with the vocabulary's special tokens, then the document's
-    // without its leading [CLS]
-    const std::vector<engine::Token> q = vocab.tokenize(query, true, true);
+    // The pair as llama-server builds it, from the vocabulary's flags: [BOS] query [EOS] [SEP] document [EOS]
+    // (EOS only where the vocabulary adds one, the separator standing in for a missing EOS; SEP where it
+    // adds one): [CLS] query [SEP] document for a BERT vocabulary.
+    const engine::Token eos = vocab.eos() >= 0 ? vocab.eos() : vocab.sep();
+    const std::vector<engine::Token> q = vocab.tokenize(query, false, true);
     auto task = std::make_shared<sched::EmbedTask>();
     const size_t limit = engine::max_embed_tokens(*model_, config_.n_ubatch, config_.n_ctx);
     std::vector<std::string> texts;
@@ -162,10 +165,14 @@ Api::Reply Api::rerank(Request& req) {
     for (const auto& d : docs) {
         const std::string text = d.get<std::string>();
         if (text.empty()) bad_request("'documents' contains an empty string");
-        std::vector<engine::Token> t = vocab.tokenize(text, true, true);
-        const size_t skip = !t.empty() && vocab.bos() >= 0 && t.front() == vocab.bos() ? 1 : 0;
-        std::vector<engine::Token> pair = q;
-        pair.insert(pair.end(), t.begin() + (std::ptrdiff_t)skip, t.end());
+        const std::vector<engine::Token> t = vocab.tokenize(text, false, true);
+        std::vector<engine::Token> pair;
+        if (vocab.add_bos() && vocab.bos() >= 0) pair.push_back(vocab.bos());
+        pair.insert(pair.end(), q.begin(), q.end());
+        if (vocab.add_eos() && eos >= 0) pair.push_back(eos);
+        if (vocab.add_sep() && vocab.sep() >= 0) pair.push_back(vocab.sep());
+        pair.insert(pair.end(), t.begin(), t.end());
+        if (vocab.add_eos() && eos >= 0) pair.push_back(eos);
         if (pair.size() > limit)
             bad_request("document " + std::to_string(texts.size()) + " with the query: " +
                         engine::embed_too_long(pair.size(), *model_, config_.n_ubatch, config_.n_ctx));
