@@ -75,18 +75,22 @@ bool WeightLoader::shared(uint32_t il, ggml::Tensor*& slot, const std::string& n
     return slot != nullptr;
 }
 
-void WeightLoader::attention(uint32_t il, LayerWeights& w) {
+void WeightLoader::attention(uint32_t il, LayerWeights& w, bool qkv_biases) {
     const int64_t E = hp.n_embd, Q = (int64_t)hp.n_embd_head_k * hp.n_head, K = hp.n_embd_k_gqa(),
                   V = hp.n_embd_v_gqa();
-    if (opt(il, w.wqkv, "attn_qkv.weight", {E, Q + K + V})) {
+    if (!qkv_biases && opt(il, w.wqkv, "attn_qkv.weight", {E, Q + K + V})) {
         opt(il, w.bqkv, "attn_qkv.bias", {Q + K + V});
     } else {
         req(il, w.wq, "attn_q.weight", {E, Q});
         req(il, w.wk, "attn_k.weight", {E, K});
         req(il, w.wv, "attn_v.weight", {E, V});
-        opt(il, w.bq, "attn_q.bias", {Q});
-        opt(il, w.bk, "attn_k.bias", {K});
-        opt(il, w.bv, "attn_v.bias", {V});
+        const auto bias = [&](ggml::Tensor*& slot, const char* name, int64_t n) {
+            if (qkv_biases) req(il, slot, name, {n});
+            else opt(il, slot, name, {n});
+        };
+        bias(w.bq, "attn_q.bias", Q);
+        bias(w.bk, "attn_k.bias", K);
+        bias(w.bv, "attn_v.bias", V);
     }
     req(il, w.wo, "attn_output.weight", {(int64_t)hp.n_embd_head_v * hp.n_head, E});
     opt(il, w.bo, "attn_output.bias", {E});

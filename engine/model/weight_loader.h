@@ -33,8 +33,9 @@ public:
     bool shared(uint32_t il, ggml::Tensor*& slot, const std::string& name, Shape shape);
 
     // The attention projections of layer il: attn_qkv (fused) or attn_q/attn_k/attn_v, each with an
-    // optional bias, and attn_output (q width n_head * head size).
-    void attention(uint32_t il, LayerWeights& w);
+    // optional bias, and attn_output (q width n_head * head size). qkv_biases: the Qwen 2 layout, separate
+    // q/k/v projections whose biases are required.
+    void attention(uint32_t il, LayerWeights& w, bool qkv_biases = false);
     // The experts of layer il: router and gate/up/down expert tensors with hp.n_expert experts of
     // n_ff_exp rows; their shapes must agree with expert_count.
     void experts(uint32_t il, LayerWeights& w, int64_t n_ff_exp);

@@ -8,21 +8,17 @@ void load_gemma_weights(WeightLoader& l, const GemmaLayout& layout) {
     Model& m = l.model;
     const HParams& h = l.hp;
     const int64_t E = h.n_embd, V = h.n_vocab, F = h.n_ff, D = h.n_embd_head_k;
-    const int64_t Q = D * h.n_head, K = h.n_embd_k_gqa(), Vg = h.n_embd_v_gqa();
     l.input(m.tok_embd, "token_embd.weight", {E, V});
     l.output(m.output_norm, "output_norm.weight", {E});
     l.output_or_tied(m.output, {E, V});
     for (uint32_t il = 0; il < h.n_layer; ++il) {
         LayerWeights& w = m.layers[il];
         l.req(il, w.attn_norm, "attn_norm.weight", {E});
-        l.req(il, w.wq, "attn_q.weight", {E, Q});
-        l.req(il, w.wk, "attn_k.weight", {E, K});
-        l.req(il, w.wv, "attn_v.weight", {E, Vg});
+        l.attention(il, w);
         if (layout.qk_norms) {
             l.req(il, w.q_norm, "attn_q_norm.weight", {D});
             l.req(il, w.k_norm, "attn_k_norm.weight", {D});
         }
-        l.req(il, w.wo, "attn_output.weight", {(int64_t)h.n_embd_head_v * h.n_head, E});
         if (layout.post_norms) l.req(il, w.attn_post_norm, "post_attention_norm.weight", {E});
         l.req(il, w.ffn_norm, "ffn_norm.weight", {E});
         l.req(il, w.w_gate, "ffn_gate.weight", {E, F});

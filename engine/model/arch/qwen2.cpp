@@ -18,20 +18,13 @@ void load_weights(WeightLoader& l) {
     Model& m = l.model;
     const HParams& h = l.hp;
     const int64_t E = h.n_embd, V = h.n_vocab, F = h.n_ff;
-    const int64_t Q = (int64_t)h.n_embd_head_k * h.n_head, K = h.n_embd_k_gqa(), Vg = h.n_embd_v_gqa();
     l.input(m.tok_embd, "token_embd.weight", {E, V});
     l.output(m.output_norm, "output_norm.weight", {E});
     l.output_or_tied(m.output, {E, V});
     for (uint32_t il = 0; il < h.n_layer; ++il) {
         LayerWeights& w = m.layers[il];
         l.req(il, w.attn_norm, "attn_norm.weight", {E});
-        l.req(il, w.wq, "attn_q.weight", {E, Q});
-        l.req(il, w.wk, "attn_k.weight", {E, K});
-        l.req(il, w.wv, "attn_v.weight", {E, Vg});
-        l.req(il, w.bq, "attn_q.bias", {Q});
-        l.req(il, w.bk, "attn_k.bias", {K});
-        l.req(il, w.bv, "attn_v.bias", {Vg});
-        l.req(il, w.wo, "attn_output.weight", {(int64_t)h.n_embd_head_v * h.n_head, E});
+        l.attention(il, w, true);
         l.req(il, w.ffn_norm, "ffn_norm.weight", {E});
         l.req(il, w.w_gate, "ffn_gate.weight", {E, F});
         l.req(il, w.w_up, "ffn_up.weight", {E, F});
