@@ -158,3 +158,10 @@ inline nlohmann::json stories_golden() {
     std::ifstream f(shared_path("golden/stories260K.greedy.json"));
     return nlohmann::json::parse(f);
 }
+
+// `serve` arguments for a small stories260K server (one slot, 512 cells, one thread), then `more`.
+inline std::vector<std::string> small_stories_args(std::initializer_list<std::string> more) {
+    std::vector<std::string> a = {"-m", stories_model(), "-np", "1", "-c", "512", "-t", "1"};
+    a.insert(a.end(), more.begin(), more.end());
+    return a;
+}

@@ -33,12 +33,6 @@ struct Vectors {
     }
 };
 
-std::vector<std::string> args(std::initializer_list<std::string> more) {
-    std::vector<std::string> a = {"-m", stories_model(), "-np", "1", "-c", "512", "-t", "1"};
-    a.insert(a.end(), more.begin(), more.end());
-    return a;
-}
-
 json greedy(Client& c) {
     const auto r = c.post(
         "/completion",
@@ -59,29 +53,29 @@ json run(const std::vector<std::string>& a, std::vector<std::string> env = {}) {
 TEST_CASE("control vectors: zero, scale 0 and an empty layer range leave the output alone",
           "[integration][cvec]") {
     Vectors v;
-    const json base = run(args({}));
+    const json base = run(small_stories_args({}));
     REQUIRE(base.size() > 8);
-    CHECK(run(args({"--control-vector", v.zero})) == base);
-    CHECK(run(args({"--control-vector-scaled", v.fa, "0"})) == base);
-    CHECK(run(args({"--control-vector", v.fa, "--control-vector-layer-range", "50", "60"})) == base);
+    CHECK(run(small_stories_args({"--control-vector", v.zero})) == base);
+    CHECK(run(small_stories_args({"--control-vector-scaled", v.fa, "0"})) == base);
+    CHECK(run(small_stories_args({"--control-vector", v.fa, "--control-vector-layer-range", "50", "60"})) == base);
 
-    const json steered = run(args({"--control-vector", v.fa}));
+    const json steered = run(small_stories_args({"--control-vector", v.fa}));
     CHECK(steered != base);
     // The same through the environment, llama-server's LLAMA_ARG_* names.
-    CHECK(run(args({}), {"LLAMA_ARG_CONTROL_VECTOR=" + v.fa}) == steered);
-    CHECK(run(args({"--control-vector", v.fa}), {"LLAMA_ARG_CONTROL_VECTOR_LAYER_RANGE=50 60"}) == base);
+    CHECK(run(small_stories_args({}), {"LLAMA_ARG_CONTROL_VECTOR=" + v.fa}) == steered);
+    CHECK(run(small_stories_args({"--control-vector", v.fa}), {"LLAMA_ARG_CONTROL_VECTOR_LAYER_RANGE=50 60"}) == base);
 }
 
 TEST_CASE("control vectors: two files act as one file holding their scaled sum, and /props reports them",
           "[integration][cvec]") {
     Vectors v;
-    const json one = run(args({"--control-vector", v.sum}));
-    CHECK(one != run(args({})));
+    const json one = run(small_stories_args({"--control-vector", v.sum}));
+    CHECK(one != run(small_stories_args({})));
     // Both spellings of --control-vector-scaled.
-    CHECK(run(args({"--control-vector-scaled", v.fa, "0.5", "--control-vector-scaled", v.fb, "-2"})) == one);
-    CHECK(run(args({"--control-vector-scaled", v.fa + ":0.5," + v.fb + ":-2"})) == one);
+    CHECK(run(small_stories_args({"--control-vector-scaled", v.fa, "0.5", "--control-vector-scaled", v.fb, "-2"})) == one);
+    CHECK(run(small_stories_args({"--control-vector-scaled", v.fa + ":0.5," + v.fb + ":-2"})) == one);
 
-    ServerProcess s(args({"--control-vector-scaled", v.fa + ":0.5", "--control-vector", v.fb,
+    ServerProcess s(small_stories_args({"--control-vector-scaled", v.fa + ":0.5", "--control-vector", v.fb,
                           "--control-vector-layer-range", "2", "3"}));
     Client c("127.0.0.1", s.port());
     const json props = c.get("/props").json();
@@ -100,12 +94,12 @@ TEST_CASE("control vectors: slots cannot be saved or restored while they steer t
     std::filesystem::create_directories(dir);
     {
         // A file saved by the same server without the vector, to try restoring into a steered one.
-        ServerProcess plain(args({"--slot-save-path", dir.string()}));
+        ServerProcess plain(small_stories_args({"--slot-save-path", dir.string()}));
         Client c("127.0.0.1", plain.port());
         greedy(c);
         REQUIRE(c.post("/slots/0?action=save", json{{"filename", "plain.bin"}}.dump()).status == 200);
     }
-    ServerProcess s(args({"--control-vector", v.fa, "--slot-save-path", dir.string()}));
+    ServerProcess s(small_stories_args({"--control-vector", v.fa, "--slot-save-path", dir.string()}));
     Client c("127.0.0.1", s.port());
     greedy(c);
     for (const char* action : {"save", "restore"}) {

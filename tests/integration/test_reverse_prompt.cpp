@@ -12,12 +12,6 @@ using server::http::Client;
 
 namespace {
 
-std::vector<std::string> args(std::initializer_list<std::string> more) {
-    std::vector<std::string> a = {"-m", stories_model(), "-np", "1", "-c", "512", "-t", "1"};
-    a.insert(a.end(), more.begin(), more.end());
-    return a;
-}
-
 }  // namespace
 
 TEST_CASE("reverse prompt (-r): requests that give no stop strings stop at it",
@@ -25,7 +19,7 @@ TEST_CASE("reverse prompt (-r): requests that give no stop strings stop at it",
     const json body{{"prompt", "Once upon a time"}, {"n_predict", 40}, {"temperature", 0}};
     std::string full, word;
     {
-        ServerProcess s(args({}));
+        ServerProcess s(small_stories_args({}));
         Client c("127.0.0.1", s.port());
         full = c.post("/completion", body.dump()).json()["content"];
         // The fourth word of the greedy continuation is the reverse prompt.
@@ -37,7 +31,7 @@ TEST_CASE("reverse prompt (-r): requests that give no stop strings stop at it",
         word = full.substr(pos, end - pos);
     }
     INFO("continuation '" << full << "', reverse prompt '" << word << "'");
-    ServerProcess s(args({"-r", word, "--reverse-prompt", "never-generated-text"}));
+    ServerProcess s(small_stories_args({"-r", word, "--reverse-prompt", "never-generated-text"}));
     Client c("127.0.0.1", s.port());
     const json stopped = c.post("/completion", body.dump()).json();
     CHECK(stopped["content"] == full.substr(0, full.find(word)));

@@ -13,12 +13,6 @@ using server::http::Client;
 
 namespace {
 
-std::vector<std::string> args(std::initializer_list<std::string> more) {
-    std::vector<std::string> a = {"-m", stories_model(), "-np", "1", "-c", "512", "-t", "1"};
-    a.insert(a.end(), more.begin(), more.end());
-    return a;
-}
-
 std::string raw_post(const std::string& path, const json& body) {
     const std::string b = body.dump();
     return "POST " + path + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
@@ -31,7 +25,7 @@ TEST_CASE("api prefix: every route is served under it and nothing outside it", "
     for (const bool by_env : {false, true}) {
         INFO((by_env ? "LLAMA_ARG_API_PREFIX" : "--api-prefix"));
         ServerProcess s(
-            by_env ? args({}) : args({"--api-prefix", "/llm/v2"}), std::chrono::seconds(60),
+            by_env ? small_stories_args({}) : small_stories_args({"--api-prefix", "/llm/v2"}), std::chrono::seconds(60),
             ServerProcess::WaitFor::Ready,
             by_env ? std::vector<std::string>{"LLAMA_ARG_API_PREFIX=/llm/v2"} : std::vector<std::string>{});
         Client c("127.0.0.1", s.port());
@@ -67,26 +61,26 @@ TEST_CASE("api prefix: every route is served under it and nothing outside it", "
 }
 
 TEST_CASE("reuse port: a second server listens on the same port", "[integration][reuse-port]") {
-    ServerProcess first(args({"--port", "0", "--reuse-port"}));
+    ServerProcess first(small_stories_args({"--port", "0", "--reuse-port"}));
     const std::string port = std::to_string(first.port());
     // Without the option on both sockets the port is taken.
     const CliResult taken = run_ggserve("serve -m " + stories_model() + " --port " + port);
     CHECK(taken.code != 0);
     CHECK(taken.output.find("cannot listen") != std::string::npos);
-    ServerProcess second(args({"--port", port, "--reuse-port"}), std::chrono::seconds(60),
+    ServerProcess second(small_stories_args({"--port", port, "--reuse-port"}), std::chrono::seconds(60),
                          ServerProcess::WaitFor::Ready, {"LLAMA_ARG_REUSE_PORT=1"});
     CHECK(second.port() == first.port());
     CHECK(second.log().find("ready:") != std::string::npos);
     Client c("127.0.0.1", first.port());
     CHECK(c.get("/health").json()["status"] == "ok");
     // The environment variable alone sets it too.
-    ServerProcess third(args({"--port", port}), std::chrono::seconds(60), ServerProcess::WaitFor::Ready,
+    ServerProcess third(small_stories_args({"--port", port}), std::chrono::seconds(60), ServerProcess::WaitFor::Ready,
                         {"LLAMA_ARG_REUSE_PORT=1"});
     CHECK(third.port() == first.port());
 }
 
 TEST_CASE("SSE ping interval: a stream waiting for its slot gets ping comments", "[integration][ping]") {
-    ServerProcess s(args({"--sse-ping-interval", "1"}));
+    ServerProcess s(small_stories_args({"--sse-ping-interval", "1"}));
     // The only slot generates until its client goes; meanwhile the second stream waits, silent.
     Client busy("127.0.0.1", s.port()), waiting("127.0.0.1", s.port());
     busy.send_raw(raw_post(
