@@ -7,6 +7,8 @@ Starts `ggserve serve` once per configuration and measures, for each workload (b
     prompts), tokens emitted per target pass, accepted branch tokens per pass, extra tokens evaluated
     (window and branches) per accepted token;
   - four streams at once: aggregate generated tokens / wall time.
+"vs plain" compares with the same requests sent plainly (`speculative.n_max` 0) to the same server,
+alternating with the lookahead ones (bench/speculative.py's paired()); the "none" rows are a plain server.
 Configurations: plain decoding, lookahead with the adaptive step shape (the default), and lookahead with
 the full W, N, G on every step (--lookahead-fixed: what llama.cpp's llama-lookahead runs).
 Only the Python standard library; talks HTTP to 127.0.0.1 only.
@@ -69,7 +71,6 @@ def main():
     print("| config | workload | 1 stream t/s | vs plain | tokens per pass | accepted per pass "
           "| evaluated per accepted | 4 streams t/s | vs plain |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
-    plain = {}
     for cfg in a.configs.split(","):
         cmd = [a.bin, "serve", "-m", a.model, "--port", "0", "-c", "4096", "-np", "4", "-t", a.threads]
         if cfg != "none":
@@ -80,13 +81,20 @@ def main():
         try:
             for wl in a.workloads.split(","):
                 prompts = WORKLOADS[wl]
-                one = one_stream(s.port, prompts, a.n_predict, a.rounds)
-                four = four_streams(s.port, prompts, a.n_predict, max(1, a.rounds - 1))
                 if cfg == "none":
-                    plain[wl] = (one["tps"], four)
-                p1, p4 = plain.get(wl, (float("nan"), float("nan")))
-                acc = one["accepted"] / one["steps"] if one["steps"] else 0.0
-                cost = f"{one['evaluated'] / one['accepted']:.1f}" if one["accepted"] else "-"
+                    one = one_stream(s.port, prompts, a.n_predict, a.rounds)
+                    four = four_streams(s.port, prompts, a.n_predict, max(1, a.rounds - 1))
+                    p1, p4 = one["tps"], four
+                    evaluated, accepted, steps = 0, 0, 0
+                else:
+                    # Each request also plainly on the same server, alternating (speculative.paired): this VM
+                    # drifts by 10-30 % within minutes, more than the differences measured here.
+                    st, p1, four, p4 = speculative.paired(s.port, prompts, a.n_predict, a.rounds)
+                    one = {"tps": st["tps"], "tokens_per_pass": st["tokens_per_pass"]}
+                    evaluated, accepted = st["draft_n"], st["accepted"]
+                    steps = st["steps"]
+                acc = accepted / steps if steps else 0.0
+                cost = f"{evaluated / accepted:.1f}" if accepted else "-"
                 print(f"| {cfg} | {wl} | {one['tps']:.0f} | {one['tps'] / p1:.2f}x | {one['tokens_per_pass']:.2f} | "
                       f"{acc:.2f} | {cost} | {four:.0f} | {four / p4:.2f}x |", flush=True)
         finally:

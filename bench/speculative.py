@@ -112,7 +112,7 @@ def paired(port, prompts, n, rounds):
         spec_four.append(four_streams(port, prompts, n, 1))
         plain_four.append(four_streams(port, prompts, n, 1, lambda p, k: body(p, k, spec_off=True)))
     return ({"tps": statistics.median(spec_one), "draft_n": drafted, "accepted": accepted,
-             "tokens_per_pass": predicted / steps if steps else float("nan")},
+             "tokens_per_pass": predicted / steps if steps else float("nan"), "steps": steps},
             statistics.median(plain_one), statistics.median(spec_four), statistics.median(plain_four))
 
 

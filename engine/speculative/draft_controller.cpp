@@ -11,11 +11,19 @@ constexpr double kPriorRatio = 0.05;   // an extra token costs 5 % of a step unt
 constexpr double kPriorAcc = 1.0, kPriorRej = 1.0;  // acceptance 0.5 before any evidence
 constexpr double kMinGain = 1.10;  // a draft must promise 10 % more tokens per second: the cost model is noisy
 constexpr int32_t kProbeLen = 2;
+constexpr double kTableDecay = 0.95;  // per step size: about its last twenty steps
+constexpr double kTablePrior = 2.0;   // the fit counts as two steps of each size
 constexpr int32_t kProbeMaxEvery = 64;
 constexpr int32_t kProbeCostEvery = 256;
 }  // namespace
 
 void StepCostModel::observe(double n, double t) {
+    // A step the OS interrupted must not skew the costs for long (a size that looks expensive is chosen
+    // less, so its own mean would be refreshed less): clipped to the range of what the fit expects.
+    if (w_ > 0) {
+        const double fit = step_seconds(n);
+        if (fit > 0) t = std::clamp(t, 0.5 * fit, 3.0 * fit);
+    }
     w_ = w_ * kDecay + 1;
     sn_ = sn_ * kDecay + n;
     snn_ = snn_ * kDecay + n * n;
@@ -24,6 +32,25 @@ void StepCostModel::observe(double n, double t) {
     // Until the measured steps differ in size by about a token on average, the slope is unknown.
     const double var = w_ * snn_ - sn_ * sn_;
     if (var >= 0.25 * w_ * w_) slope_ = std::max((w_ * snt_ - sn_ * st_) / var, 0.0);
+    const long i = std::lround(n);
+    if (i >= 1 && i <= kTable) {
+        tab_w_[i] = tab_w_[i] * kTableDecay + 1;
+        tab_t_[i] = tab_t_[i] * kTableDecay + t;
+    }
+}
+
+double StepCostModel::measured_seconds(int32_t n) const {
+    const double fit = step_seconds((double)n);
+    if (n < 1 || n > kTable) return fit;
+    // Few steps of this size lean on the fit, many on their own mean.
+    return (tab_t_[n] + kTablePrior * fit) / (tab_w_[n] + kTablePrior);
+}
+
+double StepCostModel::extra_cost(int32_t n, int32_t k) const {
+    n = std::max(n, 1);
+    const double base = measured_seconds(n);
+    if (base <= 0 || k <= 0) return k <= 0 ? 0.0 : kPriorRatio * k;
+    return std::max(measured_seconds(n + k) - base, 0.0) / base;
 }
 
 double StepCostModel::step_seconds(double n) const {
@@ -55,17 +82,23 @@ void DraftController::reset() {
 }
 
 int32_t DraftController::want(int32_t n_max, double extra_ratio, double draft_ratio) {
+    const double per = std::max(extra_ratio, 0.0);
+    return want(n_max, [per](int32_t k) { return per * k; }, draft_ratio);
+}
+
+int32_t DraftController::want(int32_t n_max, const std::function<double(int32_t)>& extra_cost, double draft_ratio) {
     if (n_max <= 0) return 0;
     // Expected tokens of a step with a k-token draft, each accepted with probability a (geometric):
-    // 1 + a + a^2 + ... + a^k. Its cost: 1 + k * (extra + draft) plain steps.
+    // 1 + a + a^2 + ... + a^k. Its cost: 1 + extra_cost(k) + k * draft plain steps.
     const double a = std::min(acceptance(), 0.999);
-    const double per = std::max(extra_ratio, 0.0) + std::max(draft_ratio, 0.0);
+    const double draft = std::max(draft_ratio, 0.0);
+    const auto cost = [&](int32_t k) { return 1.0 + std::max(extra_cost(k), 0.0) + draft * k; };
     double best_gain = 1.0, tokens = 1.0, ak = 1.0;
     int32_t best_k = 0;
     for (int32_t k = 1; k <= n_max; ++k) {
         ak *= a;
         tokens += ak;
-        const double gain = tokens / (1.0 + per * k);
+        const double gain = tokens / cost(k);
         if (gain > best_gain) {
             best_gain = gain;
             best_k = k;
@@ -78,8 +111,8 @@ int32_t DraftController::want(int32_t n_max, double extra_ratio, double draft_ra
     // Not worth it on the evidence: probe with a short draft now and then, less often while probes fail.
     // When even drafts that are always accepted would not pay (a draft model as slow as the target),
     // acceptance is not the question: probe only rarely, to measure the cost again.
-    const double perfect = (1.0 + n_max) / (1.0 + per * n_max);
-    const int32_t every = perfect < kMinGain && 2.0 / (1.0 + per) < kMinGain ? kProbeCostEvery : probe_every_;
+    const double perfect = (1.0 + n_max) / cost(n_max);
+    const int32_t every = perfect < kMinGain && 2.0 / cost(1) < kMinGain ? kProbeCostEvery : probe_every_;
     if (++idle_steps_ < every) return 0;
     idle_steps_ = 0;
     probe_every_ = std::min(probe_every_ * 2, kProbeMaxEvery);

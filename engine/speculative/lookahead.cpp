@@ -83,13 +83,14 @@ std::span<const NgramPool::Entry> NgramPool::find(Token key) const {
     return it->second;
 }
 
-std::vector<std::vector<Token>> NgramPool::best(std::span<const Token> context, int32_t g) const {
+std::vector<std::vector<Token>> NgramPool::best(std::span<const Token> context, int32_t g,
+                                                std::vector<int32_t>* matches) const {
     std::vector<std::vector<Token>> out;
+    if (matches) matches->clear();
     if (context.empty() || g <= 0) return out;
     const std::span<const Entry> all = find(context.back());
     const size_t cur = context.size() - 1;
     const Token prev = cur > 0 ? context[cur - 1] : -1;
-    constexpr int kMaxMatch = 8;
     std::vector<std::pair<int, size_t>> order;  // (-match, recency)
     for (size_t i = 0; i < all.size(); ++i) {
         const Entry& e = all[i];
@@ -106,6 +107,7 @@ std::vector<std::vector<Token>> NgramPool::best(std::span<const Token> context, 
     for (const auto& [neg, i] : order) {
         if ((int32_t)out.size() >= g) break;
         out.push_back(all[i].rest);
+        if (matches) matches->push_back(-neg);
     }
     return out;
 }
@@ -129,26 +131,30 @@ Token LookaheadState::filler(std::span<const Token> history) {
 }
 
 LookaheadLayout LookaheadState::layout(Token x, std::span<const Token> context, int32_t w, int32_t g, int32_t budget,
-                                       int32_t max_lanes, int32_t max_reach) const {
+                                       int32_t max_lanes, int32_t max_reach, int32_t branch_len) const {
     LookaheadLayout l;
     const int32_t n = p_.n;
+    const int32_t bl = branch_len > 0 ? std::min(branch_len, n - 1) : n - 1;
     w = std::clamp(w, 0, p_.w);
     g = std::clamp(g, 0, p_.g);
     const Token alone[1] = {x};
     const std::span<const Token> ctx = !context.empty() && context.back() == x ? context : std::span<const Token>(alone);
-    const std::vector<std::vector<Token>> cands = g > 0 ? pool_.best(ctx, g) : std::vector<std::vector<Token>>{};
+    std::vector<int32_t> matches;
+    const std::vector<std::vector<Token>> cands = g > 0 ? pool_.best(ctx, g, &matches) : std::vector<std::vector<Token>>{};
     g = std::min(g, (int32_t)cands.size());
-    if (n - 1 > max_reach) g = 0;
+    if (bl > max_reach) g = 0;
     w = std::min(w, std::max(max_reach - (n - 2) + 1, 0));
     const auto window_tokens = [&](int32_t ww) { return ww == 0 ? 0 : ww * (n - 1) - 1; };
     // The window is the investment, the branches the return: a crowded step drops columns first.
-    while (w > 0 && (window_tokens(w) + g * (n - 1) > budget || w + g > max_lanes)) --w;
-    while (g > 0 && (window_tokens(w) + g * (n - 1) > budget || w + g > max_lanes)) --g;
+    while (w > 0 && (window_tokens(w) + g * bl > budget || w + g > max_lanes)) --w;
+    while (g > 0 && (window_tokens(w) + g * bl > budget || w + g > max_lanes)) --g;
     // One column at N = 2 is the input alone: no window token to evaluate.
     if (window_tokens(w) == 0) w = 0;
     if (w == 0 && g == 0) return l;
     l.w = w;
     l.g = g;
+    l.match = g > 0 ? matches[0] : -1;
+    l.branch_len = bl;
     const auto push = [&](Token t, int32_t pos, std::vector<int32_t> lanes, bool logits) {
         l.tokens.push_back(t);
         l.pos.push_back(pos);
@@ -169,9 +175,9 @@ LookaheadLayout LookaheadState::layout(Token x, std::span<const Token> context, 
             if (j == n - 2) l.window_rows[(size_t)i] = at;
         }
     for (int32_t b = 0; b < g; ++b) {
-        const std::vector<Token>& br = cands[(size_t)b];
+        const std::vector<Token> br(cands[(size_t)b].begin(), cands[(size_t)b].begin() + bl);
         l.branches.push_back(br);
-        for (int32_t t = 0; t < n - 1; ++t) {
+        for (int32_t t = 0; t < bl; ++t) {
             const int32_t at = push(br[(size_t)t], t + 1, {w + b}, true);
             if (t == 0) l.branch_first.push_back(at);
         }
@@ -294,6 +300,74 @@ void LookaheadController::observe(int k, int32_t n_emitted, double seconds, int3
     tok_[i] = tok_[i] * d + (double)(std::max(n_streams, 1) - 1 + n_emitted);
     sec_[i] = sec_[i] * d + seconds;
     if (k > 0) last_probe_[i] = step_;
+}
+
+// ---- BranchGate
+
+namespace {
+constexpr double kGateDecay = 0.9;    // about the last ten branch steps at a match length count
+constexpr double kGateMinObs = 1.9;   // two of them before an estimate is trusted
+constexpr double kGateMargin = 1.05;  // a branch step must emit 5 % more per unit of time than plain steps
+constexpr int32_t kGateMaxProbeEvery = 64;
+constexpr double kGateProbeShare = 0.03;  // probes may cost 3 % of the steps that consult the gate
+constexpr double kGateMaxCredit = 16.0;
+}  // namespace
+
+void BranchGate::reset() {
+    *this = BranchGate();
+}
+
+double BranchGate::survival(int32_t match, int32_t k) const {
+    const int b = std::clamp(match, 0, kBuckets - 1);
+    if (k < 1 || k > kMaxLen || trials_[b][k] <= 0) return -1.0;
+    return hits_[b][k] / trials_[b][k];
+}
+
+int32_t BranchGate::length(int32_t match, int32_t max_len, int32_t n_branches,
+                           const std::function<double(int32_t)>& extra_cost) {
+    const int b = std::clamp(match, 0, kBuckets - 1);
+    max_len = std::clamp(max_len, 0, kMaxLen);
+    n_branches = std::max(n_branches, 1);
+    const auto cost = [&](int32_t k) { return 1.0 + std::max(extra_cost(k * n_branches), 0.0); };
+    int32_t best = 0;
+    double best_rate = kGateMargin, expected = 0;
+    for (int32_t k = 1; k <= max_len && trials_[b][k] >= kGateMinObs; ++k) {
+        expected += hits_[b][k] / trials_[b][k];  // E[accepted] = sum over k of P(first k accepted)
+        const double rate = (1.0 + expected) / cost(k);
+        if (rate > best_rate) {
+            best_rate = rate;
+            best = k;
+        }
+    }
+    // A probe once the bucket's interval has passed and the probe budget (a few percent of the time of
+    // the steps consulted) covers its extra cost.
+    // Probes are as long as could pay were every token accepted (none where nothing could: acceptance
+    // is not the question there).
+    credit_ = std::min(credit_ + kGateProbeShare, kGateMaxCredit);
+    int32_t probe = 0;
+    for (int32_t k = max_len; k >= 1 && probe == 0; --k)
+        if ((1.0 + k) / cost(k) >= kGateMargin) probe = k;
+    if (best == 0 && probe > 0 && ++since_[b] >= std::max(probe_every_[b], 1) && credit_ >= cost(probe) - 1.0) {
+        since_[b] = 0;
+        credit_ -= cost(probe) - 1.0;
+        best = probe;
+    }
+    cost_[b] = cost(best);
+    return best;
+}
+
+void BranchGate::observe(int32_t match, int32_t len, int32_t n_accepted) {
+    const int b = std::clamp(match, 0, kBuckets - 1);
+    len = std::clamp(len, 0, kMaxLen);
+    for (int32_t k = 1; k <= len; ++k) {
+        trials_[b][k] = trials_[b][k] * kGateDecay + 1.0;
+        hits_[b][k] = hits_[b][k] * kGateDecay + (n_accepted >= k ? 1.0 : 0.0);
+    }
+    // Steps that do not pay space the probes out, steps that pay bring them closer: one lucky probe in a
+    // bucket that rarely pays must not start probing it at every step again.
+    const bool paid = 1.0 + (double)n_accepted >= cost_[b] * kGateMargin;
+    const int32_t every = std::max(probe_every_[b], 1);
+    probe_every_[b] = paid ? std::max(every / 2, 1) : std::min(every * 2, kGateMaxProbeEvery);
 }
 
 }  // namespace engine::spec

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <span>
 #include <string>
@@ -66,8 +67,11 @@ class NgramPool {
     std::span<const Entry> find(Token key) const;
     // At most g continuations of context.back(): by how many tokens before the key match the context's
     // (up to 8; a window n-gram: 1 when its previous token matches), then most recent first. context:
-    // the request's tokens up to and including the key.
-    std::vector<std::vector<Token>> best(std::span<const Token> context, int32_t g) const;
+    // the request's tokens up to and including the key. matches (optional): each one's matching context
+    // length, the same order.
+    std::vector<std::vector<Token>> best(std::span<const Token> context, int32_t g,
+                                         std::vector<int32_t>* matches = nullptr) const;
+    static constexpr int32_t kMaxMatch = 8;
     size_t size() const { return size_; }
     int32_t n() const { return n_; }
 
@@ -86,8 +90,10 @@ struct LookaheadLayout {
     std::vector<uint8_t> logits;              // 1: the token's logits are read
     // Per window column, the step index (0: the input, k > 0: tokens[k-1]) whose logits predict its next token.
     std::vector<int32_t> window_rows;
-    std::vector<std::vector<Token>> branches;  // g continuations of the input, N-1 tokens each
+    std::vector<std::vector<Token>> branches;  // g continuations of the input, branch_len tokens each
+    int32_t branch_len = 0;
     std::vector<int32_t> branch_first;         // step index of each branch's first token
+    int32_t match = -1;                        // the first branch's matching context (NgramPool::best)
     int32_t n_lanes() const { return w + g; }
     bool empty() const { return tokens.empty(); }
 };
@@ -101,10 +107,11 @@ class LookaheadState {
 
     // The step for input token x (context: the request's tokens up to and including x; empty: x alone)
     // with at most w columns and g branches, shrunk to fit `budget` extra tokens, `max_lanes` lanes and
-    // positions up to `max_reach` after x (the window shrinks first, then the branches). Empty when
-    // nothing fits or nothing is worth verifying.
+    // positions up to `max_reach` after x (the window shrinks first, then the branches). Branches carry
+    // the first branch_len tokens of their n-gram (0: all N-1). Empty when nothing fits or nothing is
+    // worth verifying.
     LookaheadLayout layout(Token x, std::span<const Token> context, int32_t w, int32_t g, int32_t budget,
-                           int32_t max_lanes, int32_t max_reach) const;
+                           int32_t max_lanes, int32_t max_reach, int32_t branch_len = 0) const;
     // After a step that emitted `emitted` (at least one token: accepted branch tokens and the target's
     // own): column_next[i] is the target's greedy pick at window_rows[i]. The window's trajectories go to
     // the pool and the window moves along with the emitted tokens. Also right after a plain step (an
@@ -157,6 +164,32 @@ class LookaheadController {
     std::vector<double> extra_max_;      // extra tokens of a full step of each shape
     std::vector<int64_t> last_probe_;    // step of the last observation of each shape
     int64_t step_ = 0;
+};
+
+// How many tokens of branches alone (no window) a step verifies, judged per step: a branch whose key's
+// context matches m tokens of the request (NgramPool::best) fares about as earlier branches with the same m
+// did. Per m, the slot keeps decayed counts of how often a branch's first k tokens were all accepted; the
+// length chosen maximizes expected tokens emitted per unit of time (an extra token costs extra_ratio of a
+// plain step), and must beat a plain step by a margin. An m not measured yet, or one that stopped paying,
+// is probed now and then (less often while probes fail, within a budget of a few percent of the time), so
+// that a loop the request falls into is noticed within a few steps.
+class BranchGate {
+  public:
+    void reset();
+    // Tokens per branch for this step (0: a plain step). max_len: N-1; n_branches: the step's branches;
+    // extra_cost(k): what k extra tokens in the step cost, in this slot's plain steps.
+    int32_t length(int32_t match, int32_t max_len, int32_t n_branches, const std::function<double(int32_t)>& extra_cost);
+    // A step of branches `len` tokens long, the first matching `match` tokens, got n_accepted accepted.
+    void observe(int32_t match, int32_t len, int32_t n_accepted);
+    // Estimated chance that the first k tokens of a branch at this match are accepted (-1: not measured).
+    double survival(int32_t match, int32_t k) const;
+
+  private:
+    static constexpr int kBuckets = NgramPool::kMaxMatch + 1, kMaxLen = kLookaheadMaxN - 1;
+    double trials_[kBuckets][kMaxLen + 1] = {}, hits_[kBuckets][kMaxLen + 1] = {};
+    double cost_[kBuckets] = {};  // the last step's cost in plain steps, as length() weighed it
+    int32_t since_[kBuckets] = {}, probe_every_[kBuckets] = {};
+    double credit_ = 16.0;  // what probes may still cost, in plain steps (kGateMaxCredit: a new slot probes at once)
 };
 
 }  // namespace engine::spec

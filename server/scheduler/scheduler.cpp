@@ -408,6 +408,7 @@ void Scheduler::start_task(Slot& slot, std::shared_ptr<Task> task) {
         // What the controller learned about step shapes holds for the next request with the same shapes.
         if (!(slot.la_ctl_params == lp)) {
             slot.la_ctl.reset(lp);
+            slot.la_gate.reset();
             slot.la_ctl_params = lp;
         }
     }
@@ -560,6 +561,13 @@ void Scheduler::prepare_drafts() {
     if (iteration_ % 50 == 0)
         spdlog::debug("draft costs: {} streams, extra token ratio {:.3f} (one stream {:.3f}), step(1) {:.3f} ms, step(n) {:.3f} ms",
                       n_gen, extra, r1, 1e3 * step_cost_.step_seconds(1), 1e3 * step_cost_.step_seconds(std::max(n_gen, 1)));
+    // A draft's or lookahead step's k extra tokens, in plain steps of the slot: the whole batch waits
+    // for them. Measured per step size: a step grows unevenly (tiles of rows), which a per-token ratio
+    // misses.
+    const auto step_extra = [&](int32_t k) {
+        const int32_t n = std::max(n_gen, 1);
+        return n * step_cost_.extra_cost(n, k);
+    };
     // Until a draft model has been timed, assume a draft position costs a third of a target step.
     const double model_ratio = draft_step_seconds_ > 0 && plain_step > 0 ? draft_step_seconds_ / plain_step : 0.3;
 
@@ -586,20 +594,34 @@ void Scheduler::prepare_drafts() {
             if (type == DrafterType::Lookahead) {
                 if (!s.la_on) continue;
                 const auto& shapes = s.la_ctl.shapes();
-                const int level = s.la_fixed ? (int)shapes.size() - 1 : s.la_ctl.want(extra);
+                int level = s.la_fixed ? (int)shapes.size() - 1 : s.la_ctl.want(extra);
+                // Steps of branches alone are judged one by one, by how well the best branch's context
+                // matches (the gate): a plain step where the controller saw no gain is still a branch
+                // step when this branch is expected to pay. Window shapes run as the controller chose.
+                const bool gated = !s.la_fixed && shapes[(size_t)level].w == 0;
+                if (gated && level == 0 && shapes.size() > 1 && shapes[1].w == 0) level = 1;
                 if (level <= 0) continue;
                 engine::spec::LookaheadLayout l =
                     s.la.layout(s.pending, s.history, shapes[(size_t)level].w, shapes[(size_t)level].g,
                                 (int32_t)ctx_.params().n_batch - 1, lane_share, draft_room(s));
                 if (l.empty()) continue;
+                if (gated) {
+                    const int32_t len = s.la_gate.length(l.match, l.branch_len, l.g, step_extra);
+                    if (len <= 0) continue;
+                    if (len < l.branch_len)
+                        l = s.la.layout(s.pending, s.history, 0, l.g, (int32_t)ctx_.params().n_batch - 1, lane_share,
+                                        draft_room(s), len);
+                    if (l.empty()) continue;
+                }
                 s.draft = l.tokens;
                 s.draft_from = (int)kind;
                 s.la_step = std::move(l);
                 s.la_level = level;
+                s.la_gated = gated;
                 return;
             }
             const bool model = type == DrafterType::DraftModel;
-            const int32_t k = s.draft_ctl[kind].want(room, extra, model ? model_ratio : 0.0);
+            const int32_t k = s.draft_ctl[kind].want(room, step_extra, model ? model_ratio : 0.0);
             if (!model) {
                 engine::spec::Drafter& d = *s.drafters[ngram_idx++];
                 if (k <= 0) continue;
@@ -711,7 +733,7 @@ void Scheduler::fit_lookahead(std::vector<PlanEntry>& entries) {
         // is rebuilt smaller (window first), down to a plain step.
         if ((int32_t)s.la_step.tokens.size() > e.n_draft || s.la_step.n_lanes() > end - next) {
             s.la_step = s.la.layout(s.pending, s.history, s.la_step.w, s.la_step.g, e.n_draft, end - next,
-                                    draft_room(s));
+                                    draft_room(s), s.la_step.branch_len);
             s.draft = s.la_step.tokens;
         }
         e.n_draft = (int32_t)s.la_step.tokens.size();
@@ -892,6 +914,7 @@ void Scheduler::step_lookahead(Slot& s, size_t first_row) {
     engine::spec::Verified v =
         engine::spec::verify_tree_by_sampling(*s.chain, ctx_.logits(first_row), l.branches, rows, po, &followed);
     const size_t n_acc = v.n_accepted();
+    if (s.la_gated) s.la_gate.observe(l.match, l.branch_len, (int32_t)n_acc);
     if (n_acc > 0)
         ctx_.kv().seq_cp(lanes[(size_t)(l.w + followed)], s.id, n_past + 1, n_past + 1 + (engine::Pos)n_acc);
     s.cache_tokens.insert(s.cache_tokens.end(), v.tokens.begin(), v.tokens.begin() + (long)n_acc);

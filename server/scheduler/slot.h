@@ -55,9 +55,11 @@ struct Slot {
     bool la_on = false, la_fixed = false;
     engine::spec::LookaheadState la;
     engine::spec::LookaheadController la_ctl;
+    engine::spec::BranchGate la_gate;  // whether a step of branches alone pays, by their context match
     engine::spec::LookaheadParams la_ctl_params{0, 0, 0};
     engine::spec::LookaheadLayout la_step;
     int la_level = 0;
+    bool la_gated = false;  // this step's branches were sized by la_gate (which learns from its outcome)
     int la_obs_level = -1;      // this iteration's step for the controller: its shape (0: plain), -1: none
     int32_t la_obs_emitted = 0;
     std::vector<engine::SeqId> la_seqs;

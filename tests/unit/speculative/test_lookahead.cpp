@@ -452,3 +452,86 @@ TEST_CASE("lookahead controller: large steps when they pay, plain decoding with 
         CHECK(lookahead < 250);
     }
 }
+
+TEST_CASE("n-gram pool: best() reports how many tokens of context each continuation matches",
+          "[speculative][lookahead]") {
+    NgramPool pool;
+    pool.reset(2, 4);
+    const std::vector<Token> text = {1, 2, 3, 4, 7, 2, 3, 5, 8, 1, 2, 3};
+    pool.add_sequence(std::span<const Token>(text).first(11));
+    std::vector<int32_t> m;
+    CHECK(pool.best(text, 2, &m) == std::vector<std::vector<Token>>{{4}, {5}});
+    // 3 after "1 2" (key at index 2: 2 and 1 match, then the start) and after "7 2" (one token).
+    CHECK(m == std::vector<int32_t>{2, 1});
+    CHECK(pool.best(std::vector<Token>{9}, 2, &m).empty());
+    CHECK(m.empty());
+}
+
+TEST_CASE("lookahead layout: branches may be cut to their first tokens", "[speculative][lookahead]") {
+    const LookaheadParams p{4, 5, 3};
+    LookaheadState st;
+    st.begin(p, std::vector<Token>{1, 2, 3, 4, 5, 9, 1, 6, 7, 8, 9});
+    const LookaheadLayout full = st.layout(1, {}, 0, 2, 1 << 20, 64, 100);
+    REQUIRE(full.g == 2);
+    CHECK(full.branch_len == 4);
+    CHECK(full.tokens.size() == 8);
+    const LookaheadLayout cut = st.layout(1, {}, 0, 2, 1 << 20, 64, 100, 2);
+    REQUIRE(cut.g == 2);
+    CHECK(cut.branch_len == 2);
+    CHECK(cut.tokens.size() == 4);
+    for (size_t b = 0; b < cut.branches.size(); ++b) {
+        REQUIRE(cut.branches[b].size() == 2);
+        CHECK(std::equal(cut.branches[b].begin(), cut.branches[b].end(), full.branches[b].begin()));
+        CHECK(cut.pos[(size_t)cut.branch_first[b] - 1] == 1);
+        CHECK(cut.pos[(size_t)cut.branch_first[b]] == 2);
+    }
+    // A cut branch needs only its own reach: 2 positions after the input.
+    CHECK(st.layout(1, {}, 0, 2, 1 << 20, 64, 2, 2).g == 2);
+    CHECK(st.layout(1, {}, 0, 2, 1 << 20, 64, 2).empty());
+    // Longer than N - 1 is N - 1.
+    CHECK(st.layout(1, {}, 0, 2, 1 << 20, 64, 100, 9).branch_len == 4);
+}
+
+TEST_CASE("branch gate: runs branches where their context match pays, for as long as they pay",
+          "[speculative][lookahead]") {
+    const auto linear = [](double r) { return [r](int32_t k) { return r * k; }; };
+    BranchGate g;
+    // Nothing measured: the first consultation of a match length probes with full branches.
+    CHECK(g.length(8, 4, 1, linear(0.1)) == 4);
+    // Long matches: whole branches accepted. Short ones: nothing.
+    for (int i = 0; i < 6; ++i) {
+        g.observe(8, 4, 4);
+        g.observe(0, 4, 0);
+    }
+    CHECK(g.survival(8, 4) == Approx(1.0));
+    CHECK(g.survival(0, 1) == Approx(0.0));
+    CHECK(g.survival(3, 1) == -1.0);  // never measured
+    CHECK(g.length(8, 4, 1, linear(0.1)) == 4);
+    // Too costly even when always accepted: 5 tokens for 1 + 4 * 1.2 plain steps.
+    CHECK(g.length(8, 4, 1, linear(1.2)) == 0);
+    // Three branches cost three times as much.
+    CHECK(g.length(8, 4, 3, linear(0.3)) == 4);
+    CHECK(g.length(8, 4, 3, linear(0.4)) == 0);
+    // Match 0 never pays: probes only, spaced out and paid for by a budget of a few percent of the steps.
+    int probes = 0;
+    for (int i = 0; i < 2000; ++i)
+        if (const int32_t len = g.length(0, 4, 1, linear(0.3)); len > 0) {
+            ++probes;
+            CHECK(len == 4);
+            g.observe(0, len, 0);
+        }
+    CHECK(probes > 0);
+    CHECK(probes * 4 * 0.3 <= 0.03 * 2000 + 16.0 + 1e-9);
+
+    // The first token is usually right, the rest rarely: branches are cut to what pays.
+    BranchGate cut;
+    for (int i = 0; i < 10; ++i) cut.observe(5, 4, i % 10 == 0 ? 4 : 1);
+    CHECK(cut.survival(5, 1) == Approx(1.0));
+    CHECK(cut.survival(5, 2) < 0.2);
+    CHECK(cut.length(5, 4, 1, linear(0.2)) == 1);
+    // A measured cost that jumps after the first token (a new tile of rows) also keeps branches short.
+    BranchGate tiles;
+    for (int i = 0; i < 10; ++i) tiles.observe(6, 4, 4);
+    CHECK(tiles.length(6, 4, 1, [](int32_t k) { return k <= 1 ? 0.1 : 3.0; }) == 1);
+    CHECK(tiles.length(6, 4, 1, [](int32_t k) { return k <= 1 ? 0.1 : 0.2; }) == 4);
+}

@@ -195,3 +195,35 @@ TEST_CASE("step cost model recovers a fixed and a per-token cost", "[speculative
     REQUIRE(m.step_seconds(1) == Approx(0.0011).epsilon(1e-6));
     REQUIRE(m.extra_token_ratio() == Approx(0.0001 / 0.0011).epsilon(1e-6));
 }
+
+TEST_CASE("step cost model: measured per step size, leaning on the fit where few steps were seen",
+          "[speculative][controller]") {
+    StepCostModel m;
+    // Steps cost a fixed part and a tile of 4 rows at a time: 5 tokens cost as much as 8.
+    const auto cost = [](int n) { return 0.001 + 0.0004 * ((n + 3) / 4); };
+    for (int i = 0; i < 400; ++i) {
+        const int n = 1 + i % 8;
+        m.observe(n, cost(n));
+    }
+    for (int n = 1; n <= 8; ++n) CHECK(m.measured_seconds(n) == Approx(cost(n)).epsilon(0.02));
+    // One token past a tile costs the tile; one within it costs nothing.
+    CHECK(m.extra_cost(4, 1) == Approx(0.0004 / 0.0014).epsilon(0.12));
+    CHECK(m.extra_cost(5, 3) == Approx(0.0).margin(0.02));
+    CHECK(m.extra_cost(4, 0) == 0.0);
+    // A size never seen: the fit.
+    CHECK(m.measured_seconds(40) == Approx(m.step_seconds(40)));
+    // One interrupted step does not make its size look expensive: clipped to 3x the fit.
+    StepCostModel j;
+    for (int i = 0; i < 200; ++i) j.observe(1 + i % 2, 0.001 + 0.0001 * (1 + i % 2));
+    const double before = j.measured_seconds(2);
+    j.observe(2, 1.0);
+    CHECK(j.measured_seconds(2) < 1.5 * before);
+}
+
+TEST_CASE("draft controller: a measured step cost that jumps keeps drafts short", "[speculative][controller]") {
+    DraftController good;
+    for (int i = 0; i < 50; ++i) good.observe(8, 8);
+    // Tokens past the first three cost a step each: a draft of three.
+    CHECK(good.want(16, [](int32_t k) { return k <= 3 ? 0.05 * k : 0.15 + (k - 3); }, 0.0) == 3);
+    CHECK(good.want(16, [](int32_t k) { return 0.02 * k; }, 0.0) >= 8);
+}
