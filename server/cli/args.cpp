@@ -100,8 +100,10 @@ void ArgParser::optional_value(const std::string& names, const std::string& vn, 
 void ArgParser::refuse(const std::string& names, bool takes_value, const std::string& reason) {
     const std::string shown = split_names(names).back();
     auto fail = [shown, reason](const std::string&) -> void { throw ArgError(shown + ": " + reason); };
-    push({split_names(names), takes_value ? "VALUE" : "", "not supported: " + reason, fail, !takes_value, "", nullptr,
-          true, false, ""});
+    Opt o{split_names(names), takes_value ? "VALUE" : "", "not supported: " + reason, fail, !takes_value, "", nullptr,
+          true, false, ""};
+    o.refused = reason;
+    push(std::move(o));
 }
 
 void ArgParser::mark_given(const Opt& o) {
@@ -127,6 +129,7 @@ void ArgParser::positionals(std::vector<std::string>* out, const std::string& sy
 
 bool ArgParser::parse(int argc, char** argv, int first) {
     for (int i = first; i < argc; ++i) {
+        const int start = i;
         std::string a = argv[i];
         if (a == "-h" || a == "--help" || a == "--usage") {
             std::fputs(usage().c_str(), stdout);
@@ -165,8 +168,46 @@ bool ArgParser::parse(int argc, char** argv, int first) {
         }
         o->set(value);
         mark_given(*o);
+        command_line_.push_back({canonical(o->names), std::vector<std::string>(argv + start, argv + i + 1)});
     }
     return true;
+}
+
+const ArgParser::Opt* ArgParser::find_key(const std::string& key) const {
+    if (key.empty()) return nullptr;
+    if (const Opt* o = find("--" + key)) return o;
+    if (const Opt* o = find("-" + key)) return o;
+    for (const auto& o : opts_)
+        if (!o.env.empty() && o.env == key) return &o;
+    return nullptr;
+}
+
+std::string ArgParser::canonical_name(const std::string& key) const {
+    const Opt* o = find_key(key);
+    return o ? canonical(o->names) : "";
+}
+
+std::string ArgParser::env_of(const std::string& name) const {
+    for (const auto& o : opts_)
+        if (canonical(o.names) == name) return o.env;
+    return "";
+}
+
+std::vector<std::string> ArgParser::words_for(const std::string& key, const std::string& value) const {
+    const Opt* o = find_key(key);
+    if (!o) throw ArgError("unknown option '" + key + "'");
+    if (!o->refused.empty()) throw ArgError(o->names.back() + ": " + o->refused);
+    const std::string name = o->names.back();
+    if (!o->is_flag) return {name, value};
+    bool on = false;
+    if (!parse_env_bool(value, &on))
+        throw ArgError("'" + key + "' is a flag: its value must be true or false, not '" + value + "'");
+    if (on) return {name};
+    // false: the flag that sets the same variable the other way (--no-mmap for --mmap), if there is one.
+    if (o->flag_target)
+        for (const auto& p : opts_)
+            if (p.flag_target == o->flag_target && p.flag_value != o->flag_value) return {p.names.back()};
+    return {};
 }
 
 void ArgParser::apply_config(const nlohmann::json& cfg) {

@@ -64,6 +64,25 @@ public:
     bool given(const std::string& long_name) const;
     std::string usage() const;
 
+    // The options given on the command line, in order, each with its canonical name (the first long
+    // name without dashes) and the words that gave it ("--ctx-size", "512" or "--ctx-size=512"): what a
+    // router passes on to the servers it starts.
+    struct GivenArg {
+        std::string name;
+        std::vector<std::string> words;
+    };
+    const std::vector<GivenArg>& command_line() const { return command_line_; }
+    // The canonical name of the option a preset file's key names (a long or short name without dashes,
+    // or its environment variable), or "" if none. Does not look at refused options' reasons.
+    std::string canonical_name(const std::string& key) const;
+    // Command-line words that give option `key` (as canonical_name takes it) the value `value`, as
+    // llama-server's preset files write it: a flag's value is true or false (false gives its opposite,
+    // e.g. --no-mmap for mmap = false; nothing when it has none). Throws ArgError for an unknown key or
+    // an option this build refuses (with its reason).
+    std::vector<std::string> words_for(const std::string& key, const std::string& value) const;
+    // The environment variable of the option with canonical name `name` ("" if none).
+    std::string env_of(const std::string& name) const;
+
     static int to_int(const std::string& opt, const std::string& v);
     static double to_double(const std::string& opt, const std::string& v);
 
@@ -79,7 +98,9 @@ private:
         bool has_implicit = false;  // optional_value: the value may be left out
         std::string implicit;
         bool takes_number = false;  // add_with_number
+        std::string refused = {};   // refuse(): the reason
     };
+    const Opt* find_key(const std::string& key) const;
     const Opt* find(const std::string& name) const;
     void push(Opt o);
     void apply_env_value(const Opt& o, const std::string& value);
@@ -92,6 +113,7 @@ private:
     bool show_env_ = true;
     std::vector<Opt> opts_;
     std::map<std::string, bool> given_;  // by canonical (first long) name
+    std::vector<GivenArg> command_line_;
 };
 
 }  // namespace cli

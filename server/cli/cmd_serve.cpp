@@ -29,6 +29,7 @@
 #include "server/cli/control_vector_options.h"
 #include "server/cli/file_lists.h"
 #include "server/cli/gpu_options.h"
+#include "server/cli/serve_router.h"
 #include "server/http/server.h"
 #include "server/scheduler/scheduler.h"
 #include "server/webui/webui.h"
@@ -138,8 +139,11 @@ int cmd_serve(int argc, char** argv) {
     std::string cache_type_k_draft, cache_type_v_draft;
     ac.defaults.sampling = engine::SamplingParams{};
 
+    RouterCliOptions ro;
+    bool router_mode = false;
     ArgParser ap("serve");
     add_model_options(ap, mo);
+    add_router_options(ap, ro);
     add_sampling_options(ap, ac.defaults.sampling);
     ap.option("--config", "FILE", "JSON file with options (long names without dashes); flags win",
               &config_file);
@@ -337,10 +341,17 @@ int cmd_serve(int argc, char** argv) {
             }
             ap.apply_config(cfg);
         }
-        finish_model_options(ap, mo);
-        finish_chat_options(chat_template_file, chat_template_kwargs, ac);
-        finish_grammar_options(grammar_file, json_schema, json_schema_file, ac.defaults);
-        finish_control_vector_options(cvo);
+        // Router mode, as llama-server: no model given, and models to choose from. With -m, one model is
+        // served and the --models-* options are ignored (llama-server does the same).
+        router_mode = mo.model.empty() && router_mode_requested(ro);
+        if (!router_mode) {
+            if (mo.model.empty())
+                throw ArgError("missing -m MODEL (or --models-dir DIR / --models-preset FILE to serve several models)");
+            finish_model_options(ap, mo);
+            finish_chat_options(chat_template_file, chat_template_kwargs, ac);
+            finish_grammar_options(grammar_file, json_schema, json_schema_file, ac.defaults);
+            finish_control_vector_options(cvo);
+        }
         check_api_prefix(hc.api_prefix);
         if (sc.n_cache_reuse < 0) throw ArgError("--cache-reuse must not be negative");
         if (ac.embd_normalize < -1) throw ArgError("--embd-normalize must be >= -1");
@@ -370,7 +381,7 @@ int cmd_serve(int argc, char** argv) {
         }
         if (!wo.path.empty() && !std::filesystem::is_directory(wo.path))
             throw ArgError("--path '" + wo.path + "' is not a directory");
-        if (mo.n_ctx != 0 && mo.n_ctx < (uint32_t)sc.n_parallel)
+        if (!router_mode && mo.n_ctx != 0 && mo.n_ctx < (uint32_t)sc.n_parallel)
             throw ArgError("--ctx-size must be at least --parallel (each slot needs context)");
         if (auto err = engine::validate(ac.defaults.sampling); !err.empty()) throw ArgError(err);
         if (sc.spec.n_max <= 0)
@@ -453,6 +464,16 @@ int cmd_serve(int argc, char** argv) {
     sigaddset(&sigs, SIGINT);
     sigaddset(&sigs, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+
+    if (router_mode) {
+        ro.webui = webui;
+        ro.webui_path = wo.path;
+        ro.timeout = std::chrono::seconds(timeout_s);
+        return run_router(ap, ro, hc);
+    }
+    if (router_mode_requested(ro) || ap.given("models-max") || ap.given("no-models-autoload"))
+        spdlog::warn("--models-dir/--models-preset/--models-*: ignored, -m serves one model (router mode is "
+                     "without -m)");
 
     try {
         server::http::Server http(hc);

@@ -182,7 +182,6 @@ void add_unsupported_options(ArgParser& ap) {
     for (const char* o : {"--image-min-tokens", "--image-max-tokens", "--mtmd-batch-max-tokens",
                           "--video-fps", "--video-timestamp-interval", "--video-ffmpeg-dir", "--media-path"})
         ap.refuse(o, true, "multimodal input is not supported: ggserve serves text models");
-    ap.refuse("--tags", true, "model tags belong to llama-server's router mode, which ggserve does not have");
     for (const char* o : {"--cors-origins", "--cors-methods", "--cors-headers"})
         ap.refuse(
             o, true,
@@ -197,10 +196,6 @@ void add_unsupported_options(ArgParser& ap) {
     ap.refuse("--tools-runtime", true, "there are no built-in agent tools");
     ap.refuse("--mcp-servers-config,--mcp-servers-json", true, "there are no MCP servers");
     ap.refuse("-ag,--agent,-no-ag,--no-agent", false, "there are no built-in agent tools");
-    for (const char* o : {"--models-dir", "--models-preset", "--models-max"})
-        ap.refuse(o, true, "there is no router mode: one ggserve serves one model");
-    ap.refuse("--models-autoload,--no-models-autoload", false,
-              "there is no router mode: one ggserve serves one model");
     ap.refuse("-rea,--reasoning", true, "use --reasoning-budget 0 to turn thinking off, -1 to leave it on");
     ap.refuse("--reasoning-effort", true, "pass reasoning_effort in the request or --chat-template-kwargs");
     ap.refuse("--reasoning-budget-message", true, "token budgets for thinking are not supported");
@@ -242,6 +237,12 @@ void add_unsupported_options(ArgParser& ap) {
         ap.refuse(o, false,
                   "cannot download: this build fetches nothing over the network; download the file and pass "
                   "-m FILE");
+}
+
+void refuse_router_options(ArgParser& ap) {
+    const std::string why = "router mode (several models) is `ggserve serve --models-dir DIR`";
+    for (const char* o : {"--models-dir", "--models-preset", "--models-max", "--tags"}) ap.refuse(o, true, why);
+    ap.refuse("--models-autoload,--no-models-autoload", false, why);
 }
 
 }  // namespace cli

@@ -41,5 +41,7 @@ void add_download_options(ArgParser& ap);
 // Options of llama-server for features ggserve does not have (multiple GPUs, RPC, multimodal projectors,
 // control vectors, group attention, ...): refused with the reason. Serve and run share them.
 void add_unsupported_options(ArgParser& ap);
+// The router's options (`serve` without -m), refused by the commands that run one model.
+void refuse_router_options(ArgParser& ap);
 
 }  // namespace cli

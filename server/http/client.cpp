@@ -9,6 +9,7 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
+#include <atomic>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -34,6 +35,7 @@ struct Client::Impl {
     beast::flat_buffer buffer;
     bool connected = false;
     std::size_t opened = 0;
+    std::atomic<bool> aborted{false};  // abort(): no further connection
 
     steady::time_point deadline() const { return steady::now() + options.timeout; }
 
@@ -60,6 +62,7 @@ struct Client::Impl {
 
     void connect() {
         close();
+        if (aborted) throw ClientError("aborted");
         tcp::resolver resolver(ioc);
         error_code ec;
         auto endpoints = resolver.resolve(host, std::to_string(port), ec);
@@ -254,6 +257,73 @@ StreamResult Client::stream(std::string_view method, std::string_view target, st
     result.complete = true;
     if (!parser.keep_alive()) d.close();
     return result;
+}
+
+StreamResult Client::relay(std::string_view method, std::string_view target, std::string_view body,
+                           const Headers& headers, const HeadCallback& on_head, const BodyCallback& on_body) {
+    Impl& d = *impl_;
+    std::optional<bhttp::response_parser<bhttp::string_body>> p;
+    std::string req = d.build_request(method, target, body, headers);
+    d.send_with_retry(req, [&] {
+        p.emplace();
+        p->header_limit(1024 * 1024);
+        p->body_limit(boost::none);
+        if (method == "HEAD") p->skip(true);
+        d.read_header(*p);
+        return 0;
+    });
+    auto& parser = *p;
+    StreamResult result;
+    result.status = parser.get().result_int();
+    for (const auto& field : parser.get()) result.headers.add(field.name_string(), field.value());
+    if (!on_head(result.status, result.headers)) {
+        result.aborted = true;
+        d.close();
+        return result;
+    }
+    try {
+        while (!parser.is_done()) {
+            error_code ec;
+            bool done = false;
+            bhttp::async_read_some(d.socket, d.buffer, parser, [&](error_code e, std::size_t) {
+                ec = e;
+                done = true;
+            });
+            d.run(done, d.deadline());
+            std::string& chunk = parser.get().body();
+            if (!chunk.empty()) {
+                const bool keep_going = on_body(chunk);
+                chunk.clear();
+                if (!keep_going) {
+                    result.aborted = true;
+                    d.close();
+                    return result;
+                }
+            }
+            if (ec) {
+                result.error = d.aborted ? "aborted" : ec.message();
+                d.close();
+                return result;
+            }
+        }
+    } catch (const ClientError& e) {
+        result.error = e.what();
+        return result;
+    }
+    result.complete = true;
+    if (!parser.keep_alive()) d.close();
+    return result;
+}
+
+void Client::abort() {
+    Impl* d = impl_.get();
+    d->aborted = true;
+    // The socket belongs to the thread running the client's loop: close it there.
+    asio::post(d->ioc, [d] {
+        error_code ignored;
+        d->socket.close(ignored);
+        d->connected = false;
+    });
 }
 
 void Client::send_raw(std::string_view bytes) {

@@ -73,6 +73,18 @@ class Client {
     StreamResult stream(std::string_view method, std::string_view target, std::string_view body,
                         const Headers& headers, const EventCallback& on_event);
 
+    // For a proxy: sends a request and passes the answer on as it arrives. `on_head` gets the status and
+    // headers once they are in, then `on_body` each piece of the (de-chunked) body as it is read; either
+    // returning false stops at once and closes the connection (StreamResult::aborted). Failures before
+    // the head throw ClientError; later ones end with StreamResult::error. StreamResult::body stays empty.
+    using HeadCallback = std::function<bool(int status, const Headers& headers)>;
+    using BodyCallback = std::function<bool(std::string_view bytes)>;
+    StreamResult relay(std::string_view method, std::string_view target, std::string_view body,
+                       const Headers& headers, const HeadCallback& on_head, const BodyCallback& on_body);
+    // Thread-safe: closes the connection from any thread, so that a request() / stream() / relay() in
+    // progress ends now (as a ClientError or an ended stream) and later ones fail.
+    void abort();
+
     // Raw access, for protocol tests: write bytes as they are, then read one response. Interim 1xx
     // responses (100 Continue) are skipped unless `return_interim`.
     void send_raw(std::string_view bytes);

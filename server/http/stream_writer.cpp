@@ -47,6 +47,11 @@ bool DeferredResponse::respond(Response response) {
     return state_->respond(std::move(response));
 }
 
+std::shared_ptr<StreamWriter> DeferredResponse::stream(StreamOptions options) {
+    if (!state_->start_stream(options)) return nullptr;
+    return std::make_shared<StreamWriter>(state_);
+}
+
 void DeferredResponse::on_cancel(std::function<void()> callback) {
     state_->set_cancel(std::move(callback));
 }

@@ -66,6 +66,10 @@ class DeferredResponse {
 
     // Sends the response. Returns false if the client is gone or a response was already given.
     bool respond(Response response);
+    // Answers with a stream instead (its head is written next): a proxy learns only from the upstream
+    // answer whether it streams. nullptr if the client is gone or an answer was already given; this
+    // handle must then not be used to respond.
+    std::shared_ptr<StreamWriter> stream(StreamOptions options = {});
     // As StreamWriter::on_cancel: the client went away before respond().
     void on_cancel(std::function<void()> callback);
     bool cancelled() const;

@@ -136,3 +136,31 @@ TEST_CASE("help shows each option's environment variable", "[cli][env]") {
     CHECK(u.find("(env: LLAMA_ARG_N_PARALLEL)") != std::string::npos);
     CHECK(u.find("(env: LLAMA_ARG_ENDPOINT_METRICS)") != std::string::npos);
 }
+
+TEST_CASE("the command line's words per option, and preset keys as command-line words", "[cli][router]") {
+    Opts o;
+    o.ap.refuse("--mmproj", true, "text models only");
+    o.parse({"-c", "512", "--metrics", "--port=9", "--no-mmap"});
+    const auto& given = o.ap.command_line();
+    REQUIRE(given.size() == 4);
+    CHECK(given[0].name == "ctx-size");
+    CHECK(given[0].words == std::vector<std::string>{"-c", "512"});
+    CHECK(given[1].words == std::vector<std::string>{"--metrics"});
+    CHECK(given[2].name == "port");
+    CHECK(given[2].words == std::vector<std::string>{"--port=9"});
+    CHECK(given[3].name == "no-mmap");
+    // Keys: long or short names without dashes, or the environment variable.
+    CHECK(o.ap.canonical_name("c") == "ctx-size");
+    CHECK(o.ap.canonical_name("LLAMA_ARG_N_PARALLEL") == "parallel");
+    CHECK(o.ap.canonical_name("nope").empty());
+    CHECK(o.ap.words_for("c", "64") == std::vector<std::string>{"--ctx-size", "64"});
+    CHECK(o.ap.words_for("LLAMA_ARG_CTX_SIZE", "64") == std::vector<std::string>{"--ctx-size", "64"});
+    CHECK(o.ap.words_for("metrics", "true") == std::vector<std::string>{"--metrics"});
+    CHECK(o.ap.words_for("metrics", "off").empty());  // no opposite flag: nothing
+    CHECK(o.ap.words_for("slots", "false") == std::vector<std::string>{"--no-slots"});
+    CHECK(o.ap.words_for("no-mmap", "1") == std::vector<std::string>{"--no-mmap"});
+    CHECK_THROWS_WITH(o.ap.words_for("metrics", "maybe"), Catch::Contains("true or false"));
+    CHECK_THROWS_WITH(o.ap.words_for("ctx-sise", "1"), Catch::Contains("unknown option 'ctx-sise'"));
+    CHECK_THROWS_WITH(o.ap.words_for("mmproj", "x.gguf"), Catch::Contains("text models only"));
+    CHECK(o.ap.env_of("ctx-size") == "LLAMA_ARG_CTX_SIZE");
+}

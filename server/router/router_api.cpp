@@ -1,0 +1,199 @@
+#include "server/router/router_api.h"
+
+#include <spdlog/spdlog.h>
+
+#include <thread>
+
+#include "server/http/errors.h"
+#include "server/http/json_depth.h"
+#include "server/router/router_proxy.h"
+
+namespace router {
+
+using server::http::HttpError;
+using server::http::Response;
+using json = nlohmann::json;
+
+namespace {
+// The "model" of a POST /models/load or /models/unload body ("" when there is none).
+std::string body_model(const server::http::Request& req) {
+    if (server::http::json_depth_exceeded(req.body)) throw HttpError(400, "the request body nests too deep");
+    const json body = json::parse(req.body, nullptr, false);
+    if (!body.is_object()) throw HttpError(400, "the request body must be a JSON object");
+    auto it = body.find("model");
+    return it != body.end() && it->is_string() ? it->get<std::string>() : "";
+}
+}  // namespace
+
+RouterApi::RouterApi(ModelManager& models, RouterConfig config, server::http::Server& http)
+    : models_(models), config_(std::move(config)), http_(http) {}
+
+RouterApi::~RouterApi() { wait_idle(std::chrono::seconds(10)); }
+
+void RouterApi::run_detached(std::function<void()> fn) {
+    {
+        std::lock_guard lk(mu_);
+        ++running_;
+    }
+    std::thread([this, fn = std::move(fn)] {
+        try {
+            fn();
+        } catch (const std::exception& e) {
+            spdlog::error("router: forwarding failed: {}", e.what());
+        }
+        std::lock_guard lk(mu_);
+        --running_;
+        cv_.notify_all();
+    }).detach();
+}
+
+bool RouterApi::wait_idle(std::chrono::milliseconds timeout) {
+    std::unique_lock lk(mu_);
+    return cv_.wait_for(lk, timeout, [this] { return running_ == 0; });
+}
+
+void RouterApi::register_routes() {
+    auto guard = [](std::function<Reply(Request&)> fn) {
+        return [fn = std::move(fn)](Request& req) -> Reply {
+            try {
+                return fn(req);
+            } catch (const HttpError& e) {
+                return server::http::error_response(e.status(), e.what(), e.type());
+            }
+        };
+    };
+    auto bind = [this, &guard](Reply (RouterApi::*fn)(Request&)) {
+        return guard([this, fn](Request& r) { return (this->*fn)(r); });
+    };
+    auto post = [this, &guard] { return guard([this](Request& r) { return forward(r, true); }); };
+    auto get = [this, &guard] { return guard([this](Request& r) { return forward(r, false); }); };
+
+    const auto health = [](Request&) -> Reply { return Response::json({{"status", "ok"}}); };
+    http_.get("/health", health);
+    http_.get("/v1/health", health);
+    http_.get("/models", bind(&RouterApi::models));
+    http_.get("/v1/models", bind(&RouterApi::models));
+    http_.post("/models/load", bind(&RouterApi::load));
+    http_.post("/models/unload", bind(&RouterApi::unload));
+    http_.get("/props", bind(&RouterApi::props));
+    for (const char* path : {"/metrics", "/slots", "/lora-adapters"}) http_.get(path, get());
+    for (const char* path :
+         {"/props", "/completion", "/completions", "/v1/completions", "/chat/completions", "/v1/chat/completions",
+          "/infill", "/embedding", "/embeddings", "/v1/embeddings", "/rerank", "/reranking", "/v1/rerank",
+          "/v1/reranking", "/tokenize", "/detokenize", "/apply-template", "/lora-adapters", "/slots/{id}",
+          "/v1/responses", "/v1/responses/input_tokens", "/v1/messages", "/v1/messages/count_tokens"})
+        http_.post(path, post());
+}
+
+bool RouterApi::autoload(const Request& req) const {
+    const auto v = req.query_param("autoload");
+    if (!v) return config_.autoload;
+    return *v == "true" || *v == "1";
+}
+
+std::string RouterApi::requested_model(const Request& req, bool from_body) const {
+    std::string name;
+    if (from_body) {
+        if (auto at = server::http::json_depth_exceeded(req.body))
+            throw HttpError(400, "the request body nests deeper than " + std::to_string(server::http::kMaxJsonDepth) +
+                                     " levels (at byte " + std::to_string(*at) + ")");
+        const json body = json::parse(req.body, nullptr, false);
+        if (body.is_discarded() || !body.is_object()) throw HttpError(400, "the request body must be a JSON object");
+        if (auto it = body.find("model"); it != body.end() && !it->is_null()) {
+            if (!it->is_string()) throw HttpError(400, "'model' must be a string");
+            name = it->get<std::string>();
+        }
+    } else {
+        name = req.query_param("model").value_or("");
+    }
+    // One model only: requests that name none (the chat UI's) go to it.
+    if (name.empty()) name = models_.only_model();
+    if (name.empty()) throw HttpError(400, "model name is missing from the request");
+    auto canonical = models_.resolve(name);
+    if (!canonical) throw HttpError(400, "model '" + name + "' not found");
+    return *canonical;
+}
+
+RouterApi::Reply RouterApi::forward(Request& req, bool from_body) {
+    const std::string name = requested_model(req, from_body);
+    const bool load = autoload(req);
+    auto out = req.defer();
+    UpstreamRequest up;
+    up.method = req.method;
+    up.target = encode_path(req.path) + (req.query_string.empty() ? "" : "?" + req.query_string);
+    up.body = std::move(req.body);
+    up.headers = forward_headers(req.headers);
+    run_detached([this, up = std::move(up), out, name, load] {
+        std::unique_ptr<ModelManager::Lease> lease;
+        try {
+            lease = models_.acquire(name, load, std::chrono::steady_clock::now() + config_.load_timeout);
+        } catch (const HttpError& e) {
+            out->respond(server::http::error_response(e.status(), e.what(), e.type()));
+            return;
+        }
+        if (out->cancelled()) return;
+        relay_to_child(up, lease->port(), config_.request_timeout, out, name);
+    });
+    return out;
+}
+
+RouterApi::Reply RouterApi::models(Request&) {
+    const auto created =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    json data = json::array();
+    for (const ModelView& v : models_.list()) {
+        json status{{"value", status_name(v.status)}};
+        if (!v.args.empty()) status["args"] = v.args;
+        if (v.failed) {
+            status["failed"] = true;
+            status["exit_code"] = v.exit_code;
+        }
+        json m{{"id", v.spec.name},
+               {"object", "model"},
+               {"owned_by", "llamacpp"},
+               {"created", created},
+               {"aliases", v.spec.aliases},
+               {"tags", v.spec.tags},
+               {"path", v.spec.path},
+               {"source", v.spec.source},
+               {"status", status}};
+        // While loaded: what the model's own server says of it (meta: vocabulary, context, size).
+        if (v.info.is_object())
+            for (auto it = v.info.begin(); it != v.info.end(); ++it)
+                if (!m.contains(it.key())) m[it.key()] = it.value();
+        data.push_back(std::move(m));
+    }
+    return Response::json({{"object", "list"}, {"data", std::move(data)}});
+}
+
+RouterApi::Reply RouterApi::load(Request& req) {
+    const std::string name = body_model(req);
+    auto canonical = models_.resolve(name);
+    if (!canonical) throw HttpError(404, "model is not found");
+    models_.load(*canonical);
+    return Response::json({{"success", true}});
+}
+
+RouterApi::Reply RouterApi::unload(Request& req) {
+    const std::string name = body_model(req);
+    auto canonical = models_.resolve(name);
+    if (!canonical) throw HttpError(400, "model is not found");
+    models_.unload(*canonical);
+    return Response::json({{"success", true}});
+}
+
+RouterApi::Reply RouterApi::props(Request& req) {
+    if (req.query_param("model").value_or("").empty()) {
+        // The router's own: no model, so a UI that reads the defaults finds empty ones.
+        return Response::json({{"role", "router"},
+                               {"max_instances", config_.models_max},
+                               {"models_autoload", config_.autoload},
+                               {"model_alias", "ggserve"},
+                               {"model_path", "none"},
+                               {"default_generation_settings", {{"params", json::object()}, {"n_ctx", 0}}},
+                               {"build_info", config_.build_info}});
+    }
+    return forward(req, false);
+}
+
+}  // namespace router

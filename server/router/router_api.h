@@ -1,0 +1,57 @@
+// The router's HTTP endpoints (llama-server's router mode): its own /health, the model list and
+// /models/load, /models/unload, /props without a model; every other API route is forwarded to the
+// server of the model the request names ("model" in a POST body, ?model= on a GET), loading it first
+// when autoload allows.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+
+#include "server/http/server.h"
+#include "server/router/model_manager.h"
+
+namespace router {
+
+struct RouterConfig {
+    bool autoload = true;  // --models-autoload / --no-models-autoload; a request's ?autoload= overrides
+    int models_max = 4;
+    std::chrono::milliseconds request_timeout{std::chrono::seconds(600)};  // each wait on a child's answer
+    std::chrono::milliseconds load_timeout{std::chrono::seconds(600)};
+    nlohmann::json build_info;  // /props build_info
+};
+
+class RouterApi {
+  public:
+    RouterApi(ModelManager& models, RouterConfig config, server::http::Server& http);
+    ~RouterApi();  // wait_idle
+    void register_routes();
+    // Waits (at most `timeout`) until no forwarded request is left; returns whether none is.
+    bool wait_idle(std::chrono::milliseconds timeout);
+
+  private:
+    using Request = server::http::Request;
+    using Reply = server::http::Reply;
+    Reply models(Request& req);
+    Reply load(Request& req);
+    Reply unload(Request& req);
+    Reply props(Request& req);
+    // Forwards to the named model's server; `from_body`: the name is the body's "model", else ?model=.
+    Reply forward(Request& req, bool from_body);
+    // The canonical name a request asks for (an alias resolved); HttpError 400 when missing or unknown.
+    std::string requested_model(const Request& req, bool from_body) const;
+    bool autoload(const Request& req) const;
+    void run_detached(std::function<void()> fn);
+
+    ModelManager& models_;
+    const RouterConfig config_;
+    server::http::Server& http_;
+    std::mutex mu_;
+    std::condition_variable cv_;
+    int running_ = 0;  // forwarding threads
+};
+
+}  // namespace router
