@@ -5,6 +5,7 @@
 // crash or allocate without bound; the edits that give a valid model must load and decode.
 #include <unistd.h>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <filesystem>
 #include <functional>
 
@@ -30,6 +31,9 @@ struct Edit {
     Edit& reshape(const std::string& t, std::vector<int64_t> ne) {
         return reshapes.insert_or_assign(t, std::move(ne)), *this;
     }
+    // The tensor rewritten as f32 zeros of its own shape.
+    Edit& zero(const std::string& t) { return zeros.push_back(t), *this; }
+    std::vector<std::string> zeros;
 };
 
 std::string temp_path(const std::string& what) {
@@ -68,7 +72,14 @@ std::string load_and_decode(const std::string& path) {
         engine::Batch b;
         b.add(m->vocab().bos() >= 0 ? m->vocab().bos() : 0, 0, {0}, true);
         ctx.decode(b);
-        return "";
+        // Finite logits that differ (NaN activations quantize to zeros: every logit 0).
+        const float* logits = ctx.logits(0);
+        bool varied = false;
+        for (uint32_t i = 0; i < m->hparams().n_vocab; ++i) {
+            if (!std::isfinite(logits[i])) return "logit " + std::to_string(i) + " is not finite";
+            varied = varied || logits[i] != logits[0];
+        }
+        return varied ? "" : "every logit is " + std::to_string(logits[0]);
     } catch (const std::exception& ex) {
         return ex.what()[0] ? ex.what() : "(empty message)";
     }
@@ -93,6 +104,11 @@ std::string load_edited(const std::string& name, const Edit& e) {
             for (size_t i = 0; i < it->second.size(); ++i) n *= ne[i] = it->second[i];
             zeros.assign((size_t)n, 0.01f);
             w.add_tensor(t.name, ggml::Type::F32, (int)it->second.size(), ne, zeros.data(), zeros.size() * 4);
+            continue;
+        }
+        if (std::find(e.zeros.begin(), e.zeros.end(), t.name) != e.zeros.end()) {
+            zeros.assign((size_t)t.nelements(), 0.0f);
+            w.add_tensor(t.name, ggml::Type::F32, t.n_dims, t.ne, zeros.data(), zeros.size() * 4);
             continue;
         }
         w.add_tensor(t.name, t.type, t.n_dims, t.ne, t.data, t.size);
@@ -418,6 +434,15 @@ TEST_CASE("head counts that do not divide and RoPE dimensions larger than the he
          Edit().set("gemma2.rope.dimension_count", u32(0)),
          {"rope.dimension_count must be positive"}},
         {"partial rope", "synth-qwen2-q8_0", Edit().set("qwen2.rope.dimension_count", u32(16)), {}},
+    });
+}
+
+TEST_CASE("weights of zeros where the graph divides or normalizes give finite, varied logits", "[hostile][arch]") {
+    check({
+        {"shared-expert gate of zeros", "synth-qwen2moe-q8_0", Edit().zero("blk.1.ffn_gate_inp_shexp.weight"), {}},
+        {"router of zeros", "synth-qwen3moe-q8_0", Edit().zero("blk.0.ffn_gate_inp.weight"), {}},
+        {"router of zeros", "synth-llama-moe-q8_0", Edit().zero("blk.2.ffn_gate_inp.weight"), {}},
+        {"norm of zeros", "synth-gemma3-q8_0", Edit().zero("blk.0.attn_k_norm.weight"), {}},
     });
 }
 
