@@ -31,6 +31,12 @@ struct Edit {
     Edit& reshape(const std::string& t, std::vector<int64_t> ne) {
         return reshapes.insert_or_assign(t, std::move(ne)), *this;
     }
+    // The file relabelled as architecture `to`: general.architecture and the "<from>." keys renamed.
+    Edit& relabel(const std::string& from, const std::string& to) {
+        relabel_from = from, relabel_to = to;
+        return set("general.architecture", Value::string(to));
+    }
+    std::string relabel_from, relabel_to;
     // The tensor rewritten as f32 zeros of its own shape.
     Edit& zero(const std::string& t) { return zeros.push_back(t), *this; }
     std::vector<std::string> zeros;
@@ -93,8 +99,11 @@ std::string load_edited(const std::string& name, const Edit& e) {
     const auto erased = [&](const std::string& k) {
         return std::find(e.erases.begin(), e.erases.end(), k) != e.erases.end();
     };
-    for (const auto& [k, v] : f->metadata())
-        if (k != "GGUF.alignment" && !e.sets.count(k) && !erased(k)) w.set(k, v);
+    for (const auto& [k, v] : f->metadata()) {
+        if (k == "GGUF.alignment" || e.sets.count(k) || erased(k)) continue;
+        const std::string from = e.relabel_from + ".";
+        w.set(!e.relabel_from.empty() && k.rfind(from, 0) == 0 ? e.relabel_to + "." + k.substr(from.size()) : k, v);
+    }
     for (const auto& [k, v] : e.sets) w.set(k, v);
     std::vector<float> zeros;
     for (const auto& t : f->tensors()) {
@@ -335,6 +344,11 @@ TEST_CASE("expert_count and expert_used_count that do not fit each other are ref
          "synth-tiny-q8_0",
          Edit().set("llama.expert_count", u32(4)).set("llama.expert_used_count", u32(2)),
          {"expert_count 4", "no expert router 'blk.0.ffn_gate_inp.weight'", "'blk.0.ffn_gate.weight'"}},
+        // expert tensors in an architecture without experts
+        {"qwen3moe labelled qwen3",
+         "synth-qwen3moe-q8_0",
+         Edit().relabel("qwen3moe", "qwen3"),
+         {"tensor 'blk.0.ffn_gate_inp.weight' belongs to a mixture of experts, but architecture qwen3 has no experts"}},
         // an architecture without experts ignores the keys, as llama.cpp does
         {"qwen2 with expert_count",
          "synth-qwen2-q8_0",
