@@ -189,8 +189,11 @@ Tensor* GraphBuilder::ffn_moe(const LayerWeights& w, Tensor* x, bool norm_w) con
 
 Tensor* GraphBuilder::ffn_shared_expert(const LayerWeights& w, Tensor* x) const {
     Tensor* h = ggml::swiglu(ctx, mm(w.w_gate_shexp, x), mm(w.w_up_shexp, x));
-    Tensor* g = mm(w.shexp_gate, x);  // [1, n]
-    return ggml::mul(ctx, mm(w.w_down_shexp, h), ggml::div(ctx, ggml::silu(ctx, g), g));
+    Tensor* y = mm(w.w_down_shexp, h);
+    // y sigmoid(g) = (y + y tanh(g / 2)) / 2, g = shexp_gate . x [1, n]: defined where g is 0 (a gate of
+    // zeros), where llama.cpp's silu(g) / g is 0 / 0 and turns every later value into NaN.
+    Tensor* t = ggml::tanh(ctx, ggml::scale(ctx, mm(w.shexp_gate, x), 0.5f));
+    return ggml::scale(ctx, ggml::add(ctx, y, ggml::mul(ctx, y, t)), 0.5f);
 }
 
 Tensor* GraphBuilder::ffn_geglu(const LayerWeights& w, Tensor* x) const {

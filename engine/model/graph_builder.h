@@ -102,8 +102,8 @@ public:
     // p_e. [n_embd, n].
     ggml::Tensor* ffn_moe(const LayerWeights& w, ggml::Tensor* x, bool norm_w) const;
     // The shared expert (qwen2moe), which every token runs beside the chosen ones: a SwiGLU feed-forward of
-    // ffn_{gate,up,down}_shexp scaled per token by sigmoid(shexp_gate . x), the sigmoid computed as
-    // silu(g) / g as llama.cpp does. [n_embd, n].
+    // ffn_{gate,up,down}_shexp scaled per token by sigmoid(shexp_gate . x), the sigmoid computed from
+    // tanh (llama.cpp's silu(g) / g is NaN where g is 0). [n_embd, n].
     ggml::Tensor* ffn_shared_expert(const LayerWeights& w, ggml::Tensor* x) const;
     // Expert products: as[ids[e, t]] x[:, e or 0, t] (ggml::mul_mat_id); the experts' mm().
     ggml::Tensor* mm_experts(ggml::Tensor* as, ggml::Tensor* x, ggml::Tensor* ids) const;

@@ -51,7 +51,7 @@ uint32_t read_u32(const ggml::gguf::File& f, const HParams& h, const std::string
         return def;
     }
     const int64_t v = f.get_int(k, def);
-    if (v < 0 || v > (int64_t)UINT32_MAX) bad("'" + k + "' is out of range");
+    if (v < 0 || v > (int64_t)UINT32_MAX) bad("'" + k + "' is " + std::to_string(v) + ", out of range");
     return (uint32_t)v;
 }
 
@@ -98,18 +98,37 @@ HParams HParams::from_gguf(const ggml::gguf::File& f, const RopeOverrides& o) {
     h.n_ff = read_u32(f, h, "feed_forward_length", 0, true);
     h.n_head = read_u32(f, h, "attention.head_count", 0, true);
     h.n_head_kv = read_u32(f, h, "attention.head_count_kv", h.n_head);
-    if (h.n_embd == 0 || h.n_layer == 0 || h.n_head == 0 || h.n_head_kv == 0 || h.n_ff == 0)
-        bad("embedding length, block count, head counts and feed-forward length must be positive");
-    if (h.n_layer > 4096 || h.n_head > 4096 || h.n_embd > (1u << 20) || h.n_ff > (1u << 22) || h.n_ctx_train == 0)
-        bad("implausible model dimensions");
-    if (h.n_head % h.n_head_kv != 0) bad("head_count must be a multiple of head_count_kv");
+    // Each dimension positive and below a bound no real model reaches, so that nothing sized from them (the
+    // KV cache, the graph) overflows or asks for an absurd allocation.
+    const struct {
+        const char* key;
+        uint32_t value, max;
+    } dims[] = {{"context_length", h.n_ctx_train, 1u << 27}, {"embedding_length", h.n_embd, 1u << 20},
+                {"block_count", h.n_layer, 4096},            {"feed_forward_length", h.n_ff, 1u << 22},
+                {"attention.head_count", h.n_head, 4096},    {"attention.head_count_kv", h.n_head_kv, 4096}};
+    for (const auto& d : dims) {
+        if (d.value == 0) bad(h.arch + "." + d.key + " must be positive");
+        if (d.value > d.max)
+            bad(h.arch + "." + d.key + " " + std::to_string(d.value) + " is implausible (at most " +
+                std::to_string(d.max) + ")");
+    }
+    if (h.n_head % h.n_head_kv != 0)
+        bad("attention.head_count " + std::to_string(h.n_head) + " is not a multiple of attention.head_count_kv " +
+            std::to_string(h.n_head_kv));
+    if ((!f.has(h.arch + ".attention.key_length") || !f.has(h.arch + ".attention.value_length")) &&
+        h.n_embd % h.n_head != 0)
+        bad("embedding_length " + std::to_string(h.n_embd) + " is not a multiple of attention.head_count " +
+            std::to_string(h.n_head) + " (and the file gives no attention.key_length/value_length)");
     h.n_embd_head_k = read_u32(f, h, "attention.key_length", h.n_embd / h.n_head);
     h.n_embd_head_v = read_u32(f, h, "attention.value_length", h.n_embd / h.n_head);
     if (h.n_embd_head_k == 0 || h.n_embd_head_v == 0) bad("zero head size");
     if (h.n_embd_head_k > 4096 || h.n_embd_head_v > 4096) bad("implausible head size");
     h.n_rot = read_u32(f, h, "rope.dimension_count", h.n_embd_head_k);
-    if (h.n_rot == 0 || h.n_rot > h.n_embd_head_k || h.n_rot % 2)
-        bad("rope.dimension_count must be even and at most the head size");
+    if (h.n_rot == 0) bad("rope.dimension_count must be positive");
+    if (h.n_rot % 2) bad("rope.dimension_count " + std::to_string(h.n_rot) + " is odd (RoPE rotates pairs)");
+    if (h.n_rot > h.n_embd_head_k)
+        bad("rope.dimension_count " + std::to_string(h.n_rot) + " exceeds the head size " +
+            std::to_string(h.n_embd_head_k));
     h.rms_eps = read_f32(f, h, "attention.layer_norm_rms_epsilon", 1e-5f);
     h.norm_eps = read_f32(f, h, "attention.layer_norm_epsilon", 1e-5f);
     if (!(h.rms_eps > 0.0f) || !(h.norm_eps > 0.0f)) bad("layer norm epsilons must be positive");
@@ -135,17 +154,24 @@ HParams HParams::from_gguf(const ggml::gguf::File& f, const RopeOverrides& o) {
     h.rope_freq_base_swa = read_f32(f, h, "rope.freq_base_swa", h.rope_freq_base);
     h.rope_freq_scale_swa = h.rope_freq_scale;
 
-    // Experts (shared keys; the rows that use them check their weights against these).
-    h.n_expert = read_u32(f, h, "expert_count", 0);
-    h.n_expert_used = read_u32(f, h, "expert_used_count", 0);
-    h.n_ff_exp = read_u32(f, h, "expert_feed_forward_length", 0);
-    h.n_ff_shexp = read_u32(f, h, "expert_shared_feed_forward_length", 0);
-    if (h.n_expert > 512) bad("expert_count " + std::to_string(h.n_expert) + " is implausible (at most 512)");
-    if (h.n_expert_used > h.n_expert)
-        bad("expert_used_count " + std::to_string(h.n_expert_used) + " exceeds expert_count " +
-            std::to_string(h.n_expert));
-    if (h.n_expert > 0 && h.n_expert_used == 0) bad("expert_used_count must be positive when expert_count is set");
-    if (h.n_ff_exp > (1u << 22) || h.n_ff_shexp > (1u << 22)) bad("implausible expert feed-forward length");
+    // Experts (shared keys, read where the row has experts; WeightLoader checks the tensors against them).
+    // Checked before the row reads its own keys, which may divide by them.
+    if (row->experts != Use::Never) {
+        h.n_expert = read_u32(f, h, "expert_count", 0);
+        h.n_expert_used = read_u32(f, h, "expert_used_count", 0);
+        h.n_ff_exp = read_u32(f, h, "expert_feed_forward_length", 0);
+        h.n_ff_shexp = read_u32(f, h, "expert_shared_feed_forward_length", 0);
+        if (row->experts == Use::Required && h.n_expert == 0)
+            bad(h.arch + " needs '" + h.arch + ".expert_count' (a mixture-of-experts architecture)");
+        if (h.n_expert > 512) bad("expert_count " + std::to_string(h.n_expert) + " is implausible (at most 512)");
+        if (h.n_expert_used > h.n_expert)
+            bad("expert_used_count " + std::to_string(h.n_expert_used) + " exceeds expert_count " +
+                std::to_string(h.n_expert));
+        if (h.n_expert > 0 && h.n_expert_used == 0)
+            bad("expert_used_count must be positive when expert_count is set (expert_count " +
+                std::to_string(h.n_expert) + ")");
+        if (h.n_ff_exp > (1u << 22) || h.n_ff_shexp > (1u << 22)) bad("implausible expert feed-forward length");
+    }
 
     // Embedding models built on decoders (e.g. Qwen3-Embedding: last) name their pooling too.
     if (f.find(h.arch + ".pooling_type")) {
@@ -156,6 +182,10 @@ HParams HParams::from_gguf(const ggml::gguf::File& f, const RopeOverrides& o) {
     row->read_hparams(f, h);
 
     if (!(h.rope_freq_base > 0.0f) || !(h.rope_freq_base_swa > 0.0f)) bad("rope.freq_base must be positive");
+    if (row->sliding_window == Use::Never) h.n_swa = 0;
+    if (row->sliding_window == Use::Required && h.n_swa == 0)
+        bad(h.arch + ".attention.sliding_window must be positive (every " + h.arch +
+            " model has sliding-window layers)");
     if (h.n_swa > 0) {
         if (h.swa_layers.size() != h.n_layer) h.swa_layers.assign(h.n_layer, 1);
         if (h.n_swa > h.n_ctx_train)

@@ -44,12 +44,20 @@ KvCache::KvCache(const HParams& hp, uint32_t n_cells, ggml::Type type_k, ggml::T
         std::vector<ggml::Tensor*> ts;
         for (uint32_t il = 0; il < hp.n_layer; ++il)
             if (where[il] == b) ts.insert(ts.end(), {k_[il], v_[il]});
-        buffers_.push_back(ggml::alloc_tensors(*b, ts));
-        std::vector<char> zeros;
-        for (ggml::Tensor* t : ts) {
-            zeros.assign(t->nbytes(), 0);
-            ggml::tensor_set(t, zeros.data(), 0, zeros.size());
+        try {
+            buffers_.push_back(ggml::alloc_tensors(*b, ts));
+        } catch (const std::exception& e) {
+            // The context size (the model's training context unless -c says otherwise) sets the size.
+            uint64_t bytes = 0;
+            for (ggml::Tensor* t : ts) bytes += t->nbytes();
+            throw std::runtime_error("KV cache: cannot allocate " + std::to_string(bytes >> 20) +
+                                     " MiB for a context of " + std::to_string(n_cells) + " tokens (" + e.what() +
+                                     "); a smaller context size (-c) needs less");
         }
+        const std::vector<char> zeros(16 << 20, 0);  // cleared 16 MiB at a time, not a copy of each tensor
+        for (ggml::Tensor* t : ts)
+            for (size_t off = 0; off < t->nbytes(); off += zeros.size())
+                ggml::tensor_set(t, zeros.data(), off, std::min(zeros.size(), t->nbytes() - off));
     }
 }
 

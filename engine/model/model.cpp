@@ -42,6 +42,7 @@ std::unique_ptr<Model> Model::load(const std::string& path, const ModelParams& p
     h.n_vocab = (uint32_t)n_vocab;
     m->layers.resize(h.n_layer);  // never resized again: the weight slots point into it
     WeightLoader loader(*m);
+    loader.refuse_undeclared_experts(m->arch_->experts);
     m->arch_->load_weights(loader);
     if (params.n_gpu_layers > 0) m->offload(params);
     return m;

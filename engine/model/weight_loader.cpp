@@ -96,14 +96,25 @@ void WeightLoader::attention(uint32_t il, LayerWeights& w, bool qkv_biases) {
     opt(il, w.bo, "attn_output.bias", {E});
 }
 
+namespace {
+constexpr const char* kExpertTensors[] = {"ffn_gate_inp.weight", "ffn_gate_exps.weight", "ffn_up_exps.weight",
+                                          "ffn_down_exps.weight"};
+}
+
 void WeightLoader::experts(uint32_t il, LayerWeights& w, int64_t n_ff_exp) {
     const int64_t E = hp.n_embd, X = hp.n_expert;
-    // A file whose expert tensors disagree with expert_count names both numbers.
-    for (const char* name : {"ffn_gate_inp.weight", "ffn_gate_exps.weight", "ffn_up_exps.weight",
-                             "ffn_down_exps.weight"}) {
+    // A dense layer in a file whose metadata declares experts: name both.
+    const std::string router = layer_name(il, "ffn_gate_inp.weight"), dense = layer_name(il, "ffn_gate.weight");
+    if (!model.file_->find_tensor(router) && model.file_->find_tensor(dense))
+        throw std::runtime_error("the model metadata says expert_count " + std::to_string(X) + " but layer " +
+                                 std::to_string(il) + " has no expert router '" + router +
+                                 "', only a dense feed-forward ('" + dense + "')");
+    // Expert tensors of the right rank whose expert count disagrees with expert_count name both numbers
+    // (other shapes get the shape check's message).
+    for (const char* name : kExpertTensors) {
         const ggml::gguf::TensorInfo* ti = model.file_->find_tensor(layer_name(il, name));
-        const int dim = std::string(name) == "ffn_gate_inp.weight" ? 1 : 2;
-        if (ti && ti->ne[dim] != X)
+        const int dim = name == kExpertTensors[0] ? 1 : 2;  // the router is [n_embd, n_expert]
+        if (ti && ti->n_dims == dim + 1 && ti->ne[dim] != X)
             throw std::runtime_error("tensor '" + layer_name(il, name) + "' holds " + std::to_string(ti->ne[dim]) +
                                      " experts but the model metadata says expert_count " + std::to_string(X));
     }
@@ -111,6 +122,16 @@ void WeightLoader::experts(uint32_t il, LayerWeights& w, int64_t n_ff_exp) {
     req(il, w.w_gate_exps, "ffn_gate_exps.weight", {E, n_ff_exp, X});
     req(il, w.w_up_exps, "ffn_up_exps.weight", {E, n_ff_exp, X});
     req(il, w.w_down_exps, "ffn_down_exps.weight", {n_ff_exp, E, X});
+}
+
+void WeightLoader::refuse_undeclared_experts(Use experts) const {
+    if (hp.n_expert > 0) return;
+    for (uint32_t il = 0; il < hp.n_layer; ++il)
+        for (const char* name : kExpertTensors)
+            if (model.file_->find_tensor(layer_name(il, name)))
+                throw std::runtime_error("tensor '" + layer_name(il, name) + "' belongs to a mixture of experts, but " +
+                                         (experts == Use::Never ? "architecture " + hp.arch + " has no experts"
+                                                                : hp.arch + ".expert_count is 0 (or missing)"));
 }
 
 }  // namespace engine

@@ -4,6 +4,7 @@
 // architecture is a new file and a row.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "ggml/ggml.h"
@@ -18,6 +19,14 @@ struct HParams;
 class WeightLoader;
 class GraphBuilder;
 
+// How an architecture uses an optional feature of the metadata. HParams::from_gguf and Model::load check
+// every row's declaration the same way, so that each row gets the same clear errors for a hostile file.
+enum class Use : uint8_t {
+    Never,     // the keys are ignored (as llama.cpp ignores them) and the tensors must not be there
+    Optional,  // 0 or absent: the feature is off
+    Required,  // every model of the architecture has it: 0 or absent is refused
+};
+
 struct ArchRow {
     const char* name;  // general.architecture
     int rope_mode;     // ggml::kRopeNormal or ggml::kRopeNeox
@@ -30,6 +39,11 @@ struct ArchRow {
     // Whether the builder adds a control vector to each layer's output (GraphBuilder::layer_out): the
     // decoders do; encoders do not (nor in llama.cpp), and --control-vector is refused for them.
     bool steerable = true;
+    // Mixture of experts: expert_count, expert_used_count and the router and expert tensors
+    // (ffn_gate_inp, ffn_{gate,up,down}_exps).
+    Use experts = Use::Never;
+    // attention.sliding_window, read by the row (with the row's default); Required: 0 is refused.
+    Use sliding_window = Use::Never;
 };
 
 // The row for a general.architecture value, or nullptr.

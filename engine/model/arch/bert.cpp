@@ -87,6 +87,7 @@ Tensor* build(GraphBuilder& g) {
 
 }  // namespace
 
-extern const ArchRow kArchBert{"bert", ggml::kRopeNormal, read_hparams, load_weights, build, false};
+extern const ArchRow kArchBert{"bert", ggml::kRopeNormal, read_hparams, load_weights, build, false,
+                               Use::Never /* experts */, Use::Never /* sliding window */};
 
 }  // namespace engine

@@ -40,6 +40,7 @@ Tensor* build(GraphBuilder& g) {
 
 }  // namespace
 
-extern const ArchRow kArchGemma{"gemma", ggml::kRopeNeox, read_hparams, load_weights, build, true};
+extern const ArchRow kArchGemma{"gemma", ggml::kRopeNeox, read_hparams, load_weights, build, true,
+                                Use::Never /* experts */, Use::Never /* sliding window */};
 
 }  // namespace engine

@@ -48,6 +48,7 @@ Tensor* build(GraphBuilder& g) {
 
 }  // namespace
 
-extern const ArchRow kArchGemma2{"gemma2", ggml::kRopeNeox, read_hparams, load_weights, build, true};
+extern const ArchRow kArchGemma2{"gemma2", ggml::kRopeNeox, read_hparams, load_weights, build, true,
+                                 Use::Never /* experts */, Use::Required /* sliding window */};
 
 }  // namespace engine

@@ -52,6 +52,7 @@ Tensor* build(GraphBuilder& g) {
 
 }  // namespace
 
-extern const ArchRow kArchGemma3{"gemma3", ggml::kRopeNeox, read_hparams, load_weights, build, true};
+extern const ArchRow kArchGemma3{"gemma3", ggml::kRopeNeox, read_hparams, load_weights, build, true,
+                                 Use::Never /* experts */, Use::Required /* sliding window */};
 
 }  // namespace engine

@@ -63,6 +63,7 @@ Tensor* build(GraphBuilder& g) {
 
 }  // namespace
 
-extern const ArchRow kArchLlama{"llama", ggml::kRopeNormal, read_hparams, load_weights, build, true};
+extern const ArchRow kArchLlama{"llama", ggml::kRopeNormal, read_hparams, load_weights, build, true,
+                                Use::Optional /* experts */, Use::Optional /* sliding window */};
 
 }  // namespace engine

@@ -15,9 +15,7 @@ namespace {
 
 using ggml::Tensor;
 
-void read_hparams(const ggml::gguf::File&, HParams& h) {
-    h.n_swa = 0;
-}
+void read_hparams(const ggml::gguf::File&, HParams&) {}
 
 void load_weights(WeightLoader& l) {
     Model& m = l.model;
@@ -62,6 +60,7 @@ Tensor* build(GraphBuilder& g) {
 
 }  // namespace
 
-extern const ArchRow kArchPhi3{"phi3", ggml::kRopeNeox, read_hparams, load_weights, build, true};
+extern const ArchRow kArchPhi3{"phi3", ggml::kRopeNeox, read_hparams, load_weights, build, true,
+                               Use::Never /* experts */, Use::Never /* sliding window */};
 
 }  // namespace engine

@@ -52,6 +52,7 @@ Tensor* build(GraphBuilder& g) {
 
 }  // namespace
 
-extern const ArchRow kArchQwen2{"qwen2", ggml::kRopeNeox, read_hparams, load_weights, build, true};
+extern const ArchRow kArchQwen2{"qwen2", ggml::kRopeNeox, read_hparams, load_weights, build, true,
+                                Use::Never /* experts */, Use::Never /* sliding window */};
 
 }  // namespace engine

@@ -17,8 +17,8 @@ namespace {
 
 using ggml::Tensor;
 
+// expert_count and expert_used_count are positive here (the row requires experts).
 void read_hparams(const ggml::gguf::File&, HParams& h) {
-    if (h.n_expert == 0) throw std::runtime_error("model metadata: qwen2moe needs qwen2moe.expert_count");
     if (h.n_ff_exp == 0) h.n_ff_exp = h.n_ff / h.n_expert_used;
     if (h.n_ff_shexp == 0) h.n_ff_shexp = h.n_ff;
     if (h.n_ff_exp == 0 || h.n_ff_shexp == 0)
@@ -68,6 +68,7 @@ Tensor* build(GraphBuilder& g) {
 
 }  // namespace
 
-extern const ArchRow kArchQwen2Moe{"qwen2moe", ggml::kRopeNeox, read_hparams, load_weights, build, true};
+extern const ArchRow kArchQwen2Moe{"qwen2moe", ggml::kRopeNeox, read_hparams, load_weights, build, true,
+                                   Use::Required /* experts */, Use::Never /* sliding window */};
 
 }  // namespace engine

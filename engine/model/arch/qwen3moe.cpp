@@ -15,10 +15,10 @@ namespace {
 
 using ggml::Tensor;
 
+// expert_count and expert_used_count are positive here (the row requires experts).
 void read_hparams(const ggml::gguf::File&, HParams& h) {
-    if (h.n_expert == 0) throw std::runtime_error("model metadata: qwen3moe needs qwen3moe.expert_count");
     if (h.n_ff_exp == 0)
-        throw std::runtime_error("model metadata: qwen3moe needs qwen3moe.expert_feed_forward_length");
+        throw std::runtime_error("model metadata: qwen3moe needs 'qwen3moe.expert_feed_forward_length'");
 }
 
 void load_weights(WeightLoader& l) {
@@ -65,6 +65,7 @@ Tensor* build(GraphBuilder& g) {
 
 }  // namespace
 
-extern const ArchRow kArchQwen3Moe{"qwen3moe", ggml::kRopeNeox, read_hparams, load_weights, build, true};
+extern const ArchRow kArchQwen3Moe{"qwen3moe", ggml::kRopeNeox, read_hparams, load_weights, build, true,
+                                   Use::Required /* experts */, Use::Never /* sliding window */};
 
 }  // namespace engine

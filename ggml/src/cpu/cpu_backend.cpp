@@ -62,7 +62,8 @@ class CpuBackendImpl final : public CpuBackend {
             const int phases = cpu::op_phases(t);
             for (int ph = 0; ph < phases; ++ph) steps_.push_back({t, ph});
             work = std::max(work, cpu::op_work_size(t, n_threads_));
-            if (t->op == Op::MulMat || t->op == Op::MulMatT || t->op == Op::FlashAttn)
+            if (t->op == Op::MulMat || t->op == Op::MulMatT || t->op == Op::FlashAttn ||
+                t->op == Op::MulMatId)
                 macs += (double)t->nelements() * (double)t->src[0]->ne[t->op == Op::MulMatT ? 1 : 0];
         }
         // A thread must have enough work to pay for the synchronization between ops (tiny models decode

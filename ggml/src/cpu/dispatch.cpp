@@ -10,6 +10,7 @@ size_t mul_mat_work_size(const Tensor* t, int nth);
 size_t flash_attn_work_size(const Tensor* t, int nth);
 size_t mul_mat_t_work_size(const Tensor* t, int nth);
 int mul_mat_phases(const Tensor* t);
+int mul_mat_id_phases(const Tensor* t);
 
 namespace {
 
@@ -63,7 +64,9 @@ static_assert(sizeof(kOps) / sizeof(kOps[0]) == (size_t)Op::Count, "one row per 
 bool op_supported(const Tensor* t) { return (size_t)t->op < (size_t)Op::Count; }
 
 int op_phases(const Tensor* t) {
-    return t->op == Op::MulMat ? mul_mat_phases(t) : 1;
+    if (t->op == Op::MulMat) return mul_mat_phases(t);
+    if (t->op == Op::MulMatId) return mul_mat_id_phases(t);
+    return 1;
 }
 
 size_t op_work_size(const Tensor* t, int nth) { return kOps[(size_t)t->op].work_size(t, nth); }

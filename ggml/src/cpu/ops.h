@@ -25,8 +25,8 @@ struct ComputeParams {
 
 // Scratch bytes an op needs (the planner sizes one work buffer for the largest op).
 size_t op_work_size(const Tensor* t, int nth);
-// Phases of an op: parts that must be finished on every thread before the next starts (mul_mat
-// quantizes its activations, then multiplies). Most ops have one.
+// Phases of an op: parts that must be finished on every thread before the next starts (mul_mat and
+// mul_mat_id quantize their activations, then multiply). Most ops have one.
 int op_phases(const Tensor* t);
 // Whether the CPU can compute this node.
 bool op_supported(const Tensor* t);

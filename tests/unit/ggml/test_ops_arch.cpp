@@ -8,6 +8,7 @@
 #include <numeric>
 #include <vector>
 
+#include "ggml/src/cpu/kernels.h"
 #include "ops_test_util.h"
 
 using namespace ggml;
@@ -161,51 +162,111 @@ TEST_CASE("top_k: each row's k largest indices, largest first, ties by index", "
     }
 }
 
+namespace {
+
+// mul_mat_id of `type` experts [K, M, n_exp] on activations [K, n_b, n_tok] (n_b 1: one row per token
+// shared by its selected experts) with the expert ids `ids` [n_used, n_tok], at `nth` threads; checks
+// every output against mul_mat of the selected expert's matrix with that one column (the same bits) and
+// against a double-precision sum of the dequantized weights times the activations as the paired type
+// holds them (the scalar reference of the values).
+void check_mul_mat_id(Type type, int64_t K, int64_t M, int64_t n_exp, int64_t n_used, int64_t n_tok, bool shared_b,
+                      const std::vector<int32_t>& ids, int nth) {
+    Runner r;
+    Context ctx;
+    auto w = randn((size_t)K * M * n_exp, 40);
+    std::vector<uint8_t> storage;
+    Tensor* as;
+    if (type == Type::F32) {
+        as = input(ctx, w, {K, M, n_exp});
+    } else {
+        Tensor* q2 = quantized(ctx, type, w, K, M * n_exp, storage);
+        as = ctx.new_tensor_3d(type, K, M, n_exp);
+        as->data = q2->data;
+    }
+    const int64_t n_b = shared_b ? 1 : n_used;
+    auto b = randn((size_t)K * n_b * n_tok, 41);
+    std::vector<int32_t> id_data = ids;
+    Tensor* out = mul_mat_id(ctx, as, input(ctx, b, {K, n_b, n_tok}), i32_input(ctx, id_data, {n_used, n_tok}));
+    r.run(out, nth);
+    auto got = read(out);
+    const TypeTraits& tr = type_traits(type);
+    const TypeTraits& vt = type_traits(tr.vec_dot_type);
+    std::vector<float> wrow((size_t)K), xrow((size_t)K);
+    std::vector<uint8_t> xq(row_size(tr.vec_dot_type, K));
+    for (int64_t t = 0; t < n_tok; ++t)
+        for (int64_t e = 0; e < n_used; ++e) {
+            Runner r2;
+            Context c2;
+            const int32_t ex = ids[(size_t)(t * n_used + e)];
+            Tensor* wa = c2.new_tensor_2d(type, K, M);
+            wa->data = (char*)as->data + (size_t)ex * as->nb[2];
+            std::vector<float> col(b.begin() + (t * n_b + (shared_b ? 0 : e)) * K,
+                                   b.begin() + (t * n_b + (shared_b ? 0 : e) + 1) * K);
+            Tensor* ref = mul_mat(c2, wa, input(c2, col, {K, 1}));
+            r2.run(ref, 1);
+            auto want = read(ref);
+            // the activation column as the kernels see it
+            if (tr.vec_dot_type == Type::F32) {
+                xrow = col;
+            } else {
+                vt.from_float_ref(col.data(), xq.data(), K);
+                vt.to_float(xq.data(), xrow.data(), K);
+            }
+            for (int64_t m = 0; m < M; ++m) {
+                INFO(type_name(type) << " K " << K << " M " << M << " expert " << ex << " token " << t << " slot "
+                                     << e << " row " << m << " threads " << nth);
+                const float g = got[(size_t)((t * n_used + e) * M + m)];
+                REQUIRE(g == want[(size_t)m]);
+                if (type == Type::F32)
+                    std::copy(w.begin() + (ex * M + m) * K, w.begin() + (ex * M + m + 1) * K, wrow.begin());
+                else
+                    tr.to_float(wa->row_ptr(m), wrow.data(), K);
+                double sum = 0, mag = 0;
+                for (int64_t k = 0; k < K; ++k) {
+                    sum += (double)wrow[(size_t)k] * xrow[(size_t)k];
+                    mag += std::fabs((double)wrow[(size_t)k] * xrow[(size_t)k]);
+                }
+                REQUIRE(std::fabs(g - sum) <= 1e-5 * mag + 1e-6);
+            }
+        }
+}
+
+}  // namespace
+
 TEST_CASE("mul_mat_id gives mul_mat's bits for each selected expert", "[ggml][moe]") {
     for (Type type : {Type::F32, Type::Q8_0, Type::Q4_K})
         for (auto [K, M, n_exp, n_used, n_tok] :
              {std::tuple{256, 7, 4, 2, 3}, {256, 33, 8, 3, 1}, {512, 5, 3, 3, 5}})
             for (bool shared_b : {true, false}) {
-                Runner r;
-                Context ctx;
-                auto w = randn((size_t)K * M * n_exp, 40);
-                std::vector<uint8_t> storage;
-                Tensor* as;
-                if (type == Type::F32) {
-                    as = input(ctx, w, {K, M, n_exp});
-                } else {
-                    Tensor* q2 = quantized(ctx, type, w, K, M * n_exp, storage);
-                    as = ctx.new_tensor_3d(type, K, M, n_exp);
-                    as->data = q2->data;
-                }
-                const int64_t n_b = shared_b ? 1 : n_used;
-                auto b = randn((size_t)K * n_b * n_tok, 41);
                 std::vector<int32_t> ids((size_t)n_used * n_tok);
                 for (size_t i = 0; i < ids.size(); ++i) ids[i] = (int32_t)((i * 5 + 1) % n_exp);
-                Tensor* out =
-                    mul_mat_id(ctx, as, input(ctx, b, {K, n_b, n_tok}), i32_input(ctx, ids, {n_used, n_tok}));
-                r.run(out, 3);
-                auto got = read(out);
-                // the reference: mul_mat of the selected expert's matrix with that one column
-                for (int64_t t = 0; t < n_tok; ++t)
-                    for (int64_t e = 0; e < n_used; ++e) {
-                        Runner r2;
-                        Context c2;
-                        const int32_t ex = ids[t * n_used + e];
-                        Tensor* wa = c2.new_tensor_2d(type, K, M);
-                        wa->data = (char*)as->data + (size_t)ex * as->nb[2];
-                        std::vector<float> col(b.begin() + (t * n_b + (shared_b ? 0 : e)) * K,
-                                               b.begin() + (t * n_b + (shared_b ? 0 : e) + 1) * K);
-                        Tensor* ref = mul_mat(c2, wa, input(c2, col, {K, 1}));
-                        r2.run(ref, 1);
-                        auto want = read(ref);
-                        for (int64_t m = 0; m < M; ++m) {
-                            INFO(type_name(type)
-                                 << " K " << K << " expert " << ex << " token " << t << " row " << m);
-                            REQUIRE(got[(t * n_used + e) * M + m] == want[m]);
-                        }
-                    }
+                check_mul_mat_id(type, K, M, n_exp, n_used, n_tok, shared_b, ids, 3);
             }
+}
+
+TEST_CASE("mul_mat_id on a prefill: experts with many, one or no columns, several tiles, 1 to 3 threads",
+          "[ggml][moe]") {
+    // 150 tokens, 2 of 6 experts each: expert 0 gets more than one 64-column tile, expert 5 one column,
+    // expert 4 none; 100 rows are a full and a partial 64-row tile. Large enough for the two-phase form
+    // (activations gathered once, shared), the small cases above take the private one.
+    const int64_t K = 256, M = 100, n_exp = 6, n_used = 2, n_tok = 150;
+    std::vector<int32_t> ids((size_t)(n_used * n_tok));
+    for (int64_t t = 0; t < n_tok; ++t) {
+        ids[(size_t)(t * n_used)] = t % 3 == 2 ? 1 : 0;                  // expert 0: 100 columns
+        ids[(size_t)(t * n_used + 1)] = t == 77 ? 5 : (int32_t)(2 + t % 2);  // 2, 3; expert 5 once
+    }
+    const cpu::IsaLevel saved = cpu::isa_level();
+    for (cpu::IsaLevel level : {cpu::IsaLevel::Scalar, cpu::IsaLevel::Avx2, cpu::IsaLevel::Avx512}) {
+        if (level > cpu::detected_isa_level()) continue;
+        cpu::set_isa_level_for_testing(level);
+        INFO("level " << cpu::isa_level_name(level));
+        for (Type type : {Type::F32, Type::Q8_0, Type::Q4_0, Type::Q4_K})
+            for (int nth : {1, 3}) {
+                check_mul_mat_id(type, K, M, n_exp, n_used, n_tok, true, ids, nth);
+                if (type == Type::Q8_0) check_mul_mat_id(type, K, M, n_exp, n_used, n_tok, false, ids, nth);
+            }
+    }
+    cpu::set_isa_level_for_testing(saved);
 }
 
 TEST_CASE("flash attention with soft-capping equals softcap + soft_max and a double reference",
