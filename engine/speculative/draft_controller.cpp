@@ -18,12 +18,10 @@ constexpr int32_t kProbeCostEvery = 256;
 }  // namespace
 
 void StepCostModel::observe(double n, double t) {
-    // A step the OS interrupted must not skew the costs for long (a size that looks expensive is chosen
-    // less, so its own mean would be refreshed less): clipped to the range of what the fit expects.
-    if (w_ > 0) {
-        const double fit = step_seconds(n);
-        if (fit > 0) t = std::clamp(t, 0.5 * fit, 3.0 * fit);
-    }
+    // A step the OS interrupted must not skew the costs for long: clipped to the range of what the fit
+    // expects.
+    const double fit = w_ > 0 ? step_seconds(n) : 0.0;
+    if (fit > 0) t = std::clamp(t, 0.5 * fit, 3.0 * fit);
     w_ = w_ * kDecay + 1;
     sn_ = sn_ * kDecay + n;
     snn_ = snn_ * kDecay + n * n;
@@ -32,18 +30,21 @@ void StepCostModel::observe(double n, double t) {
     // Until the measured steps differ in size by about a token on average, the slope is unknown.
     const double var = w_ * snn_ - sn_ * sn_;
     if (var >= 0.25 * w_ * w_) slope_ = std::max((w_ * snt_ - sn_ * st_) / var, 0.0);
+    // Per size, how far steps of that size sit from the fit: the fit follows the costs as they drift (a
+    // context grows, the machine gets busy), the ratios keep the shape the fit misses, and a ratio stays
+    // meaningful while its size is not seen for a while.
     const long i = std::lround(n);
-    if (i >= 1 && i <= kTable) {
+    if (fit > 0 && i >= 1 && i <= kTable) {
         tab_w_[i] = tab_w_[i] * kTableDecay + 1;
-        tab_t_[i] = tab_t_[i] * kTableDecay + t;
+        tab_r_[i] = tab_r_[i] * kTableDecay + t / fit;
     }
 }
 
 double StepCostModel::measured_seconds(int32_t n) const {
     const double fit = step_seconds((double)n);
     if (n < 1 || n > kTable) return fit;
-    // Few steps of this size lean on the fit, many on their own mean.
-    return (tab_t_[n] + kTablePrior * fit) / (tab_w_[n] + kTablePrior);
+    // Few steps of this size lean on the fit (ratio 1), many on their own ratio.
+    return fit * (tab_r_[n] + kTablePrior) / (tab_w_[n] + kTablePrior);
 }
 
 double StepCostModel::extra_cost(int32_t n, int32_t k) const {

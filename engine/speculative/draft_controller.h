@@ -17,16 +17,16 @@ class StepCostModel {
     // Cost of one extra token relative to a plain one-token step (a prior until the fit has spread).
     double extra_token_ratio() const;
     double step_seconds(double n_tokens) const;
-    // Seconds of a step of n tokens as measured: the recent mean of steps of exactly n tokens, leaning on
-    // the fit while there are few (steps do not grow evenly: kernels work in tiles of rows, so one token
-    // more than a tile costs about a whole tile).
+    // Seconds of a step of n tokens as measured: the fit times the recent mean ratio of steps of exactly
+    // n tokens to it, leaning on the fit while there are few (steps do not grow evenly: kernels work in
+    // tiles of rows, so one token more than a tile costs about a whole tile).
     double measured_seconds(int32_t n) const;
     // What k more tokens add to a step of n tokens, relative to that step (measured_seconds).
     double extra_cost(int32_t n, int32_t k) const;
 
   private:
     static constexpr int32_t kTable = 128;
-    double tab_w_[kTable + 1] = {}, tab_t_[kTable + 1] = {};  // per step size: decayed weight and seconds
+    double tab_w_[kTable + 1] = {}, tab_r_[kTable + 1] = {};  // per step size: decayed weight, time / fit
     double w_ = 0, sn_ = 0, snn_ = 0, st_ = 0, snt_ = 0;
     // The per-token slope from the last window whose step sizes differed enough to fit it (< 0: none
     // yet). Kept while steps are all alike (drafting off), so that a known cost is not forgotten and
