@@ -10,6 +10,7 @@
 
 #include "ggml/backend.h"
 #include "server/api/build_info.h"
+#include "server/cli/log_jsonl.h"
 
 namespace cli {
 
@@ -30,6 +31,9 @@ void add_log_options(ArgParser& ap, LogOptions& lo) {
         });
     ap.flag("--log-prefix", "the level tag in each log line (default)", &lo.prefix);
     ap.flag("--no-log-prefix", "no level tag in log lines", &lo.prefix, false);
+    ap.flag("--log-jsonl",
+            "each log line one JSON object: {\"type\":\"log\",\"level\",\"time\" (microseconds since the epoch),\"logger\",\"msg\"}",
+            &lo.jsonl);
     ap.flag("--log-timestamps", "a timestamp in each log line (default)", &lo.timestamps);
     ap.flag("--no-log-timestamps", "no timestamps in log lines", &lo.timestamps, false);
 }
@@ -61,11 +65,15 @@ void setup_logging(const LogOptions& lo, const std::string& name) {
     }
     if (lo.verbose) level = spdlog::level::trace;
     logger->set_level(level);
-    std::string pattern;
-    if (lo.timestamps) pattern += "[%Y-%m-%d %H:%M:%S.%e] ";
-    if (lo.prefix) pattern += "[%n] [%^%l%$] ";
-    pattern += "%v";
-    logger->set_pattern(pattern);
+    if (lo.jsonl) {
+        logger->set_formatter(std::make_unique<JsonlLogFormatter>());  // no colours, prefix or timestamp text
+    } else {
+        std::string pattern;
+        if (lo.timestamps) pattern += "[%Y-%m-%d %H:%M:%S.%e] ";
+        if (lo.prefix) pattern += "[%n] [%^%l%$] ";
+        pattern += "%v";
+        logger->set_pattern(pattern);
+    }
     logger->flush_on(spdlog::level::trace);  // a log file is read while the server runs (tests, tail -f)
     spdlog::set_default_logger(logger);
 }
@@ -145,8 +153,6 @@ void add_unsupported_options(ArgParser& ap) {
     ap.refuse("-mm,--mmproj", true, "multimodal projectors are not supported: ggserve serves text models");
     ap.refuse("--no-mmproj,--no-mmproj-offload", false, "multimodal projectors are not supported");
     ap.refuse("-nocb,--no-cont-batching", false, "ggserve always batches continuously");
-    ap.refuse("--log-jsonl", false,
-              "JSON log lines are not supported; use --log-file with the default format");
     ap.refuse("-cl,--cache-list", false, "there is no model download cache (ggserve downloads nothing)");
     ap.refuse("--completion-bash", false, "no shell completion script is generated");
     ap.refuse(

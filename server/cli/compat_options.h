@@ -18,6 +18,7 @@ struct LogOptions {
     std::string colors = "auto";  // --log-colors on|off|auto
     bool prefix = true;           // --log-prefix / --no-log-prefix: the level tag
     bool timestamps = true;       // --log-timestamps / --no-log-timestamps
+    bool jsonl = false;           // --log-jsonl: one JSON object per line (JsonlLogFormatter)
 };
 
 void add_log_options(ArgParser& ap, LogOptions& lo);

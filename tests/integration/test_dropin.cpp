@@ -17,6 +17,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -557,4 +558,38 @@ TEST_CASE("embd-normalize option sets the embeddings' default normalization", "[
                        .post("/v1/embeddings", R"({"input": "hello there", "embd_normalize": 2})")
                        .json();
     CHECK(norm(c["data"][0]["embedding"]) == Approx(1.0).epsilon(1e-4));
+}
+
+TEST_CASE("log-jsonl: every log line on the console and in the log file is one JSON object", "[integration][dropin]") {
+    ctxtest::TempDir dir;
+    const std::string log = dir.file("server.jsonl");
+    ServerProcess s({"-m", stories_model(), "-c", "256", "-t", "1", "--log-jsonl", "--log-file", log, "-lv", "4"});
+    Client c("127.0.0.1", s.port());
+    CHECK(c.post("/completion", R"({"prompt": "Once", "n_predict": 2})").status == 200);
+    CHECK(c.post("/completion", "{not json").status == 400);
+    CHECK(s.stop() == 0);
+    for (const std::string& text : {s.log(), read_text(log)}) {
+        std::istringstream lines(text);
+        std::string line;
+        int n = 0;
+        bool listening = false;
+        std::set<std::string> levels;
+        while (std::getline(lines, line)) {
+            INFO(line);
+            const json j = json::parse(line);  // throws (fails the test) on a line that is not JSON
+            CHECK(j.at("type") == "log");
+            CHECK(j.at("msg").is_string());
+            CHECK(j.at("time").is_number_integer());
+            CHECK(j.at("time").get<int64_t>() > 1'700'000'000'000'000LL);  // microseconds since the epoch
+            levels.insert(j.at("level").get<std::string>());
+            listening = listening || j.at("msg").get<std::string>().find("listening on http://") != std::string::npos;
+            ++n;
+        }
+        CHECK(n > 5);
+        CHECK(listening);
+        CHECK(levels.count("info") == 1);
+        CHECK(levels.count("debug") == 1);  // -lv 4
+        for (const std::string& l : levels)
+            CHECK(std::set<std::string>{"trace", "debug", "info", "warn", "error", "critical"}.count(l) == 1);
+    }
 }
