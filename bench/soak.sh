@@ -9,7 +9,8 @@
 #   bench/soak.sh [BUILD_DIR]        (default: build)
 # Environment: MINUTES (60), CLIENTS (16), NP (8 slots), CTX (8192 in all), THREADS (1), INTERVAL (30),
 # WARMUP (5 minutes), THINK (0.1 s mean pause between a client's requests), OUT (summary JSON; default
-# soak-summary.json in the build directory), MODEL.
+# soak-summary.json in the build directory), MODEL, EXTRA (more server arguments, e.g.
+# "--max-prefill-tokens 8").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -34,7 +35,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$BIN" serve -m "$MODEL" -t "$THREADS" -np "$NP" -c "$CTX" --port 0 --metrics 2>"$log" &
+# shellcheck disable=SC2086 # EXTRA is a list of arguments
+"$BIN" serve -m "$MODEL" -t "$THREADS" -np "$NP" -c "$CTX" --port 0 --metrics ${EXTRA:-} 2>"$log" &
 server_pid=$!
 for _ in $(seq 600); do
     grep -q "ready:" "$log" && break
@@ -45,7 +47,7 @@ port=$(sed -n 's/.*listening on http:\/\/[^:]*:\([0-9]*\).*/\1/p' "$log" | head 
 [ -n "$port" ] || { echo "the server did not start:"; cat "$log"; exit 1; }
 
 echo "soak: $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)),"
-echo "      ggserve $(git rev-parse --short HEAD 2>/dev/null || echo '?'): -m $(basename "$MODEL") -t $THREADS -np $NP -c $CTX;"
+echo "      ggserve $(git rev-parse --short HEAD 2>/dev/null || echo '?'): -m $(basename "$MODEL") -t $THREADS -np $NP -c $CTX ${EXTRA:-};"
 echo "      $CLIENTS clients for $MINUTES min, samples every $INTERVAL s, warm-up $WARMUP min"
 status=0
 /usr/bin/python3 bench/soak.py --port "$port" --pid "$server_pid" --ctx-per-slot $((CTX / NP)) --clients "$CLIENTS" \
