@@ -338,6 +338,12 @@ json Api::speculative_json() const {
                 {"n_min", sc.n_min},
                 {"p_min", sc.p_min},
                 {"ngram_mod_n_match", sc.ngram_mod_n_match},
+                {"ngram_mod_n_min", sc.ngram_mod_n_min},
+                {"ngram_mod_n_max", sc.ngram_mod_n_max},
+                {"ngram_sizes",
+                 {{"ngram-simple", {{"size_n", sc.ngram_simple.n}, {"size_m", sc.ngram_simple.m}}},
+                  {"ngram-map-k", {{"size_n", sc.ngram_map_k.n}, {"size_m", sc.ngram_map_k.m}}},
+                  {"ngram-map-k4v", {{"size_n", sc.ngram_map_k4v.n}, {"size_m", sc.ngram_map_k4v.m}}}}},
                 {"draft_model", config_.draft_model_path},
                 {"lookahead", {{"w", sc.lookahead.w}, {"n", sc.lookahead.n}, {"g", sc.lookahead.g},
                                {"fixed", sc.lookahead_fixed}}}};

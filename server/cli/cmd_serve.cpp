@@ -38,6 +38,27 @@ namespace cli {
 
 namespace {
 
+// --spec-ngram-size-n/-m fill in ngram-simple's, ngram-map-k's and ngram-map-k4v's own sizes where those
+// were not given; every size is checked.
+void apply_ngram_sizes(sched::SpecConfig& spec, int32_t n, int32_t m) {
+    struct Row {
+        const char* name;
+        sched::SpecConfig::NgramSizes* s;
+    };
+    for (const Row r : {Row{"simple", &spec.ngram_simple}, Row{"map-k", &spec.ngram_map_k},
+                        Row{"map-k4v", &spec.ngram_map_k4v}}) {
+        if (r.s->n == 0) r.s->n = n;
+        if (r.s->m == 0) r.s->m = m;
+        if (r.s->n < 0 || r.s->n > 64)
+            throw ArgError(std::string("--spec-ngram-") + r.name + "-size-n must be in [1, 64] (0: the default)");
+        if (r.s->m < 0 || r.s->m > 1024)
+            throw ArgError(std::string("--spec-ngram-") + r.name + "-size-m must be in [1, 1024] (0: --draft-max)");
+    }
+    if (spec.ngram_mod_n_min < 0 || spec.ngram_mod_n_max < 0 || spec.ngram_mod_n_max > 1024 ||
+        (spec.ngram_mod_n_max > 0 && spec.ngram_mod_n_min > spec.ngram_mod_n_max))
+        throw ArgError("--spec-ngram-mod-n-min and -n-max must satisfy 0 <= n-min <= n-max <= 1024");
+}
+
 std::vector<std::string> split_keys(const std::string& s) {
     std::vector<std::string> out;
     std::stringstream ss(s);
@@ -135,6 +156,7 @@ int cmd_serve(int argc, char** argv) {
     // Speculative decoding (llama-server's names).
     std::string spec_type, model_draft, device_draft, lookup_static, lookup_dynamic;
     int ngl_draft = 0, threads_draft = 0, threads_batch_draft = 0;
+    int32_t ngram_size_n = 0, ngram_size_m = 0;  // --spec-ngram-size-n/-m: defaults for the three map drafters
     uint32_t ctx_draft = 0;
     std::string cache_type_k_draft, cache_type_v_draft;
     ac.defaults.sampling = engine::SamplingParams{};
@@ -289,6 +311,26 @@ int cmd_serve(int argc, char** argv) {
     ap.option("--spec-ngram-mod-n-match", "N",
               "ngram-mod: how many tokens of context must repeat before it drafts (default 24)",
               &sc.spec.ngram_mod_n_match);
+    ap.option("--spec-ngram-mod-n-min", "N", "ngram-mod: fewest draft tokens worth verifying (default: --draft-min)",
+              &sc.spec.ngram_mod_n_min);
+    ap.option("--spec-ngram-mod-n-max", "N", "ngram-mod: most tokens per draft (default: --draft-max)",
+              &sc.spec.ngram_mod_n_max);
+    ap.option("--spec-ngram-simple-size-n", "N", "ngram-simple: key length in tokens (default 3)",
+              &sc.spec.ngram_simple.n);
+    ap.option("--spec-ngram-simple-size-m", "M", "ngram-simple: most tokens per draft (default: --draft-max)",
+              &sc.spec.ngram_simple.m);
+    ap.option("--spec-ngram-map-k-size-n", "N", "ngram-map-k: key length in tokens (default 3)",
+              &sc.spec.ngram_map_k.n);
+    ap.option("--spec-ngram-map-k-size-m", "M", "ngram-map-k: most tokens per draft (default: --draft-max)",
+              &sc.spec.ngram_map_k.m);
+    ap.option("--spec-ngram-map-k4v-size-n", "N", "ngram-map-k4v: key length in tokens (default 2)",
+              &sc.spec.ngram_map_k4v.n);
+    ap.option("--spec-ngram-map-k4v-size-m", "M", "ngram-map-k4v: most tokens per draft (default: --draft-max)",
+              &sc.spec.ngram_map_k4v.m);
+    ap.option("--spec-ngram-size-n", "N", "key length of ngram-simple, ngram-map-k and ngram-map-k4v where their own option is not given",
+              &ngram_size_n);
+    ap.option("--spec-ngram-size-m", "M", "most tokens per draft of those three where their own option is not given",
+              &ngram_size_m);
     ap.option("--draft-p-min,--spec-draft-p-min", "P",
               "stop drafting when the draft model's top probability is below P (default 0.75)", &sc.spec.p_min);
     ap.option("-ngld,--gpu-layers-draft,--n-gpu-layers-draft,--spec-draft-ngl", "N", "draft model layers on the GPU",
@@ -391,6 +433,7 @@ int cmd_serve(int argc, char** argv) {
         if (!(sc.spec.p_min >= 0.0f && sc.spec.p_min <= 1.0f)) throw ArgError("--draft-p-min must be in [0, 1]");
         if (sc.spec.ngram_mod_n_match < 1 || sc.spec.ngram_mod_n_match > 1024)
             throw ArgError("--spec-ngram-mod-n-match must be in [1, 1024]");
+        apply_ngram_sizes(sc.spec, ngram_size_n, ngram_size_m);
         if (ngl_draft < 0) throw ArgError("--gpu-layers-draft must not be negative");
         if (threads_draft < 0 || threads_batch_draft < 0) throw ArgError("draft thread counts must not be negative");
         for (const std::string* t : {&cache_type_k_draft, &cache_type_v_draft})

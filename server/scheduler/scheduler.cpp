@@ -13,6 +13,21 @@
 
 namespace sched {
 
+int32_t SpecConfig::draft_cap(engine::spec::DrafterType t) const {
+    using engine::spec::DrafterType;
+    switch (t) {
+        case DrafterType::NgramSimple: return ngram_simple.m;
+        case DrafterType::NgramMapK: return ngram_map_k.m;
+        case DrafterType::NgramMapK4v: return ngram_map_k4v.m;
+        case DrafterType::NgramMod: return ngram_mod_n_max;
+        default: return 0;
+    }
+}
+
+int32_t SpecConfig::draft_floor(engine::spec::DrafterType t) const {
+    return t == engine::spec::DrafterType::NgramMod ? ngram_mod_n_min : 0;
+}
+
 namespace {
 double ms_between(Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
@@ -56,13 +71,19 @@ Scheduler::Scheduler(const engine::Model& model, engine::Context& ctx, Scheduler
                 case DrafterType::DraftModel:
                     break;  // one model for every slot: config_.draft_model
                 case DrafterType::NgramSimple:
-                    slot.drafters.push_back(engine::spec::make_ngram_simple());
+                    slot.drafters.push_back(config_.spec.ngram_simple.n > 0
+                                                ? engine::spec::make_ngram_simple(config_.spec.ngram_simple.n)
+                                                : engine::spec::make_ngram_simple());
                     break;
                 case DrafterType::NgramMapK:
-                    slot.drafters.push_back(engine::spec::make_ngram_map_k());
+                    slot.drafters.push_back(config_.spec.ngram_map_k.n > 0
+                                                ? engine::spec::make_ngram_map_k(config_.spec.ngram_map_k.n)
+                                                : engine::spec::make_ngram_map_k());
                     break;
                 case DrafterType::NgramMapK4v:
-                    slot.drafters.push_back(engine::spec::make_ngram_map_k4v());
+                    slot.drafters.push_back(config_.spec.ngram_map_k4v.n > 0
+                                                ? engine::spec::make_ngram_map_k4v(config_.spec.ngram_map_k4v.n)
+                                                : engine::spec::make_ngram_map_k4v());
                     break;
                 case DrafterType::NgramMod:
                     slot.drafters.push_back(engine::spec::make_ngram_mod(config_.spec.ngram_mod_n_match));
@@ -621,12 +642,14 @@ void Scheduler::prepare_drafts() {
                 return;
             }
             const bool model = type == DrafterType::DraftModel;
-            const int32_t k = s.draft_ctl[kind].want(room, step_extra, model ? model_ratio : 0.0);
+            const int32_t cap = config_.spec.draft_cap(type);
+            const int32_t k =
+                s.draft_ctl[kind].want(cap > 0 ? std::min(room, cap) : room, step_extra, model ? model_ratio : 0.0);
             if (!model) {
                 engine::spec::Drafter& d = *s.drafters[ngram_idx++];
                 if (k <= 0) continue;
                 std::vector<engine::Token> draft = d.draft(s.history, k);
-                if ((int32_t)draft.size() < std::max(s.spec_n_min, 1)) continue;
+                if ((int32_t)draft.size() < std::max({s.spec_n_min, config_.spec.draft_floor(type), 1})) continue;
                 s.draft = std::move(draft);
                 s.draft_from = (int)kind;
                 return;

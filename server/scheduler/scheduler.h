@@ -35,6 +35,16 @@ struct SpecConfig {
     int32_t n_min = 0;
     float p_min = 0.75f;
     int32_t ngram_mod_n_match = 24;  // --spec-ngram-mod-n-match: ngram-mod's key length in tokens
+    // --spec-ngram-{simple,map-k,map-k4v}-size-n/-m: key length in tokens (0: the drafter's default) and
+    // most tokens per draft (0: --draft-max).
+    struct NgramSizes {
+        int32_t n = 0, m = 0;
+    };
+    NgramSizes ngram_simple, ngram_map_k, ngram_map_k4v;
+    int32_t ngram_mod_n_min = 0, ngram_mod_n_max = 0;  // --spec-ngram-mod-n-min/-n-max (0: --draft-min/-max)
+    // The most tokens a drafter of this type may propose (0: no cap of its own) and the fewest worth verifying.
+    int32_t draft_cap(engine::spec::DrafterType t) const;
+    int32_t draft_floor(engine::spec::DrafterType t) const;
     engine::spec::LookaheadParams lookahead;  // --lookahead-w/-n/-g
     bool lookahead_fixed = false;             // --lookahead-fixed: no adaptation, every step full size
     bool enabled() const { return !types.empty(); }

@@ -194,6 +194,47 @@ TEST_CASE("speculation: /props and /slots show the settings, bad request fields 
     REQUIRE(c.get("/health").status == 200);
 }
 
+TEST_CASE("speculation: the n-gram drafters' size options cap each draft and show in /props",
+          "[integration][speculative]") {
+    const json g = stories_golden();
+    // Longest draft per step of a drafter: its evaluated tokens over the steps that verified a draft, and
+    // the largest draft of any one request (timings) as a bound check.
+    auto run = [&](const std::string& type, std::vector<std::string> extra) {
+        ServerProcess s(spec_args(type, std::move(extra)));
+        for (int pass = 0; pass < 2; ++pass)
+            for (const auto& c : g["cases"]) {
+                const json r = complete(s.port(), {{"prompt", c["prompt"]}, {"n_predict", 96}, {"temperature", 0}});
+                REQUIRE(tokens_of(r) == c["completion_tokens"].get<std::vector<int>>());
+            }
+        Client c("127.0.0.1", s.port());
+        const std::string m = c.get("/metrics").body;
+        const double tokens = metric(m, "ggserve:draft_tokens_total{drafter=\"" + type + "\"}");
+        const double steps = metric(m, "ggserve:draft_steps_total{drafter=\"" + type + "\"}");
+        REQUIRE(steps > 0);
+        return std::make_pair(tokens / steps, json::parse(c.get("/props").body)["speculative"]);
+    };
+    const auto [free_len, free_props] = run("ngram-simple", {});
+    const auto [capped_len, capped_props] = run("ngram-simple", {"--spec-ngram-simple-size-m", "2"});
+    INFO("tokens per draft: default " << free_len << ", size-m 2 " << capped_len);
+    REQUIRE(free_len > 2.0);
+    REQUIRE(capped_len <= 2.0);
+    REQUIRE(capped_props["ngram_sizes"]["ngram-simple"]["size_m"] == 2);
+    // ngram-mod's n-min: no draft shorter than 3 tokens is verified.
+    const auto [mod_len, mod_props] =
+        run("ngram-mod", {"--spec-ngram-mod-n-match", "4", "--spec-ngram-mod-n-min", "3", "--spec-ngram-mod-n-max", "5"});
+    REQUIRE(mod_len >= 3.0);
+    REQUIRE(mod_len <= 5.0);
+    REQUIRE(mod_props["ngram_mod_n_min"] == 3);
+    REQUIRE(mod_props["ngram_mod_n_max"] == 5);
+    // The unprefixed pair fills in where a drafter's own option is not given; the key length takes effect.
+    const auto [k_len, k_props] = run("ngram-map-k", {"--spec-ngram-size-n", "2", "--spec-ngram-size-m", "3",
+                                                       "--spec-ngram-map-k4v-size-n", "4"});
+    REQUIRE(k_len <= 3.0);
+    REQUIRE(k_props["ngram_sizes"]["ngram-map-k"] == json{{"size_n", 2}, {"size_m", 3}});
+    REQUIRE(k_props["ngram_sizes"]["ngram-simple"] == json{{"size_n", 2}, {"size_m", 3}});
+    REQUIRE(k_props["ngram_sizes"]["ngram-map-k4v"] == json{{"size_n", 4}, {"size_m", 3}});
+}
+
 TEST_CASE("speculation: bad server settings are clear startup errors", "[integration][speculative]") {
     const std::string m = stories_model();
     struct Case {
@@ -203,6 +244,10 @@ TEST_CASE("speculation: bad server settings are clear startup errors", "[integra
     const std::vector<Case> cases = {
         {"--spec-type ngram-mod --draft-max 0", "--draft-max must be positive", 2},
         {"--spec-type ngram-mod --spec-ngram-mod-n-match 0", "--spec-ngram-mod-n-match must be in [1, 1024]", 2},
+        {"--spec-type ngram-simple --spec-ngram-simple-size-n 65", "--spec-ngram-simple-size-n must be in [1, 64]", 2},
+        {"--spec-type ngram-map-k --spec-ngram-size-m -1", "-size-m must be in [1, 1024]", 2},
+        {"--spec-type ngram-mod --spec-ngram-mod-n-min 6 --spec-ngram-mod-n-max 5", "n-min <= n-max", 2},
+        {"--spec-type ngram-simple --spec-ngram-simple-min-hits 2", "latest occurrence", 2},
         {"--spec-type ngram-mod --draft-max -4", "--draft-max must be positive", 2},
         {"--spec-type ngram-mod,eagle3", "unknown speculative type 'eagle3'", 2},
         {"--spec-type draft-simple", "needs a draft model", 2},
