@@ -19,7 +19,7 @@ uint64_t key_of(std::span<const Token> a, std::span<const Token> b, size_t end, 
 
 class NgramMapK4v final : public Drafter {
   public:
-    explicit NgramMapK4v(int32_t n_key) : n_(std::max(n_key, 1)) {}
+    NgramMapK4v(int32_t n_key, int32_t min_hits) : n_(std::max(n_key, 1)), min_hits_(std::max(min_hits, 1)) {}
     DrafterType type() const override { return DrafterType::NgramMapK4v; }
     void begin() override {
         map_.clear();
@@ -40,7 +40,7 @@ class NgramMapK4v final : public Drafter {
                 total += s.count;
                 if (s.count > best->count) best = &s;
             }
-            if (best->count == 0 || 2 * best->count < total) break;
+            if (best->count < min_hits_ || 2 * best->count < total) break;
             out.push_back(best->token);
         }
         return out;
@@ -64,7 +64,7 @@ class NgramMapK4v final : public Drafter {
         // A full set replaces its weakest value (its count restarts).
         *weakest = Slot{next, 1};
     }
-    int32_t n_;
+    int32_t n_, min_hits_;
     std::unordered_map<uint64_t, std::array<Slot, 4>> map_;
     size_t n_indexed_ = 0;  // positions whose token was added as a value
 };
@@ -98,8 +98,8 @@ class NgramMod final : public Drafter {
 
 }  // namespace
 
-std::unique_ptr<Drafter> make_ngram_map_k4v(int32_t n_key) {
-    return std::make_unique<NgramMapK4v>(n_key);
+std::unique_ptr<Drafter> make_ngram_map_k4v(int32_t n_key, int32_t min_hits) {
+    return std::make_unique<NgramMapK4v>(n_key, min_hits);
 }
 
 std::unique_ptr<Drafter> make_ngram_mod(int32_t n_key, uint32_t pool_bits) {

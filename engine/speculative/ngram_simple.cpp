@@ -21,19 +21,21 @@ std::vector<Token> copy_from(std::span<const Token> seq, size_t start, int32_t n
 
 class NgramSimple final : public Drafter {
   public:
-    explicit NgramSimple(int32_t n_key) : n_(std::max(n_key, 1)) {}
+    NgramSimple(int32_t n_key, int32_t min_hits) : n_(std::max(n_key, 1)), min_hits_(std::max(min_hits, 1)) {}
     DrafterType type() const override { return DrafterType::NgramSimple; }
     void begin() override {}
     std::vector<Token> draft(std::span<const Token> h, int32_t n_max) override {
         if (h.size() <= (size_t)n_ || n_max <= 0) return {};
         const size_t key = h.size() - (size_t)n_;
-        for (size_t i = key; i-- > 0;)
-            if (same(h, i, key, n_)) return copy_from(h, i + (size_t)n_, n_max);
-        return {};
+        size_t latest = 0;
+        int32_t hits = 0;
+        for (size_t i = key; i-- > 0 && hits < min_hits_;)
+            if (same(h, i, key, n_) && hits++ == 0) latest = i;
+        return hits >= min_hits_ ? copy_from(h, latest + (size_t)n_, n_max) : std::vector<Token>{};
     }
 
   private:
-    int32_t n_;
+    int32_t n_, min_hits_;
 };
 
 uint64_t hash_tokens(std::span<const Token> seq, size_t at, int32_t n) {
@@ -44,7 +46,7 @@ uint64_t hash_tokens(std::span<const Token> seq, size_t at, int32_t n) {
 
 class NgramMapK final : public Drafter {
   public:
-    explicit NgramMapK(int32_t n_key) : n_(std::max(n_key, 1)) {}
+    NgramMapK(int32_t n_key, int32_t min_hits) : n_(std::max(n_key, 1)), min_hits_(std::max(min_hits, 1)) {}
     DrafterType type() const override { return DrafterType::NgramMapK; }
     void begin() override {
         map_.clear();
@@ -54,26 +56,34 @@ class NgramMapK final : public Drafter {
         if (h.size() <= (size_t)n_ || n_max <= 0) return {};
         // Index every n-gram that has a next token: those starting before size - n.
         const size_t last = h.size() - (size_t)n_;
-        for (; n_indexed_ < last; ++n_indexed_) map_[hash_tokens(h, n_indexed_, n_)] = (uint32_t)n_indexed_;
+        for (; n_indexed_ < last; ++n_indexed_) {
+            Entry& e = map_[hash_tokens(h, n_indexed_, n_)];
+            e.latest = (uint32_t)n_indexed_;
+            ++e.hits;
+        }
         auto it = map_.find(hash_tokens(h, last, n_));
-        if (it == map_.end() || !same(h, it->second, last, n_)) return {};
-        return copy_from(h, it->second + (size_t)n_, n_max);
+        if (it == map_.end() || it->second.hits < min_hits_ || !same(h, it->second.latest, last, n_)) return {};
+        return copy_from(h, it->second.latest + (size_t)n_, n_max);
     }
 
   private:
-    int32_t n_;
-    std::unordered_map<uint64_t, uint32_t> map_;  // n-gram hash -> start of its latest occurrence
+    struct Entry {
+        uint32_t latest = 0;  // start of the n-gram's latest occurrence
+        int32_t hits = 0;     // its occurrences so far
+    };
+    int32_t n_, min_hits_;
+    std::unordered_map<uint64_t, Entry> map_;  // n-gram hash -> its occurrences
     size_t n_indexed_ = 0;
 };
 
 }  // namespace
 
-std::unique_ptr<Drafter> make_ngram_simple(int32_t n_key) {
-    return std::make_unique<NgramSimple>(n_key);
+std::unique_ptr<Drafter> make_ngram_simple(int32_t n_key, int32_t min_hits) {
+    return std::make_unique<NgramSimple>(n_key, min_hits);
 }
 
-std::unique_ptr<Drafter> make_ngram_map_k(int32_t n_key) {
-    return std::make_unique<NgramMapK>(n_key);
+std::unique_ptr<Drafter> make_ngram_map_k(int32_t n_key, int32_t min_hits) {
+    return std::make_unique<NgramMapK>(n_key, min_hits);
 }
 
 }  // namespace engine::spec

@@ -330,6 +330,12 @@ json Api::task_settings(const sched::Task& t) const {
     return settings;
 }
 
+namespace {
+json ngram_sizes_json(const sched::SpecConfig::NgramSizes& z) {
+    return json{{"size_n", z.n}, {"size_m", z.m}, {"min_hits", z.min_hits}};
+}
+}  // namespace
+
 json Api::speculative_json() const {
     const sched::SpecConfig& sc = scheduler_->spec();
     return json{{"enabled", sc.enabled()},
@@ -341,9 +347,9 @@ json Api::speculative_json() const {
                 {"ngram_mod_n_min", sc.ngram_mod_n_min},
                 {"ngram_mod_n_max", sc.ngram_mod_n_max},
                 {"ngram_sizes",
-                 {{"ngram-simple", {{"size_n", sc.ngram_simple.n}, {"size_m", sc.ngram_simple.m}}},
-                  {"ngram-map-k", {{"size_n", sc.ngram_map_k.n}, {"size_m", sc.ngram_map_k.m}}},
-                  {"ngram-map-k4v", {{"size_n", sc.ngram_map_k4v.n}, {"size_m", sc.ngram_map_k4v.m}}}}},
+                 {{"ngram-simple", ngram_sizes_json(sc.ngram_simple)},
+                  {"ngram-map-k", ngram_sizes_json(sc.ngram_map_k)},
+                  {"ngram-map-k4v", ngram_sizes_json(sc.ngram_map_k4v)}}},
                 {"draft_model", config_.draft_model_path},
                 {"lookahead", {{"w", sc.lookahead.w}, {"n", sc.lookahead.n}, {"g", sc.lookahead.g},
                                {"fixed", sc.lookahead_fixed}}}};

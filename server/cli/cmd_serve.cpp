@@ -38,9 +38,9 @@ namespace cli {
 
 namespace {
 
-// --spec-ngram-size-n/-m fill in ngram-simple's, ngram-map-k's and ngram-map-k4v's own sizes where those
-// were not given; every size is checked.
-void apply_ngram_sizes(sched::SpecConfig& spec, int32_t n, int32_t m) {
+// --spec-ngram-size-n/-m/--spec-ngram-min-hits fill in ngram-simple's, ngram-map-k's and ngram-map-k4v's
+// own settings where those were not given; every value is checked.
+void apply_ngram_sizes(sched::SpecConfig& spec, int32_t n, int32_t m, int32_t min_hits) {
     struct Row {
         const char* name;
         sched::SpecConfig::NgramSizes* s;
@@ -49,6 +49,9 @@ void apply_ngram_sizes(sched::SpecConfig& spec, int32_t n, int32_t m) {
                         Row{"map-k4v", &spec.ngram_map_k4v}}) {
         if (r.s->n == 0) r.s->n = n;
         if (r.s->m == 0) r.s->m = m;
+        if (r.s->min_hits == 0) r.s->min_hits = min_hits;
+        if (r.s->min_hits < 0 || r.s->min_hits > 1000000)
+            throw ArgError(std::string("--spec-ngram-") + r.name + "-min-hits must be in [1, 1000000] (0: 1)");
         if (r.s->n < 0 || r.s->n > 64)
             throw ArgError(std::string("--spec-ngram-") + r.name + "-size-n must be in [1, 64] (0: the default)");
         if (r.s->m < 0 || r.s->m > 1024)
@@ -156,7 +159,7 @@ int cmd_serve(int argc, char** argv) {
     // Speculative decoding (llama-server's names).
     std::string spec_type, model_draft, device_draft, lookup_static, lookup_dynamic;
     int ngl_draft = 0, threads_draft = 0, threads_batch_draft = 0;
-    int32_t ngram_size_n = 0, ngram_size_m = 0;  // --spec-ngram-size-n/-m: defaults for the three map drafters
+    int32_t ngram_size_n = 0, ngram_size_m = 0, ngram_min_hits = 0;  // --spec-ngram-size-n/-m, -min-hits: for all three
     uint32_t ctx_draft = 0;
     std::string cache_type_k_draft, cache_type_v_draft;
     ac.defaults.sampling = engine::SamplingParams{};
@@ -327,6 +330,15 @@ int cmd_serve(int argc, char** argv) {
               &sc.spec.ngram_map_k4v.n);
     ap.option("--spec-ngram-map-k4v-size-m", "M", "ngram-map-k4v: most tokens per draft (default: --draft-max)",
               &sc.spec.ngram_map_k4v.m);
+    ap.option("--spec-ngram-simple-min-hits", "H", "ngram-simple: occurrences a key needs before it drafts (default 1)",
+              &sc.spec.ngram_simple.min_hits);
+    ap.option("--spec-ngram-map-k-min-hits", "H", "ngram-map-k: occurrences a key needs before it drafts (default 1)",
+              &sc.spec.ngram_map_k.min_hits);
+    ap.option("--spec-ngram-map-k4v-min-hits", "H",
+              "ngram-map-k4v: how often a next token must have followed its key before it is drafted (default 1)",
+              &sc.spec.ngram_map_k4v.min_hits);
+    ap.option("--spec-ngram-min-hits", "H", "min-hits of those three where their own option is not given",
+              &ngram_min_hits);
     ap.option("--spec-ngram-size-n", "N", "key length of ngram-simple, ngram-map-k and ngram-map-k4v where their own option is not given",
               &ngram_size_n);
     ap.option("--spec-ngram-size-m", "M", "most tokens per draft of those three where their own option is not given",
@@ -433,7 +445,7 @@ int cmd_serve(int argc, char** argv) {
         if (!(sc.spec.p_min >= 0.0f && sc.spec.p_min <= 1.0f)) throw ArgError("--draft-p-min must be in [0, 1]");
         if (sc.spec.ngram_mod_n_match < 1 || sc.spec.ngram_mod_n_match > 1024)
             throw ArgError("--spec-ngram-mod-n-match must be in [1, 1024]");
-        apply_ngram_sizes(sc.spec, ngram_size_n, ngram_size_m);
+        apply_ngram_sizes(sc.spec, ngram_size_n, ngram_size_m, ngram_min_hits);
         if (ngl_draft < 0) throw ArgError("--gpu-layers-draft must not be negative");
         if (threads_draft < 0 || threads_batch_draft < 0) throw ArgError("draft thread counts must not be negative");
         for (const std::string* t : {&cache_type_k_draft, &cache_type_v_draft})

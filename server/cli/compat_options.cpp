@@ -214,11 +214,6 @@ void add_unsupported_options(ArgParser& ap) {
     ap.refuse("--sleep-idle-seconds", true, "the model stays loaded");
     ap.refuse("--log-prompts-dir", true, "prompts are not logged to files; -v logs requests");
     ap.refuse("--spec-default", false, "choose the drafters with --spec-type");
-    for (const char* o : {"--spec-ngram-simple-min-hits", "--spec-ngram-map-k-min-hits",
-                          "--spec-ngram-map-k4v-min-hits", "--spec-ngram-min-hits"})
-        ap.refuse(o, true,
-                  "the n-gram drafters propose a continuation from its latest occurrence; the draft controller "
-                  "shortens or stops the drafts of a drafter whose tokens are rejected");
     for (const char* o :
          {"--spec-draft-p-split,--draft-p-split", "--spec-draft-sampling", "--spec-synth-len",
           "--spec-synth-rates", "-Cd,--cpu-mask-draft,--spec-draft-cpu-mask",

@@ -70,21 +70,21 @@ Scheduler::Scheduler(const engine::Model& model, engine::Context& ctx, Scheduler
             switch (t) {
                 case DrafterType::DraftModel:
                     break;  // one model for every slot: config_.draft_model
-                case DrafterType::NgramSimple:
-                    slot.drafters.push_back(config_.spec.ngram_simple.n > 0
-                                                ? engine::spec::make_ngram_simple(config_.spec.ngram_simple.n)
-                                                : engine::spec::make_ngram_simple());
+                case DrafterType::NgramSimple: {
+                    const auto& z = config_.spec.ngram_simple;
+                    slot.drafters.push_back(engine::spec::make_ngram_simple(z.n > 0 ? z.n : 3, std::max(z.min_hits, 1)));
                     break;
-                case DrafterType::NgramMapK:
-                    slot.drafters.push_back(config_.spec.ngram_map_k.n > 0
-                                                ? engine::spec::make_ngram_map_k(config_.spec.ngram_map_k.n)
-                                                : engine::spec::make_ngram_map_k());
+                }
+                case DrafterType::NgramMapK: {
+                    const auto& z = config_.spec.ngram_map_k;
+                    slot.drafters.push_back(engine::spec::make_ngram_map_k(z.n > 0 ? z.n : 3, std::max(z.min_hits, 1)));
                     break;
-                case DrafterType::NgramMapK4v:
-                    slot.drafters.push_back(config_.spec.ngram_map_k4v.n > 0
-                                                ? engine::spec::make_ngram_map_k4v(config_.spec.ngram_map_k4v.n)
-                                                : engine::spec::make_ngram_map_k4v());
+                }
+                case DrafterType::NgramMapK4v: {
+                    const auto& z = config_.spec.ngram_map_k4v;
+                    slot.drafters.push_back(engine::spec::make_ngram_map_k4v(z.n > 0 ? z.n : 2, std::max(z.min_hits, 1)));
                     break;
+                }
                 case DrafterType::NgramMod:
                     slot.drafters.push_back(engine::spec::make_ngram_mod(config_.spec.ngram_mod_n_match));
                     break;

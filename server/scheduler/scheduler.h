@@ -35,10 +35,10 @@ struct SpecConfig {
     int32_t n_min = 0;
     float p_min = 0.75f;
     int32_t ngram_mod_n_match = 24;  // --spec-ngram-mod-n-match: ngram-mod's key length in tokens
-    // --spec-ngram-{simple,map-k,map-k4v}-size-n/-m: key length in tokens (0: the drafter's default) and
-    // most tokens per draft (0: --draft-max).
+    // --spec-ngram-{simple,map-k,map-k4v}-size-n/-m/-min-hits: key length in tokens (0: the drafter's
+    // default), most tokens per draft (0: --draft-max), occurrences a key needs before it drafts (0: 1).
     struct NgramSizes {
-        int32_t n = 0, m = 0;
+        int32_t n = 0, m = 0, min_hits = 0;
     };
     NgramSizes ngram_simple, ngram_map_k, ngram_map_k4v;
     int32_t ngram_mod_n_min = 0, ngram_mod_n_max = 0;  // --spec-ngram-mod-n-min/-n-max (0: --draft-min/-max)

@@ -230,9 +230,25 @@ TEST_CASE("speculation: the n-gram drafters' size options cap each draft and sho
     const auto [k_len, k_props] = run("ngram-map-k", {"--spec-ngram-size-n", "2", "--spec-ngram-size-m", "3",
                                                        "--spec-ngram-map-k4v-size-n", "4"});
     REQUIRE(k_len <= 3.0);
-    REQUIRE(k_props["ngram_sizes"]["ngram-map-k"] == json{{"size_n", 2}, {"size_m", 3}});
-    REQUIRE(k_props["ngram_sizes"]["ngram-simple"] == json{{"size_n", 2}, {"size_m", 3}});
-    REQUIRE(k_props["ngram_sizes"]["ngram-map-k4v"] == json{{"size_n", 4}, {"size_m", 3}});
+    REQUIRE(k_props["ngram_sizes"]["ngram-map-k"] == json{{"size_n", 2}, {"size_m", 3}, {"min_hits", 0}});
+    REQUIRE(k_props["ngram_sizes"]["ngram-simple"] == json{{"size_n", 2}, {"size_m", 3}, {"min_hits", 0}});
+    REQUIRE(k_props["ngram_sizes"]["ngram-map-k4v"] == json{{"size_n", 4}, {"size_m", 3}, {"min_hits", 0}});
+    // min-hits: a key must have occurred that often before it drafts, so a high one drafts less.
+    ServerProcess dflt(spec_args("ngram-map-k"));
+    ServerProcess strict(spec_args("ngram-map-k", {"--spec-ngram-min-hits", "4", "--spec-ngram-map-k4v-min-hits", "2"}));
+    int drafted_default = 0, drafted_strict = 0;
+    for (const auto& c : g["cases"]) {
+        const json body = {{"prompt", c["prompt"]}, {"n_predict", 96}, {"temperature", 0}};
+        const json a = complete(dflt.port(), body), b = complete(strict.port(), body);
+        REQUIRE(tokens_of(b) == c["completion_tokens"].get<std::vector<int>>());
+        drafted_default += a["timings"]["draft_n"].get<int>();
+        drafted_strict += b["timings"]["draft_n"].get<int>();
+    }
+    INFO("drafted: default " << drafted_default << ", min-hits 4 " << drafted_strict);
+    REQUIRE(drafted_strict < drafted_default);
+    const json sp = json::parse(Client("127.0.0.1", strict.port()).get("/props").body)["speculative"]["ngram_sizes"];
+    REQUIRE(sp["ngram-map-k"]["min_hits"] == 4);
+    REQUIRE(sp["ngram-map-k4v"]["min_hits"] == 2);
 }
 
 TEST_CASE("speculation: bad server settings are clear startup errors", "[integration][speculative]") {
@@ -247,7 +263,7 @@ TEST_CASE("speculation: bad server settings are clear startup errors", "[integra
         {"--spec-type ngram-simple --spec-ngram-simple-size-n 65", "--spec-ngram-simple-size-n must be in [1, 64]", 2},
         {"--spec-type ngram-map-k --spec-ngram-size-m -1", "-size-m must be in [1, 1024]", 2},
         {"--spec-type ngram-mod --spec-ngram-mod-n-min 6 --spec-ngram-mod-n-max 5", "n-min <= n-max", 2},
-        {"--spec-type ngram-simple --spec-ngram-simple-min-hits 2", "latest occurrence", 2},
+        {"--spec-type ngram-simple --spec-ngram-min-hits -1", "-min-hits must be in [1, 1000000]", 2},
         {"--spec-type ngram-mod --draft-max -4", "--draft-max must be positive", 2},
         {"--spec-type ngram-mod,eagle3", "unknown speculative type 'eagle3'", 2},
         {"--spec-type draft-simple", "needs a draft model", 2},

@@ -163,3 +163,40 @@ TEST_CASE("spec-type lists: llama-server's names, priority order, clear errors",
     REQUIRE_THROWS_WITH(parse_drafter_list(""), Catch::Contains("unknown speculative type ''"));
     REQUIRE_THROWS_WITH(parse_drafter_list("ngram-mod,ngram-mod"), Catch::Contains("listed twice"));
 }
+
+TEST_CASE("min-hits: a key drafts only once it has occurred that often", "[speculative][drafter]") {
+    // "a b c d" once before the final "a b c": one earlier occurrence of the key.
+    const std::vector<Token> once = {10, 11, 12, 13, 20, 21, 10, 11, 12};
+    // Twice before it, both followed by 13.
+    const std::vector<Token> twice = {10, 11, 12, 13, 20, 10, 11, 12, 13, 21, 10, 11, 12};
+    std::vector<std::unique_ptr<Drafter>> two;
+    two.push_back(make_ngram_simple(3, 2));
+    two.push_back(make_ngram_map_k(3, 2));
+    two.push_back(make_ngram_map_k4v(3, 2));
+    for (auto& d : two) {
+        INFO(drafter_name(d->type()));
+        d->begin();
+        CHECK(d->draft(once, 4).empty());
+        d->begin();
+        const std::vector<Token> got = d->draft(twice, 1);
+        CHECK(got == std::vector<Token>{13});
+    }
+    // With min-hits 1 (the default) one occurrence is enough.
+    for (auto* make : {+[] { return make_ngram_simple(3, 1); }, +[] { return make_ngram_map_k(3, 1); },
+                       +[] { return make_ngram_map_k4v(3, 1); }}) {
+        auto d = make();
+        d->begin();
+        CHECK(d->draft(once, 1) == std::vector<Token>{13});
+    }
+    // ngram-simple and ngram-map-k propose the latest occurrence's continuation once the key has enough hits.
+    const std::vector<Token> differ = {10, 11, 12, 13, 20, 10, 11, 12, 14, 21, 10, 11, 12};
+    for (auto* make : {+[] { return make_ngram_simple(3, 2); }, +[] { return make_ngram_map_k(3, 2); }}) {
+        auto d = make();
+        d->begin();
+        CHECK(d->draft(differ, 1) == std::vector<Token>{14});
+    }
+    // ngram-map-k4v counts the next token: 13 and 14 once each is neither dominant nor seen twice.
+    auto k4v = make_ngram_map_k4v(3, 2);
+    k4v->begin();
+    CHECK(k4v->draft(differ, 1).empty());
+}
