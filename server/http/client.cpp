@@ -198,64 +198,31 @@ ClientResponse Client::request(std::string_view method, std::string_view target,
 
 StreamResult Client::stream(std::string_view method, std::string_view target, std::string_view body,
                             const Headers& headers, const EventCallback& on_event) {
-    Impl& d = *impl_;
-    std::optional<bhttp::response_parser<bhttp::string_body>> p;
-    std::string req = d.build_request(method, target, body, headers);
-    d.send_with_retry(req, [&] {
-        p.emplace();  // a retry needs a fresh parser
-        p->header_limit(1024 * 1024);
-        p->body_limit(boost::none);  // a stream may run for a long time
-        d.read_header(*p);
-        return 0;
-    });
-    auto& parser = *p;
-
-    StreamResult result;
-    result.status = parser.get().result_int();
-    for (const auto& field : parser.get()) result.headers.add(field.name_string(), field.value());
-    std::string content_type = result.headers.value_or("Content-Type");
-    bool is_sse = content_type.rfind("text/event-stream", 0) == 0;
+    // relay() with the bytes parsed into events, or kept as the body when the answer is not an event stream.
+    bool is_sse = false;
     SseParser sse;
-    try {
-        while (!parser.is_done()) {
-            error_code ec;
-            bool done = false;
-            bhttp::async_read_some(d.socket, d.buffer, parser, [&](error_code e, std::size_t) {
-                ec = e;
-                done = true;
+    std::string text;
+    std::size_t events = 0;
+    StreamResult result = relay(
+        method, target, body, headers,
+        [&](int, const Headers& h) {
+            is_sse = h.value_or("Content-Type").rfind("text/event-stream", 0) == 0;
+            return true;
+        },
+        [&](std::string_view chunk) {
+            if (!is_sse) {
+                text += chunk;
+                return true;
+            }
+            const auto received = steady::now();
+            return sse.feed(chunk, [&](SseEvent& event) {
+                event.received = received;
+                ++events;
+                return on_event(event);
             });
-            d.run(done, d.deadline());
-            auto received = steady::now();
-            std::string& chunk = parser.get().body();
-            if (!chunk.empty()) {
-                if (is_sse) {
-                    bool keep_going = sse.feed(chunk, [&](SseEvent& event) {
-                        event.received = received;
-                        ++result.events;
-                        return on_event(event);
-                    });
-                    if (!keep_going) {
-                        result.aborted = true;
-                        d.close();
-                        return result;
-                    }
-                } else {
-                    result.body += chunk;
-                }
-                chunk.clear();
-            }
-            if (ec) {
-                result.error = ec.message();
-                d.close();
-                return result;
-            }
-        }
-    } catch (const ClientError& e) {
-        result.error = e.what();
-        return result;
-    }
-    result.complete = true;
-    if (!parser.keep_alive()) d.close();
+        });
+    result.body = std::move(text);
+    result.events = events;
     return result;
 }
 
