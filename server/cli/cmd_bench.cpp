@@ -15,6 +15,7 @@
 
 #include "engine/model/context.h"
 #include "engine/model/model.h"
+#include "server/cli/file_lists.h"
 #include "server/cli/args.h"
 #include "server/cli/commands.h"
 #include "server/cli/gpu_options.h"
@@ -25,18 +26,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::vector<std::string> split(const std::string& s, char sep = ',') {
-    std::vector<std::string> out;
-    std::stringstream ss(s);
-    std::string x;
-    while (std::getline(ss, x, sep))
-        if (!x.empty()) out.push_back(x);
-    return out;
-}
-
 std::vector<int> split_ints(const std::string& opt, const std::string& s) {
     std::vector<int> out;
-    for (const auto& x : split(s)) {
+    for (const auto& x : split_list(s)) {
         const int v = ArgParser::to_int(opt, x);
         if (v < 0) throw ArgError(opt + " values must not be negative");
         out.push_back(v);
@@ -137,7 +129,7 @@ int cmd_bench(int argc, char** argv) {
     ggml::Type tk, tv;
     try {
         if (!ap.parse(argc, argv)) return 0;
-        models = split(models_s);
+        models = split_list(models_s);
         if (models.empty()) throw ArgError("missing -m MODEL");
         for (int p : split_ints("-p", p_s))
             if (p > 0) tests.push_back({p, 0});

@@ -1,11 +1,23 @@
 #include "server/cli/file_lists.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
 #include "server/cli/args.h"
 
 namespace cli {
+
+std::vector<std::string> split_list(const std::string& v) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    while (start <= v.size()) {
+        const size_t comma = std::min(v.find(',', start), v.size());
+        if (comma > start) out.push_back(v.substr(start, comma - start));
+        start = comma + 1;
+    }
+    return out;
+}
 
 std::vector<std::string> split_file_list(const std::string& v) {
     std::vector<std::string> out;

@@ -8,6 +8,8 @@
 
 namespace cli {
 
+// "A,,B" -> {A, B}: comma-separated values, empty ones skipped (API keys, tags, bench lists).
+std::vector<std::string> split_list(const std::string& v);
 // "A,B,C" -> {A, B, C}; an empty name is an ArgError.
 std::vector<std::string> split_file_list(const std::string& v);
 // "FNAME\nSCALE" (the two-argument form, ArgParser::add_with_number) or "FNAME:SCALE[,FNAME:SCALE...]";

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "server/api/build_info.h"
+#include "server/cli/file_lists.h"
 #include "server/http/server.h"
 #include "server/router/model_catalog.h"
 #include "server/router/model_manager.h"
@@ -30,15 +31,6 @@ const std::set<std::string>& router_only() {
         "api-key-file", "ssl-key-file", "ssl-cert-file", "api-prefix",  "path",               "webui",
         "no-webui",   "log-file",      "log-disable", "log-colors"};
     return s;
-}
-
-std::vector<std::string> split_list(const std::string& v) {
-    std::vector<std::string> out;
-    std::stringstream ss(v);
-    std::string item;
-    while (std::getline(ss, item, ','))
-        if (!item.empty()) out.push_back(item);
-    return out;
 }
 
 std::string self_exe() {
