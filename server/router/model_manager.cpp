@@ -276,6 +276,14 @@ bool ModelManager::wait_ready(Instance& inst, ChildProcess& child, std::string& 
     }
 }
 
+void ModelManager::mark_start_failed_locked(Instance& inst, const std::string& why) {
+    inst.status = ModelStatus::unloaded;
+    inst.failed = true;
+    inst.exit_code = -1;  // no child ran
+    inst.exit_what = why;
+    cv_.notify_all();
+}
+
 void ModelManager::lifecycle(Instance& inst, std::thread previous, std::string victim) {
     if (previous.joinable()) previous.join();
     const std::string name = inst.spec.name;
@@ -299,11 +307,7 @@ void ModelManager::lifecycle(Instance& inst, std::thread previous, std::string v
                 args.push_back(a);
             inst.args = args;
         } catch (const std::exception& e) {
-            inst.status = ModelStatus::unloaded;
-            inst.failed = true;
-            inst.exit_code = -1;
-            inst.exit_what = e.what();
-            cv_.notify_all();
+            mark_start_failed_locked(inst, e.what());
             return;
         }
     }
@@ -323,11 +327,7 @@ void ModelManager::lifecycle(Instance& inst, std::thread previous, std::string v
     } catch (const std::exception& e) {
         spdlog::error("router: cannot start the server of model '{}': {}", name, e.what());
         std::lock_guard lk(mu_);
-        inst.status = ModelStatus::unloaded;
-        inst.failed = true;
-        inst.exit_code = -1;
-        inst.exit_what = e.what();
-        cv_.notify_all();
+        mark_start_failed_locked(inst, e.what());
         return;
     }
     {

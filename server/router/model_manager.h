@@ -124,6 +124,8 @@ class ModelManager {
     bool try_start_load_locked(Instance& inst);
     void begin_unload_locked(Instance& inst);
     void lifecycle(Instance& inst, std::thread previous, std::string victim);
+    // The child could not be started (its arguments, or the spawn itself): unloaded, failed, `why` kept.
+    void mark_start_failed_locked(Instance& inst, const std::string& why);
     // Polls the child's /health until ready; false if it ended, was stopped, or the timeout passed.
     bool wait_ready(Instance& inst, ChildProcess& child, std::string& why);
 
