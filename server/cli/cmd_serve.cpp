@@ -20,6 +20,7 @@
 #include "engine/model/lora.h"
 #include "engine/model/model.h"
 #include "engine/model/pooling.h"
+#include "engine/speculative/ngram_drafters.h"
 #include "server/api/api.h"
 #include "server/api/chat_request_options.h"
 #include "server/cli/args.h"
@@ -60,15 +61,6 @@ void apply_ngram_sizes(sched::SpecConfig& spec, int32_t n, int32_t m, int32_t mi
     if (spec.ngram_mod_n_min < 0 || spec.ngram_mod_n_max < 0 || spec.ngram_mod_n_max > 1024 ||
         (spec.ngram_mod_n_max > 0 && spec.ngram_mod_n_min > spec.ngram_mod_n_max))
         throw ArgError("--spec-ngram-mod-n-min and -n-max must satisfy 0 <= n-min <= n-max <= 1024");
-}
-
-std::vector<std::string> split_keys(const std::string& s) {
-    std::vector<std::string> out;
-    std::stringstream ss(s);
-    std::string k;
-    while (std::getline(ss, k, ','))
-        if (!k.empty()) out.push_back(k);
-    return out;
 }
 
 // --chat-template-file (read here, so a missing file is a startup error), --chat-template-kwargs
@@ -220,7 +212,7 @@ int cmd_serve(int argc, char** argv) {
               "serve every route under PREFIX, e.g. /llm: /llm/v1/models, /llm/health (no trailing /)",
               &hc.api_prefix);
     ap.add("--api-key", "KEY", "API key(s) clients must send (comma-separated)", [&hc](const std::string& v) {
-        for (auto& k : split_keys(v)) hc.api_keys.push_back(k);
+        for (auto& k : split_list(v)) hc.api_keys.push_back(k);
     });
     ap.option("--api-key-file", "FILE", "file with one API key per line", &api_key_file);
     ap.option("--chat-template", "NAME|TEMPLATE",
@@ -318,25 +310,22 @@ int cmd_serve(int argc, char** argv) {
               &sc.spec.ngram_mod_n_min);
     ap.option("--spec-ngram-mod-n-max", "N", "ngram-mod: most tokens per draft (default: --draft-max)",
               &sc.spec.ngram_mod_n_max);
-    ap.option("--spec-ngram-simple-size-n", "N", "ngram-simple: key length in tokens (default 3)",
-              &sc.spec.ngram_simple.n);
-    ap.option("--spec-ngram-simple-size-m", "M", "ngram-simple: most tokens per draft (default: --draft-max)",
-              &sc.spec.ngram_simple.m);
-    ap.option("--spec-ngram-map-k-size-n", "N", "ngram-map-k: key length in tokens (default 3)",
-              &sc.spec.ngram_map_k.n);
-    ap.option("--spec-ngram-map-k-size-m", "M", "ngram-map-k: most tokens per draft (default: --draft-max)",
-              &sc.spec.ngram_map_k.m);
-    ap.option("--spec-ngram-map-k4v-size-n", "N", "ngram-map-k4v: key length in tokens (default 2)",
-              &sc.spec.ngram_map_k4v.n);
-    ap.option("--spec-ngram-map-k4v-size-m", "M", "ngram-map-k4v: most tokens per draft (default: --draft-max)",
-              &sc.spec.ngram_map_k4v.m);
-    ap.option("--spec-ngram-simple-min-hits", "H", "ngram-simple: occurrences a key needs before it drafts (default 1)",
-              &sc.spec.ngram_simple.min_hits);
-    ap.option("--spec-ngram-map-k-min-hits", "H", "ngram-map-k: occurrences a key needs before it drafts (default 1)",
-              &sc.spec.ngram_map_k.min_hits);
-    ap.option("--spec-ngram-map-k4v-min-hits", "H",
-              "ngram-map-k4v: how often a next token must have followed its key before it is drafted (default 1)",
-              &sc.spec.ngram_map_k4v.min_hits);
+    // The map drafters' sizes, by llama-server's names: --spec-ngram-{simple,map-k,map-k4v}-{size-n,size-m,min-hits}.
+    struct MapDrafter {
+        const char* name;
+        sched::SpecConfig::NgramSizes* sizes;
+        int default_n;
+    };
+    for (const MapDrafter d : {MapDrafter{"simple", &sc.spec.ngram_simple, engine::spec::kNgramSimpleKey},
+                               MapDrafter{"map-k", &sc.spec.ngram_map_k, engine::spec::kNgramMapKKey},
+                               MapDrafter{"map-k4v", &sc.spec.ngram_map_k4v, engine::spec::kNgramMapK4vKey}}) {
+        const std::string opt = std::string("--spec-ngram-") + d.name, who = std::string("ngram-") + d.name + ": ";
+        ap.option(opt + "-size-n", "N", who + "key length in tokens (default " + std::to_string(d.default_n) + ")",
+                  &d.sizes->n);
+        ap.option(opt + "-size-m", "M", who + "most tokens per draft (default: --draft-max)", &d.sizes->m);
+        ap.option(opt + "-min-hits", "H", who + "occurrences a key needs before it drafts (default 1)",
+                  &d.sizes->min_hits);
+    }
     ap.option("--spec-ngram-min-hits", "H", "min-hits of those three where their own option is not given",
               &ngram_min_hits);
     ap.option("--spec-ngram-size-n", "N", "key length of ngram-simple, ngram-map-k and ngram-map-k4v where their own option is not given",

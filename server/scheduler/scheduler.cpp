@@ -72,17 +72,17 @@ Scheduler::Scheduler(const engine::Model& model, engine::Context& ctx, Scheduler
                     break;  // one model for every slot: config_.draft_model
                 case DrafterType::NgramSimple: {
                     const auto& z = config_.spec.ngram_simple;
-                    slot.drafters.push_back(engine::spec::make_ngram_simple(z.n > 0 ? z.n : 3, std::max(z.min_hits, 1)));
+                    slot.drafters.push_back(engine::spec::make_ngram_simple(z.n > 0 ? z.n : engine::spec::kNgramSimpleKey, std::max(z.min_hits, 1)));
                     break;
                 }
                 case DrafterType::NgramMapK: {
                     const auto& z = config_.spec.ngram_map_k;
-                    slot.drafters.push_back(engine::spec::make_ngram_map_k(z.n > 0 ? z.n : 3, std::max(z.min_hits, 1)));
+                    slot.drafters.push_back(engine::spec::make_ngram_map_k(z.n > 0 ? z.n : engine::spec::kNgramMapKKey, std::max(z.min_hits, 1)));
                     break;
                 }
                 case DrafterType::NgramMapK4v: {
                     const auto& z = config_.spec.ngram_map_k4v;
-                    slot.drafters.push_back(engine::spec::make_ngram_map_k4v(z.n > 0 ? z.n : 2, std::max(z.min_hits, 1)));
+                    slot.drafters.push_back(engine::spec::make_ngram_map_k4v(z.n > 0 ? z.n : engine::spec::kNgramMapK4vKey, std::max(z.min_hits, 1)));
                     break;
                 }
                 case DrafterType::NgramMod:
