@@ -13,11 +13,11 @@ Configurations: plain decoding, lookahead with the adaptive step shape (the defa
 the full W, N, G on every step (--lookahead-fixed: what llama.cpp's llama-lookahead runs).
 Only the Python standard library; talks HTTP to 127.0.0.1 only.
 """
-import argparse, os, statistics, sys, time
+import argparse, os, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import speculative  # noqa: E402
-from speculative import WORKLOADS, Server, cpu_model, post  # noqa: E402
+from speculative import WORKLOADS, Server, cpu_model  # noqa: E402
 
 
 # Where lookahead pays: text that repeats itself, so the pool (seeded from the prompt) predicts whole branches.
@@ -28,28 +28,6 @@ WORKLOADS["repetitive"] = [
     "One, two, three, four, five. " * 10 + "One,",
     "Lily ran to the park. Lily ran to the tree. " * 6 + "Lily ran",
 ]
-
-
-def body(prompt, n):
-    return {"prompt": prompt, "n_predict": n, "temperature": 0, "cache_prompt": False, "seed": 1}
-
-
-def one_stream(port, prompts, n, rounds):
-    tps, evaluated, accepted, steps, predicted = [], 0, 0, 0, 0
-    for _ in range(rounds):
-        for p in prompts:
-            t = post(port, "/completion", body(p, n))["timings"]
-            tps.append(t["predicted_per_second"])
-            evaluated += t.get("draft_n", 0)
-            accepted += t.get("draft_n_accepted", 0)
-            steps += t.get("decode_iterations", 0)
-            predicted += t["predicted_n"]
-    return {"tps": statistics.median(tps), "evaluated": evaluated, "accepted": accepted, "steps": steps,
-            "tokens_per_pass": predicted / steps if steps else float("nan")}
-
-
-def four_streams(port, prompts, n, rounds):
-    return speculative.four_streams(port, prompts, n, rounds, body)
 
 
 def main():
@@ -82,8 +60,8 @@ def main():
             for wl in a.workloads.split(","):
                 prompts = WORKLOADS[wl]
                 if cfg == "none":
-                    one = one_stream(s.port, prompts, a.n_predict, a.rounds)
-                    four = four_streams(s.port, prompts, a.n_predict, max(1, a.rounds - 1))
+                    one = speculative.one_stream(s.port, prompts, a.n_predict, a.rounds)
+                    four = speculative.four_streams(s.port, prompts, a.n_predict, max(1, a.rounds - 1))
                     p1, p4 = one["tps"], four
                     evaluated, accepted, steps = 0, 0, 0
                 else:
