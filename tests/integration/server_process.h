@@ -72,6 +72,13 @@ class ServerProcess {
         std::lock_guard<std::mutex> lk(mu_);
         return log_;
     }
+    // Waits until the log contains `needle`: the log reaches us through a pipe read by another thread, so a
+    // line the server wrote before a state change a test observed over HTTP may not have arrived yet.
+    bool wait_log(const std::string& needle, std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+        std::unique_lock<std::mutex> lk(mu_);
+        return cv_.wait_for(lk, timeout, [&] { return log_.find(needle) != std::string::npos || eof_; }) &&
+               log_.find(needle) != std::string::npos;
+    }
     // SIGTERM and wait; returns the exit status (or -1 if killed by a signal).
     int stop() {
         if (pid_ > 0) {

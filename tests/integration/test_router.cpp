@@ -256,7 +256,7 @@ TEST_CASE("router: autoload off, explicit load and unload, --models-max 1 unload
     CHECK(status_of(c, "stories") == "unloaded");
     CHECK_FALSE(entry(c, "stories")["status"].contains("failed"));
     CHECK(children_of(r.pid()).size() == 1);
-    CHECK(r.log().find("unloading 'stories', the least recently used model") != std::string::npos);
+    CHECK(r.wait_log("unloading 'stories', the least recently used model"));
 
     const auto again = c.post("/models/load", json{{"model", "stories-q8"}}.dump());
     CHECK(again.status == 400);
@@ -332,7 +332,7 @@ TEST_CASE("router: a model server killed with SIGKILL fails its requests clearly
     const json failed = entry(c, "stories")["status"];
     CHECK(failed["failed"] == true);
     CHECK(failed["exit_code"] == 128 + SIGKILL);
-    CHECK(r.log().find("the server of model 'stories' ended by itself") != std::string::npos);
+    CHECK(r.wait_log("the server of model 'stories' ended by itself"));
 
     // The other model never noticed; the dead one comes back on the next request.
     CHECK(c.post("/completion", greedy("stories-q8", "Once").dump()).status == 200);
@@ -376,6 +376,7 @@ TEST_CASE("router: concurrent requests to two unloaded models load each once and
     CHECK(answers[0]["tokens"].get<std::vector<int>>() == golden32);
     CHECK(answers[2]["tokens"] == answers[0]["tokens"]);
     CHECK(answers[3]["tokens"] == answers[1]["tokens"]);
+    for (const char* m : {"'stories' on port", "'stories-q8' on port"}) CHECK(r.wait_log(m));
     const std::string log = r.log();
     for (const char* m : {"'stories' on port", "'stories-q8' on port"}) {
         INFO(m);
