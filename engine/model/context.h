@@ -68,6 +68,9 @@ class Context {
     const std::vector<float>& lora_scales(SeqId seq) const;
     // Applies pending position shifts now (before reading or saving the cache's keys).
     void apply_kv_shift();
+    // From the next decode on, hidden states (true) or logits (false) come out: a server that generates
+    // switches for its embedding requests' decode calls, as ContextParams::embeddings would.
+    void set_embeddings(bool on) { params_.embeddings = on; }
 
     // Logits of the i-th token of the last batch (which must have asked for them); for an encoder (no
     // output matrix) or an embeddings context its final hidden state: out_width() floats.

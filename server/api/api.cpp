@@ -238,7 +238,10 @@ Api::Reply Api::models(Request&) {
                                 {"type", "model"},
                                 {"description", ""},
                                 {"tags", json::array({""})},
-                                {"capabilities", json::array({embeddings_only() ? "embedding" : "completion"})},
+                                {"capabilities", embeddings_only() ? json::array({"embedding"})
+                                                      : config_.embeddings_with_generation
+                                                          ? json::array({"completion", "embedding"})
+                                                          : json::array({"completion"})},
                                 {"parameters", ""},
                                 {"details", {{"parent_model", ""},
                                              {"format", "gguf"},

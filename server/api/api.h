@@ -36,6 +36,9 @@ struct ApiConfig {
     int format_threads = 2;  // threads formatting response chunks (FormatPool)
     int work_threads = 2;    // threads running /tokenize, /detokenize, /apply-template off the I/O threads
     bool embeddings = false;  // --embeddings: embeddings only, generation endpoints answer 501
+    // --embeddings-with-generation: a generation model also serves the embedding endpoints (its final
+    // hidden states, pooled), sharing the slots with generation.
+    bool embeddings_with_generation = false;
     bool reranking = false;   // --reranking: the rerank endpoints serve (a model with cls.output)
     engine::Pooling pooling = engine::Pooling::Unspecified;  // --pooling; Unspecified: the model's
     int embd_normalize = 2;  // --embd-normalize: -1 none, 0 max-abs int16, 1 taxicab, 2 euclidean, >2 p-norm

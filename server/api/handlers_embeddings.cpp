@@ -77,12 +77,12 @@ std::vector<std::vector<engine::Token>> Api::embedding_inputs(const json& input)
 Api::Reply Api::embeddings(Request& req, bool oai) {
     require_ready();
     const json body = parse_body(req, "embeddings.json");
-    if (!embeddings_only())
-        throw HttpError(
-            501,
-            "This server does not support embeddings: the model (" + model_->hparams().arch +
-                ") is not an embedding model; start it with `--embeddings` to embed with its hidden states",
-            "not_supported_error");
+    if (!embeddings_only() && !config_.embeddings_with_generation)
+        throw HttpError(501,
+                        "This server does not support embeddings: the model (" + model_->hparams().arch +
+                            ") is not an embedding model; start it with `--embeddings` (embeddings only) or "
+                            "`--embeddings-with-generation` to embed with its hidden states",
+                        "not_supported_error");
     const json* input = field(body, "input");
     if (!input) input = field(body, "content");
     auto task = std::make_shared<sched::EmbedTask>();

@@ -353,6 +353,10 @@ int cmd_serve(int argc, char** argv) {
               &lookup_dynamic);
     ap.flag("--embedding,--embeddings", "embeddings only: /v1/embeddings serves, generation endpoints answer 501",
             &ac.embeddings);
+    ap.flag("--embeddings-with-generation",
+            "a generation model also serves /v1/embeddings from its final hidden states (pooling: --pooling or "
+            "the model's), on idle slots between generation steps",
+            &ac.embeddings_with_generation);
     ap.add("--pooling", "TYPE", "embedding pooling: none, mean, cls, last (default: the model's pooling_type)",
            [&ac](const std::string& v) {
                auto p = engine::parse_pooling(v);
@@ -406,6 +410,8 @@ int cmd_serve(int argc, char** argv) {
             throw ArgError("--ssl-key-file/--ssl-cert-file: this build has no TLS support (OpenSSL was not found "
                            "when it was configured); rebuild with libssl-dev installed");
         if (ac.reranking) ac.embeddings = true;
+        if (ac.embeddings && ac.embeddings_with_generation)
+            throw ArgError("--embeddings serves embeddings only, --embeddings-with-generation both: choose one");
         if (port < 0 || port > 65535) throw ArgError("--port must be in [0, 65535]");
         if (sc.n_parallel < 1 || sc.n_parallel > engine::kMaxSeq)
             throw ArgError("--parallel must be in [1, " + std::to_string(engine::kMaxSeq) + "]");
@@ -489,6 +495,7 @@ int cmd_serve(int argc, char** argv) {
                                            {"prio", mo.cpu.prio},
                                            {"numa", mo.cpu.numa}}},
                           {"tls", !hc.ssl_key_file.empty()},
+                          {"embeddings_with_generation", ac.embeddings_with_generation},
                           {"verbose", lo.verbose}};
     ac.slots = !no_slots;
     if (lora_without_apply) ac.lora_scales.assign(ac.lora_scales.size(), 0.0f);

@@ -34,6 +34,13 @@ void EmbedQueue::run(engine::Context& ctx, const std::vector<engine::SeqId>& seq
         if (t->cancelled.load()) continue;
         groups[{(int)t->pooling, t->normalize}].push_back(std::move(t));
     }
+    // A model that generates (an output matrix) hands out its final hidden states for these calls only.
+    struct HiddenStates {
+        engine::Context& ctx;
+        const bool was = ctx.params().embeddings;
+        ~HiddenStates() { ctx.set_embeddings(was); }
+    } hidden{ctx};
+    ctx.set_embeddings(true);
     for (auto& [key, tasks] : groups) {
         std::vector<std::vector<engine::Token>> inputs;
         for (const auto& t : tasks) inputs.insert(inputs.end(), t->inputs.begin(), t->inputs.end());

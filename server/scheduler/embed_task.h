@@ -38,7 +38,8 @@ class EmbedQueue {
     void push(std::shared_ptr<EmbedTask> t);
     bool empty() const;
     // Engine thread: embeds every queued task using the sequence ids seqs (each holding no cells); does
-    // nothing when seqs is empty (the tasks wait).
+    // nothing when seqs is empty (the tasks wait). The context gives hidden states during the calls
+    // only, so a server that also generates gets its logits back afterwards.
     void run(engine::Context& ctx, const std::vector<engine::SeqId>& seqs);
     // Engine thread, at shutdown: fails what is left.
     void fail_all(int status, const std::string& message);

@@ -203,23 +203,16 @@ void Scheduler::run() {
                     if (s.busy()) return true;
                 return false;
             };
-            cv_.wait(lk, [&] { return stop_ || wake_ || !queue_.empty() || !actions_.empty() || busy(); });
+            // Embeddings left waiting for a slot while every slot generated are retried once one frees.
+            cv_.wait(lk, [&] {
+                return stop_ || wake_ || !queue_.empty() || !actions_.empty() || busy() || !embed_queue_.empty();
+            });
             wake_ = false;
             if (stop_) break;
         }
         drop_cancelled();
         run_actions();
-        if (!embed_queue_.empty()) {  // on the sequences of idle slots that hold nothing
-            std::vector<engine::SeqId> seqs;
-            for (auto& s : slots_)
-                if (!s.busy() && s.cache_tokens.empty()) {
-                    seqs.push_back(s.id);
-                    // Embeddings are computed without LoRA adapters.
-                    s.cache_lora.assign(ctx_.params().lora.size(), 0.0f);
-                    ctx_.set_lora_scales(s.id, s.cache_lora);
-                }
-            embed_queue_.run(ctx_, seqs);
-        }
+        if (!embed_queue_.empty()) run_embeddings();
         seat_tasks();
         prepare_drafts();
         try {
@@ -320,6 +313,31 @@ SlotActionResult Scheduler::do_action(Slot& slot, const SlotAction& a) {
     }
     r.ms = ms_between(t0, Clock::now());
     return r;
+}
+
+void Scheduler::run_embeddings() {
+    // On the sequences of idle slots that hold nothing. A server that also generates keeps prompts in its
+    // idle slots: when none is empty, the least recently used idle one gives up its cache (as a new
+    // generation request would take it); while every slot generates, the embeddings wait for one.
+    std::vector<engine::SeqId> seqs;
+    Slot* lru = nullptr;
+    for (auto& s : slots_) {
+        if (s.busy()) continue;
+        if (s.cache_tokens.empty())
+            seqs.push_back(s.id);
+        else if (!lru || s.last_used < lru->last_used)
+            lru = &s;
+    }
+    if (seqs.empty() && lru) {
+        forget_cache(*lru);
+        seqs.push_back(lru->id);
+    }
+    for (engine::SeqId id : seqs) {  // embeddings are computed without LoRA adapters
+        Slot& s = slots_[(size_t)id];
+        s.cache_lora.assign(ctx_.params().lora.size(), 0.0f);
+        ctx_.set_lora_scales(s.id, s.cache_lora);
+    }
+    embed_queue_.run(ctx_, seqs);
 }
 
 std::vector<SlotCacheView> Scheduler::cache_views() const {

@@ -106,6 +106,7 @@ class Scheduler {
     // request then does not pay for first-touch page faults of the weights (llama-server's warmup).
     void warmup();
     void run();
+    void run_embeddings();  // queued embedding requests, on idle slots
     void seat_tasks();
     void run_actions();
     SlotActionResult do_action(Slot& slot, const SlotAction& action);

@@ -1,15 +1,21 @@
 // Embeddings against the real binary with synth-bert-f16 (--embeddings): /v1/embeddings float and base64
 // agree and match the llama.cpp golden (cosine >= 0.999), the native /embedding forms (pooling none:
 // per-token rows), a batch of 32 mixed-length inputs and concurrent requests equal each input alone, a
-// decoder started with --embeddings, the rerank endpoints on a copy of the model with a classification
-// head, and bad input gets the right status with an OpenAI-style error body.
+// decoder started with --embeddings, a decoder that generates and embeds at once
+// (--embeddings-with-generation: the same vectors while streams generate beside them, the streams' tokens
+// unchanged), the rerank endpoints on a copy of the model with a classification head, and bad input gets
+// the right status with an OpenAI-style error body.
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <thread>
 
 #include "ggml/gguf.h"
 #include "server/http/client.h"
@@ -325,4 +331,151 @@ TEST_CASE("/v1/embeddings: concurrent requests (the engine thread may batch them
         INFO("case " << i << ": " << together[i].dump().substr(0, 200));
         REQUIRE(together[i]["data"][0]["embedding"] == alone[i]["data"][0]["embedding"]);
     }
+}
+
+namespace {
+
+// A greedy stream of the stories golden's first case on its own thread: the tokens it received, whether it
+// has its first token (for the test thread to start embedding while it runs), and a stop switch.
+struct GoldenStream {
+    std::vector<int> tokens;
+    std::mutex mu;
+    std::condition_variable cv;
+    bool started = false, ended = false;
+    std::atomic<bool> stop{false};
+    std::thread thread;
+
+    GoldenStream(uint16_t port, int n_predict) {
+        const json body{{"prompt", stories_golden()["cases"][0]["prompt"]}, {"n_predict", n_predict},
+                        {"temperature", 0},  {"ignore_eos", true},
+                        {"stream", true},    {"cache_prompt", false}};
+        thread = std::thread([this, port, body] {
+            Client c("127.0.0.1", port);
+            c.stream("POST", "/completion", body.dump(), {}, [&](const server::http::SseEvent& e) {
+                const json j = json::parse(e.data, nullptr, false);
+                std::lock_guard<std::mutex> lk(mu);
+                if (j.is_object() && j.contains("tokens"))
+                    for (const auto& t : j["tokens"]) tokens.push_back(t.get<int>());
+                started = true;
+                cv.notify_all();
+                return !stop.load();
+            });
+            std::lock_guard<std::mutex> lk(mu);
+            started = ended = true;
+            cv.notify_all();
+        });
+    }
+    void wait_started() {
+        std::unique_lock<std::mutex> lk(mu);
+        cv.wait(lk, [&] { return started; });
+    }
+    bool running() {
+        std::lock_guard<std::mutex> lk(mu);
+        return !ended;
+    }
+    std::vector<int> finish() {
+        stop = true;
+        thread.join();
+        return tokens;
+    }
+};
+
+std::vector<int> golden_prefix(size_t n) {
+    const auto all = stories_golden()["cases"][0]["completion_tokens"].get<std::vector<int>>();
+    return std::vector<int>(all.begin(), all.begin() + (std::ptrdiff_t)std::min(n, all.size()));
+}
+
+}  // namespace
+
+TEST_CASE("embeddings beside generation: the same vectors while streams generate, the streams unchanged",
+          "[integration][embeddings]") {
+    // The reference: the same decoder as an embeddings-only server (llama-server's --embeddings).
+    ServerProcess ref({"-m", stories_model(), "--embeddings", "--pooling", "mean", "-np", "2", "-c", "1024",
+                       "-t", "1"});
+    ServerProcess s({"-m", stories_model(), "--embeddings-with-generation", "--pooling", "mean", "-np", "4", "-c",
+                     "8192", "-t", "2"});
+    Client rc("127.0.0.1", ref.port()), c("127.0.0.1", s.port());
+    const json caps = c.get("/v1/models").json()["models"][0]["capabilities"];
+    CHECK(caps == json::array({"completion", "embedding"}));
+    CHECK(c.get("/props").json()["server"]["embeddings_with_generation"] == true);
+
+    const std::vector<std::string> words = {"Once", "upon", "a", "time", "there", "was", "a", "little", "girl",
+                                            "named", "Lily", "who", "loved", "to", "play", "outside"};
+    json inputs = json::array();
+    for (size_t i = 0; i < 32; ++i) {
+        std::string text;
+        for (size_t w = 0; w <= (i * 7) % words.size(); ++w) text += (w ? " " : "") + words[(i + w) % words.size()];
+        inputs.push_back(text);
+    }
+    std::vector<json> alone(32);
+    for (size_t i = 0; i < 32; ++i) {
+        const json r = rc.post("/v1/embeddings", json{{"input", inputs[i]}}.dump()).json();
+        REQUIRE(r["data"].size() == 1);
+        alone[i] = r["data"][0]["embedding"];
+    }
+
+    // Two greedy streams generate while the batch and single inputs are embedded on the other slots.
+    GoldenStream a(s.port(), 100000), b(s.port(), 100000);
+    a.wait_started();
+    b.wait_started();
+    const json batch = c.post("/v1/embeddings", json{{"input", inputs}}.dump()).json();
+    std::vector<json> singles(32);
+    for (size_t i = 0; i < 32; i += 5)
+        singles[i] = c.post("/v1/embeddings", json{{"input", inputs[i]}}.dump()).json()["data"][0]["embedding"];
+    CHECK(a.running());  // the streams ran all along (they end only when told to)
+    CHECK(b.running());
+    const std::vector<int> ta = a.finish(), tb = b.finish();
+
+    INFO(batch.dump().substr(0, 300));
+    REQUIRE(batch["data"].size() == 32);
+    CHECK(batch["usage"]["prompt_tokens"].get<int>() > 32);
+    for (size_t i = 0; i < 32; ++i) {
+        INFO("input " << i << ": " << inputs[i]);
+        CHECK(batch["data"][i]["embedding"] == alone[i]);
+        if (i % 5 == 0) CHECK(singles[i] == alone[i]);
+    }
+    // The streams' tokens: the golden continuation for as far as it goes.
+    REQUIRE(ta.size() >= 2);
+    REQUIRE(tb.size() >= 2);
+    const size_t na = std::min(ta.size(), golden_prefix(1000).size()), nb = std::min(tb.size(), na);
+    CHECK(std::vector<int>(ta.begin(), ta.begin() + (std::ptrdiff_t)na) == golden_prefix(na));
+    CHECK(std::vector<int>(tb.begin(), tb.begin() + (std::ptrdiff_t)nb) == golden_prefix(nb));
+}
+
+TEST_CASE("embeddings beside generation: a busy slot makes them wait, an idle slot gives up its prompt",
+          "[integration][embeddings]") {
+    ServerProcess ref({"-m", stories_model(), "--embeddings", "--pooling", "last", "-np", "1", "-c", "512", "-t",
+                       "1"});
+    ServerProcess s({"-m", stories_model(), "--embeddings-with-generation", "--pooling", "last", "-np", "1", "-c",
+                     "4096", "-t", "1"});
+    Client rc("127.0.0.1", ref.port()), c("127.0.0.1", s.port());
+    const json in = json{{"input", "The little dog ran to the park"}};
+    const json expected = rc.post("/v1/embeddings", in.dump()).json()["data"][0]["embedding"];
+    REQUIRE(expected.size() == 64);
+
+    // The only slot generates 2000 tokens and ends by itself: the embedding waits for it, then is served
+    // (the engine thread must wake for it although no slot is busy any more).
+    {
+        GoldenStream g(s.port(), 2000);
+        g.wait_started();
+        const auto r = c.post("/v1/embeddings", in.dump());
+        REQUIRE(r.status == 200);
+        CHECK(r.json()["data"][0]["embedding"] == expected);
+        g.finish();
+    }
+    // The slot holds a cached prompt now; the embedding takes the slot (the cache goes), and generation
+    // afterwards gives the golden tokens again.
+    const json greedy{{"prompt", stories_golden()["cases"][0]["prompt"]},
+                      {"n_predict", 32},
+                      {"temperature", 0},
+                      {"return_tokens", true}};
+    REQUIRE(c.post("/completion", greedy.dump()).status == 200);
+    CHECK(c.post("/v1/embeddings", in.dump()).json()["data"][0]["embedding"] == expected);
+    const json again = c.post("/completion", greedy.dump()).json();
+    CHECK(again["tokens"].get<std::vector<int>>() == golden_prefix(32));
+    CHECK(again["tokens_cached"].get<int>() == 0);  // evaluated again: the embedding took the slot's cache
+
+    // --embeddings and --embeddings-with-generation contradict each other.
+    REQUIRE_THROWS(ServerProcess({"-m", stories_model(), "--embeddings", "--embeddings-with-generation"},
+                                 std::chrono::seconds(20)));
 }
