@@ -8,17 +8,14 @@
 #include <string>
 
 #include "engine/model/arch/arch.h"
+#include "engine/model/arch/encoder_hparams.h"
 #include "engine/model/graph_builder.h"
 #include "engine/model/weight_loader.h"
 #include "ggml/gguf.h"
 
 namespace engine {
 
-namespace {
-
-using ggml::Tensor;
-
-void read_hparams(const ggml::gguf::File& f, HParams& h) {
+void read_encoder_hparams(const ggml::gguf::File& f, HParams& h) {
     h.pooling_type = (int)read_u32(f, h, "pooling_type", 0);
     if (h.pooling_type > 4)
         throw std::runtime_error("model metadata: unknown pooling_type " + std::to_string(h.pooling_type));
@@ -27,6 +24,10 @@ void read_hparams(const ggml::gguf::File& f, HParams& h) {
         throw std::runtime_error("model metadata: implausible token_type_count");
     h.causal = false;  // an encoder: the attention.causal key only confirms it (llama.cpp ignores it too)
 }
+
+namespace {
+
+using ggml::Tensor;
 
 void load_weights(WeightLoader& l) {
     Model& m = l.model;
@@ -87,7 +88,7 @@ Tensor* build(GraphBuilder& g) {
 
 }  // namespace
 
-extern const ArchRow kArchBert{"bert", ggml::kRopeNormal, read_hparams, load_weights, build, false,
+extern const ArchRow kArchBert{"bert", ggml::kRopeNormal, read_encoder_hparams, load_weights, build, false,
                                Use::Never /* experts */, Use::Never /* sliding window */};
 
 }  // namespace engine

@@ -10,6 +10,7 @@ extern const ArchRow kArchGemma;
 extern const ArchRow kArchGemma2;
 extern const ArchRow kArchGemma3;
 extern const ArchRow kArchLlama;
+extern const ArchRow kArchNomicBert;
 extern const ArchRow kArchPhi3;
 extern const ArchRow kArchQwen2;
 extern const ArchRow kArchQwen2Moe;
@@ -29,6 +30,7 @@ const ArchRow* const kRows[] = {
     &kArchGemma2,
     &kArchGemma3,
     &kArchBert,
+    &kArchNomicBert,
 };
 
 }  // namespace
