@@ -379,6 +379,8 @@ Tensor* flash_attn(Context& ctx, Tensor* q, Tensor* k, Tensor* v, Tensor* mask, 
     if (mask) {
         if (mask->type != Type::F32 && mask->type != Type::F16) fail("flash_attn", "mask must be F32 or F16");
         if (mask->ne[0] != k->ne[1] || mask->ne[1] < q->ne[1]) fail("flash_attn", "mask shape mismatch");
+        if (mask->ne[2] != 1 && mask->ne[2] != q->ne[2]) fail("flash_attn", "mask must have 1 plane or one per head");
+        if (mask->ne[3] != 1) fail("flash_attn", "mask must have 1 plane or one per head");
     }
     const int64_t ne[4] = {v->ne[0], q->ne[2], q->ne[1], q->ne[3]};
     Tensor* t = result(ctx, Op::FlashAttn, Type::F32, ne, q, k, v, mask);

@@ -190,7 +190,8 @@ Tensor* rope_ext(Context& ctx, Tensor* a, Tensor* pos, Tensor* freq_factors, con
 // YaRN's correction dimensions [low, high] (pairs below low extrapolate, above high interpolate).
 void rope_yarn_corr_dims(int n_dims, int n_ctx_orig, float freq_base, float beta_fast, float beta_slow,
                          float dims[2]);
-// softmax(a * scale + mask) over rows; mask [ne0, >= ne1] F32 or F16 broadcast over dims 2,3 (nullable).
+// softmax(a * scale + mask) over rows; mask [ne0, >= ne1, 1 or ne2, 1 or ne3] F32 or F16, broadcast over
+// dims 2,3 where it has one plane (nullable); a plane per head carries per-head biases (ALiBi).
 Tensor* soft_max(Context& ctx, Tensor* a, Tensor* mask, float scale);
 Tensor* silu(Context& ctx, Tensor* a);
 Tensor* swiglu(Context& ctx, Tensor* a, Tensor* b);
@@ -211,7 +212,8 @@ Tensor* top_k(Context& ctx, Tensor* a, int k);
 Tensor* mul_mat_id(Context& ctx, Tensor* as, Tensor* b, Tensor* ids);
 // cap * tanh(a / cap): soft-capping of attention scores and logits (gemma2).
 Tensor* softcap(Context& ctx, Tensor* a, float cap);
-// q [D, n_q, n_head], k [D, n_kv, n_head_kv], v [Dv, n_kv, n_head_kv], mask [n_kv, >= n_q] F32.
+// q [D, n_q, n_head], k [D, n_kv, n_head_kv], v [Dv, n_kv, n_head_kv], mask [n_kv, >= n_q, 1 or n_head] F32
+// or F16 (one plane for every head, or one per head: ALiBi's per-head biases).
 // Result [Dv, n_head, n_q] (heads then tokens, ready to reshape to [Dv*n_head, n_q]).
 // softcap > 0: scores are cap * tanh(scale * s / cap) before the mask (as the unfused softcap + soft_max
 // with scale 1).

@@ -77,7 +77,7 @@ void op_flash_attn(const ComputeParams& p, Tensor* t) {
             for (int64_t i = i0; i < i1; ++i) {
                 bool used = !mask;
                 for (int64_t iq = iq0; iq < iq1 && !used; ++iq) {
-                    const char* mrow = mask->row_ptr(iq);
+                    const char* mrow = mask->row_ptr(iq, h % mask->ne[2]);
                     const float mv = mask->type == Type::F32 ? ((const float*)mrow)[i]
                                                              : fp16_to_fp32(((const uint16_t*)mrow)[i]);
                     used = mv != neg_inf;
@@ -91,7 +91,7 @@ void op_flash_attn(const ComputeParams& p, Tensor* t) {
                 std::memcpy(qc, qrow, (size_t)D * sizeof(float));
             else
                 q_convert(qrow, qc, D);
-            const char* mrow = mask ? mask->row_ptr(iq) : nullptr;
+            const char* mrow = mask ? mask->row_ptr(iq, h % mask->ne[2]) : nullptr;
             const RowBlocks rb = blocks ? kv_blocks_row(blocks, iq) : RowBlocks{};
             const RowBlocks* vis = blocks ? &rb : nullptr;
             const int64_t spans = kv_spans(vis);

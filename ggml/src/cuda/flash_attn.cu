@@ -27,7 +27,7 @@ struct FlashAttnArgs {
     size_t vnb1, vnb2, vnb3;
     const char* mask;  // nullable
     bool mask_f16;
-    size_t mnb1;
+    size_t mnb1, mnb2;  // mnb2 0: one plane for every head
     char* d;
     size_t dnb1, dnb2, dnb3;
     float* scores;
@@ -54,7 +54,7 @@ __global__ void flash_attn_kernel(FlashAttnArgs p, int64_t row0) {
     __syncthreads();
 
     float* score = p.scores + blockIdx.x * p.n_kv;
-    const char* mrow = p.mask ? p.mask + iq * p.mnb1 : nullptr;
+    const char* mrow = p.mask ? p.mask + iq * p.mnb1 + h * p.mnb2 : nullptr;
     float mx = neg_inf;
     for (int64_t i = warp; i < p.n_kv; i += blockDim.x / kWarp) {
         float mv = 0.0f;
@@ -132,6 +132,7 @@ void run_flash_attn(ExecContext& ctx, Tensor* t) {
     p.mask = mask ? (const char*)mask->data : nullptr;
     p.mask_f16 = mask && mask->type == Type::F16;
     p.mnb1 = mask ? mask->nb[1] : 0;
+    p.mnb2 = mask && mask->ne[2] > 1 ? mask->nb[2] : 0;  // a plane per head (ALiBi)
     p.d = (char*)t->data;
     p.dnb1 = t->nb[1], p.dnb2 = t->nb[2], p.dnb3 = t->nb[3];
     p.scores = (float*)ctx.scratch;

@@ -126,3 +126,30 @@ TEST_CASE("CUDA attention of a sequence does not depend on other sequences' cell
     REQUIRE(run_cuda(unfused(a_alone, alone, Type::F16, Type::F16), cuda) ==
             run_cuda(unfused(a_crowded, crowded, Type::F16, Type::F16), cuda));
 }
+
+TEST_CASE("CUDA attention with a mask plane per head (ALiBi) equals the CPU reference, fused and unfused",
+          "[cuda][flash_attn]") {
+    const Attn a{64, 40, 2, 5, 6};
+    AttnData d = make_data(a, 60, true);
+    // One plane per head: the ragged mask plus head-dependent biases (ALiBi's slope_h * -|i - j|).
+    std::vector<float> planes((size_t)(a.n_kv * a.n_q * a.h));
+    for (int64_t h = 0; h < a.h; ++h)
+        for (int64_t t = 0; t < a.n_q; ++t)
+            for (int64_t j = 0; j < a.n_kv; ++j) {
+                const float m = d.mask[(size_t)(t * a.n_kv + j)];
+                planes[(size_t)((h * a.n_q + t) * a.n_kv + j)] =
+                    m == -INFINITY ? m : -0.5f / (float)(h + 1) * (float)std::abs(j - t);
+            }
+    const float scale = 1.0f / std::sqrt((float)a.hd);
+    const auto q_of = [&](Inputs& in) { return permute(in.ctx, in.f32({a.hd, a.h, a.n_q}, d.q), 0, 2, 1, 3); };
+    check_identical_to_reference([&](Inputs& in) {
+        return flash_attn(in.ctx, q_of(in), cache_view(in, Type::F16, a, d.k), cache_view(in, Type::F16, a, d.v),
+                          in.f32({a.n_kv, a.n_q, a.h}, planes), scale);
+    });
+    check_identical_to_reference([&](Inputs& in) {
+        Tensor* kq = soft_max(in.ctx, mul_mat(in.ctx, cache_view(in, Type::F16, a, d.k), q_of(in)),
+                              in.f32({a.n_kv, a.n_q, a.h}, planes), scale);
+        return cont(in.ctx,
+                    permute(in.ctx, mul_mat_t(in.ctx, cache_view(in, Type::F16, a, d.v), kq), 0, 2, 1, 3));
+    });
+}

@@ -324,6 +324,79 @@ TEST_CASE("flash attention with soft-capping equals softcap + soft_max and a dou
         }
 }
 
+TEST_CASE("attention with a mask plane per head (ALiBi): flash and unfused agree with a double reference",
+          "[ggml][attention]") {
+    // 6 heads over 3 KV heads, a mask plane each: distinct per-head biases and a different visible set per
+    // query; F32 and F16 masks, 1 and 3 threads.
+    const int64_t D = 32, n_q = 7, H = 6, Hkv = 3, n_kv = 11;
+    auto q = randn(D * n_q * H, 60, 0.7f), k = randn(D * n_kv * Hkv, 61, 0.7f), v = randn(D * n_kv * Hkv, 62);
+    const float ninf = -std::numeric_limits<float>::infinity();
+    std::vector<float> mask(n_kv * n_q * H);
+    for (int64_t h = 0; h < H; ++h)
+        for (int64_t t = 0; t < n_q; ++t)
+            for (int64_t j = 0; j < n_kv; ++j)
+                mask[(h * n_q + t) * n_kv + j] =
+                    (j + t) % 5 == 4 ? ninf : -0.25f * (float)(h + 1) * (float)std::abs(j - t - 2);
+    for (Type mt : {Type::F32, Type::F16})
+        for (int nth : {1, 3}) {
+            std::vector<float> outs[2];
+            for (bool flash : {false, true}) {
+                Runner r;
+                Context ctx;
+                Tensor* tq = input(ctx, q, {D, n_q, H});
+                Tensor* tk = dup(ctx, input(ctx, k, {D, n_kv, Hkv}), Type::F16);
+                Tensor* tv = dup(ctx, input(ctx, v, {D, n_kv, Hkv}), Type::F16);
+                Tensor* tm = input(ctx, mask, {n_kv, n_q, H});
+                if (mt == Type::F16) tm = dup(ctx, tm, Type::F16);
+                Tensor* out;
+                if (flash) {
+                    out = flash_attn(ctx, tq, tk, tv, tm, 0.125f);
+                } else {
+                    Tensor* kq = soft_max(ctx, mul_mat(ctx, tk, tq), tm, 0.125f);
+                    out = cont(ctx, permute(ctx, mul_mat_t(ctx, tv, kq), 0, 2, 1, 3));
+                }
+                r.run(out, nth);
+                outs[flash] = read(out);
+            }
+            INFO("mask " << type_name(mt) << ", " << nth << " threads");
+            REQUIRE(outs[0] == outs[1]);
+            for (int64_t t = 0; t < n_q; ++t)
+                for (int64_t h = 0; h < H; ++h) {
+                    const int64_t hk = h / (H / Hkv);
+                    const float* m = &mask[(h * n_q + t) * n_kv];
+                    std::vector<double> s(n_kv);
+                    double mx = -1e300, sum = 0;
+                    for (int64_t j = 0; j < n_kv; ++j) {
+                        if (m[j] == ninf) continue;
+                        double d = 0;
+                        for (int64_t i = 0; i < D; ++i)
+                            d += (double)fp16_to_fp32(fp32_to_fp16(q[(h * n_q + t) * D + i])) *
+                                 fp16_to_fp32(fp32_to_fp16(k[(hk * n_kv + j) * D + i]));
+                        const double bias = mt == Type::F16 ? fp16_to_fp32(fp32_to_fp16(m[j])) : m[j];
+                        s[j] = 0.125 * d + bias;
+                        mx = std::max(mx, s[j]);
+                    }
+                    for (int64_t j = 0; j < n_kv; ++j)
+                        if (m[j] != ninf) sum += std::exp(s[j] - mx);
+                    for (int64_t i = 0; i < D; ++i) {
+                        double ref = 0;
+                        for (int64_t j = 0; j < n_kv; ++j)
+                            if (m[j] != ninf)
+                                ref += std::exp(s[j] - mx) / sum *
+                                       fp16_to_fp32(fp32_to_fp16(v[(hk * n_kv + j) * D + i]));
+                        REQUIRE(outs[1][(t * H + h) * D + i] == Approx(ref).margin(5e-3));
+                    }
+                }
+        }
+    // A mask with a plane count that is neither 1 nor the number of heads is refused.
+    Context ctx;
+    Tensor* tq = input(ctx, q, {D, n_q, H});
+    Tensor* tk = dup(ctx, input(ctx, k, {D, n_kv, Hkv}), Type::F16);
+    Tensor* tv = dup(ctx, input(ctx, v, {D, n_kv, Hkv}), Type::F16);
+    std::vector<float> two(n_kv * n_q * 2, 0.0f);
+    REQUIRE_THROWS(flash_attn(ctx, tq, tk, tv, input(ctx, two, {n_kv, n_q, 2}), 1.0f));
+}
+
 TEST_CASE("norm (LayerNorm) matches the double reference at ragged shapes, strided input and thread counts",
           "[ggml][norm]") {
     for (int64_t n0 : {1, 7, 128, 333})
