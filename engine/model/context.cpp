@@ -143,13 +143,16 @@ void Context::compute_ubatch(const UBatchView& ub, const std::vector<int32_t>& c
     runner_->allocate(g);
 
     std::memcpy(in.tokens->data, ub.tokens, ub.n * sizeof(int32_t));
-    std::memcpy(in.pos->data, ub.pos, ub.n * sizeof(int32_t));
+    if (in.pos->data)  // unused (and unallocated) without RoPE or position embeddings (ALiBi)
+        std::memcpy(in.pos->data, ub.pos, ub.n * sizeof(int32_t));
     std::memcpy(in.kv_cells->data, cells.data(), ub.n * sizeof(int32_t));
     if (in.out_ids->data)  // unused (and unallocated) when every token wants logits
         std::memcpy(in.out_ids->data, out_ids.data(), out_ids.size() * sizeof(int32_t));
     const std::vector<KvCache::SeqSet> owners = kv_->block_seqs(shape.n_kv);  // shared by the three inputs
     if (in.mask->data)  // unused when every layer has a sliding window
         kv_->fill_mask(ub.pos, ub.seqs, ub.n, shape.n_kv, (float*)in.mask->data, hp.causal, 0, &owners);
+    if (in.mask->data && hp.max_alibi_bias > 0.0f)
+        kv_->apply_alibi(ub.pos, ub.n, shape.n_kv, (float*)in.mask->data, hp.n_head, hp.max_alibi_bias);
     if (in.mask_swa)
         kv_->fill_mask(ub.pos, ub.seqs, ub.n, shape.n_kv, (float*)in.mask_swa->data, hp.causal, hp.n_swa, &owners);
     if (in.kv_blocks->data)  // unused when no layer's attention runs on the CPU

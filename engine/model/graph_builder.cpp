@@ -17,7 +17,9 @@ GraphBuilder::GraphBuilder(ggml::Context& c, const Model& m, const KvCache& cach
     in.tokens = ctx.new_tensor_1d(ggml::Type::I32, n);
     in.pos = ctx.new_tensor_1d(ggml::Type::I32, n);
     in.kv_cells = ctx.new_tensor_1d(ggml::Type::I32, n);
-    in.mask = ctx.new_tensor_2d(ggml::Type::F32, s.n_kv, n);
+    // ALiBi gives every head its own biases: a plane per head.
+    in.mask = hp.max_alibi_bias > 0.0f ? ctx.new_tensor_3d(ggml::Type::F32, s.n_kv, n, hp.n_head)
+                                       : ctx.new_tensor_2d(ggml::Type::F32, s.n_kv, n);
     if (hp.n_swa > 0) in.mask_swa = ctx.new_tensor_2d(ggml::Type::F32, s.n_kv, n);
     in.out_ids = ctx.new_tensor_1d(ggml::Type::I32, s.n_outputs);
     in.kv_blocks = ctx.new_tensor_2d(ggml::Type::I32, 1 + (s.n_kv + ggml::kKvBlock - 1) / ggml::kKvBlock, n);

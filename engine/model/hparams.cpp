@@ -262,6 +262,7 @@ std::vector<std::string> HParams::describe() const {
     }
     if (attn_softcap > 0.0f || final_softcap > 0.0f)
         out.push_back("soft-cap: attention " + fmt(attn_softcap) + ", logits " + fmt(final_softcap));
+    if (max_alibi_bias > 0.0f) out.push_back("ALiBi: maximum bias " + fmt(max_alibi_bias));
     return out;
 }
 

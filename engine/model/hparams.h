@@ -67,6 +67,9 @@ struct HParams {
     std::vector<uint8_t> swa_layers;  // one flag per layer
     float attn_softcap = 0.0f;     // tanh soft-cap of the attention scores (0: none)
     float final_softcap = 0.0f;    // tanh soft-cap of the logits (0: none)
+    // ALiBi (jina-bert-v2): no positional encoding; head h's scores get slope_h * -|p_q - p_k| (slopes from
+    // this maximum bias, as ggml's soft_max computes them). 0: none.
+    float max_alibi_bias = 0.0f;
 
     // Embeddings: the model's pooling (llama.cpp's pooling_type: -1 unspecified, 0 none, 1 mean, 2 cls,
     // 3 last, 4 rank) and the number of token types (BERT's segment embeddings).

@@ -1,6 +1,7 @@
 #include "engine/model/kv_cache.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
@@ -182,6 +183,27 @@ void KvCache::fill_mask(const Pos* pos, const std::vector<SeqId>* seqs, uint32_t
                                      (n_swa == 0 || (int64_t)pos[t] - c.pos < (int64_t)n_swa);
                 row[j] = visible ? 0.0f : neg_inf;
             }
+        }
+    }
+}
+
+void KvCache::apply_alibi(const Pos* pos, uint32_t n_tokens, uint32_t n_kv, float* mask, uint32_t n_head,
+                          float max_bias) const {
+    const float neg_inf = -std::numeric_limits<float>::infinity();
+    const uint32_t n_head_log2 = 1u << (uint32_t)std::floor(std::log2((float)n_head));
+    const float m0 = std::pow(2.0f, -max_bias / (float)n_head_log2);
+    const float m1 = std::pow(2.0f, -(max_bias / 2.0f) / (float)n_head_log2);
+    const size_t plane = (size_t)n_tokens * n_kv;
+    // From the last head down, so that plane 0 (what fill_mask wrote) is read before it is overwritten.
+    for (uint32_t h = n_head; h-- > 0;) {
+        const float slope = h < n_head_log2 ? std::pow(m0, (float)(h + 1))
+                                            : std::pow(m1, (float)(2 * (h - n_head_log2) + 1));
+        for (uint32_t t = 0; t < n_tokens; ++t) {
+            const float* base = mask + (size_t)t * n_kv;
+            float* row = mask + h * plane + (size_t)t * n_kv;
+            for (uint32_t j = 0; j < n_kv; ++j)
+                row[j] = base[j] == neg_inf ? neg_inf
+                                            : slope * (float)-std::abs((int64_t)cells_[j].pos - (int64_t)pos[t]);
         }
     }
 }

@@ -59,6 +59,11 @@ class KvCache {
     using SeqSet = std::bitset<kMaxSeq>;
     void fill_mask(const Pos* pos, const std::vector<SeqId>* seqs, uint32_t n_tokens, uint32_t n_kv, float* mask,
                    bool causal = true, uint32_t n_swa = 0, const std::vector<SeqSet>* owners = nullptr) const;
+    // ALiBi: turns the mask fill_mask wrote (plane 0: 0 or -inf) into n_head planes, where a visible cell
+    // holds slope_h * -|cell pos - token pos| (llama.cpp's mask value times ggml's per-head slope, the
+    // product soft_max would form) and a hidden one -inf.
+    void apply_alibi(const Pos* pos, uint32_t n_tokens, uint32_t n_kv, float* mask, uint32_t n_head,
+                     float max_bias) const;
     // The blocks of ggml::kKvBlock cells of [0, n_kv) that hold a cell of one of token t's sequences, in
     // ggml::with_kv_blocks' layout: row t at out + t * row_len, a count then ascending block indices (row_len
     // >= 1 + blocks of n_kv). Every cell fill_mask leaves visible to t lies in one of them.

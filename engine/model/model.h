@@ -33,6 +33,8 @@ struct LayerWeights {
     ggml::Tensor* bqkv = nullptr;            // attn_qkv.bias
     ggml::Tensor* q_norm = nullptr;          // attn_q_norm.weight: RMS norm of each query head
     ggml::Tensor* k_norm = nullptr;          // attn_k_norm.weight
+    ggml::Tensor* q_norm_b = nullptr;        // attn_q_norm.bias (jina-bert-v2: a LayerNorm of all heads)
+    ggml::Tensor* k_norm_b = nullptr;        // attn_k_norm.bias
     ggml::Tensor* wo = nullptr;              // attn_output.weight
     ggml::Tensor* bo = nullptr;              // attn_output.bias
     ggml::Tensor* attn_post_norm = nullptr;  // post_attention_norm.weight (gemma2/3)
@@ -52,6 +54,8 @@ struct LayerWeights {
     ggml::Tensor* attn_out_norm_b = nullptr;   // attn_output_norm.bias
     ggml::Tensor* layer_out_norm = nullptr;    // layer_output_norm.weight
     ggml::Tensor* layer_out_norm_b = nullptr;  // layer_output_norm.bias
+    ggml::Tensor* attn_norm_2 = nullptr;       // attn_norm_2.weight (jina-bert-v2): LayerNorm of the sum again
+    ggml::Tensor* attn_norm_2_b = nullptr;     // attn_norm_2.bias
     // mixture of experts
     ggml::Tensor* router = nullptr;          // ffn_gate_inp.weight: [n_embd, n_expert]
     ggml::Tensor* w_gate_exps = nullptr;     // ffn_gate_exps.weight: [n_embd, n_ff_exp, n_expert]

@@ -9,6 +9,7 @@ extern const ArchRow kArchBert;
 extern const ArchRow kArchGemma;
 extern const ArchRow kArchGemma2;
 extern const ArchRow kArchGemma3;
+extern const ArchRow kArchJinaBertV2;
 extern const ArchRow kArchLlama;
 extern const ArchRow kArchNomicBert;
 extern const ArchRow kArchPhi3;
@@ -31,6 +32,7 @@ const ArchRow* const kRows[] = {
     &kArchGemma3,
     &kArchBert,
     &kArchNomicBert,
+    &kArchJinaBertV2,
 };
 
 }  // namespace

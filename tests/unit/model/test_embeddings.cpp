@@ -2,14 +2,16 @@
 // llama.cpp's /embedding with --pooling mean, cls and none): cosine similarity >= 0.999 (the golden
 // README's tolerance) for the pooled vectors and every token's hidden state; the same vectors for an input
 // alone and inside a batch of 32 mixed-length inputs; pooling and normalization on known vectors. The
-// nomic-bert row likewise against tests/fixtures/golden/synth-nomic-bert-q8_0.embeddings.json (llama.cpp
-// 0.7.0 on a model the tests write, tests/fixtures/synth_arch.h), with last-token pooling too.
+// nomic-bert and jina-bert-v2 rows likewise against tests/fixtures/golden/<name>.embeddings.json (llama.cpp
+// 0.7.0 on models the tests write, tests/fixtures/synth_arch.h), with last-token pooling too.
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -40,78 +42,82 @@ ContextParams embd_params(uint32_t n_seq) {
     return cp;
 }
 
-// The nomic-bert fixture model, written once into the temporary directory (the bytes its golden was made
-// from), and its golden.
-struct NomicFixture {
+// An encoder fixture model (nomic-bert, jina-bert-v2), written once into the temporary directory (the
+// bytes its golden was made from), and its golden.
+struct EncoderFixture {
     std::string path;
     nlohmann::json golden;
-    NomicFixture() {
-        std::ifstream f(std::string(GGSERVE_SOURCE_DIR) +
-                        "/tests/fixtures/golden/synth-nomic-bert-q8_0.embeddings.json");
+    explicit EncoderFixture(const std::string& name) {
+        std::ifstream f(std::string(GGSERVE_SOURCE_DIR) + "/tests/fixtures/golden/" + name + ".embeddings.json");
         golden = nlohmann::json::parse(f);
-        path = (std::filesystem::temp_directory_path() /
-                ("ggserve-synth-nomic-bert-" + std::to_string(getpid()) + ".gguf"))
+        path = (std::filesystem::temp_directory_path() / ("ggserve-" + name + "-" + std::to_string(getpid()) + ".gguf"))
                    .string();
-        synth::write_model("synth-nomic-bert-q8_0", shared_path("models/vocab"), path);
+        synth::write_model(name, shared_path("models/vocab"), path);
     }
-    ~NomicFixture() { std::filesystem::remove(path); }
+    ~EncoderFixture() { std::filesystem::remove(path); }
 };
 
-const NomicFixture& nomic() {
-    static NomicFixture f;
-    return f;
+const EncoderFixture& encoder_fixture(const std::string& name) {
+    static std::map<std::string, std::unique_ptr<EncoderFixture>> fixtures;
+    auto& f = fixtures[name];
+    if (!f) f = std::make_unique<EncoderFixture>(name);
+    return *f;
 }
 
 }  // namespace
 
-TEST_CASE("nomic-bert: pooled (mean, cls, last) and per-token embeddings match the llama.cpp golden",
+TEST_CASE("nomic-bert and jina-bert-v2 (ALiBi): pooled and per-token embeddings match the llama.cpp golden",
           "[model][embeddings]") {
-    const NomicFixture& fx = nomic();
-    INFO("the generator must write the file the golden was made from");
-    REQUIRE(synth::fnv1a64_file(fx.path) == fx.golden["model_fnv1a64"].get<std::string>());
-    auto model = Model::load(fx.path);
-    REQUIRE(model->hparams().pooling_type == 1);  // mean, from the file
-    REQUIRE_FALSE(model->hparams().causal);
-    REQUIRE(model->pos_embd == nullptr);  // positions by RoPE
-    for (int threads : {1, 2}) {
-        ContextParams cp = embd_params(4);
-        cp.n_threads = cp.n_threads_batch = threads;
-        Context ctx(*model, cp);
-        double min_cs = 1;
-        for (const auto& c : fx.golden["cases"]) {
-            const auto tokens = c["tokens"].get<std::vector<Token>>();
-            INFO("case '" << c["prompt"].get<std::string>() << "', " << threads << " threads");
-            REQUIRE(model->vocab().tokenize(c["prompt"].get<std::string>(), true, true) == tokens);
-            for (auto [p, key] : {std::pair{Pooling::Mean, "mean"}, std::pair{Pooling::Cls, "cls"},
-                                  std::pair{Pooling::Last, "last"}}) {
-                const auto got = embed(ctx, {tokens}, {p, 2, {}});
-                const double cs = cosine(got[0][0], c[key].get<std::vector<float>>());
-                INFO("pooling " << key);
-                CHECK(cs >= 0.999);
-                min_cs = std::min(min_cs, cs);
+    for (const std::string name : {"synth-nomic-bert-q8_0", "synth-jina-bert-v2-q8_0"}) {
+        const EncoderFixture& fx = encoder_fixture(name);
+        INFO(name << ": the generator must write the file the golden was made from");
+        REQUIRE(synth::fnv1a64_file(fx.path) == fx.golden["model_fnv1a64"].get<std::string>());
+        auto model = Model::load(fx.path);
+        REQUIRE(model->hparams().pooling_type == 1);  // mean, from the file
+        REQUIRE_FALSE(model->hparams().causal);
+        REQUIRE(model->pos_embd == nullptr);  // positions by RoPE or ALiBi
+        // Every attention path: unfused and flash, one and two threads (ALiBi's per-head masks in both).
+        for (auto [threads, flash] : {std::pair{1, false}, std::pair{2, false}, std::pair{2, true}}) {
+            ContextParams cp = embd_params(4);
+            cp.n_threads = cp.n_threads_batch = threads;
+            cp.flash_attn = flash;
+            Context ctx(*model, cp);
+            double min_cs = 1;
+            for (const auto& c : fx.golden["cases"]) {
+                const auto tokens = c["tokens"].get<std::vector<Token>>();
+                INFO("case '" << c["prompt"].get<std::string>() << "', " << threads << " threads, flash " << flash);
+                REQUIRE(model->vocab().tokenize(c["prompt"].get<std::string>(), true, true) == tokens);
+                for (auto [p, key] : {std::pair{Pooling::Mean, "mean"}, std::pair{Pooling::Cls, "cls"},
+                                      std::pair{Pooling::Last, "last"}}) {
+                    const auto got = embed(ctx, {tokens}, {p, 2, {}});
+                    const double cs = cosine(got[0][0], c[key].get<std::vector<float>>());
+                    INFO("pooling " << key);
+                    CHECK(cs >= 0.999);
+                    min_cs = std::min(min_cs, cs);
+                }
+                const auto rows = embed(ctx, {tokens}, {Pooling::None, 2, {}})[0];
+                REQUIRE(rows.size() == c["hidden"].size());
+                for (size_t t = 0; t < rows.size(); ++t) {
+                    const double cs = cosine(rows[t], c["hidden"][t].get<std::vector<float>>());
+                    CHECK(cs >= 0.999);
+                    min_cs = std::min(min_cs, cs);
+                }
             }
-            const auto rows = embed(ctx, {tokens}, {Pooling::None, 2, {}})[0];
-            REQUIRE(rows.size() == c["hidden"].size());
-            for (size_t t = 0; t < rows.size(); ++t) {
-                const double cs = cosine(rows[t], c["hidden"][t].get<std::vector<float>>());
-                CHECK(cs >= 0.999);
-                min_cs = std::min(min_cs, cs);
-            }
+            WARN(name << ", " << threads << " threads, flash " << flash << ": min cosine " << min_cs);
         }
-        WARN("nomic-bert, " << threads << " threads: min cosine " << min_cs);
-    }
-    // Batch invariance: an input alone equals the same input among mixed-length others.
-    Context ctx(*model, embd_params(16));
-    std::vector<std::vector<Token>> inputs;
-    for (size_t i = 0; i < 16; ++i) {
-        auto t = fx.golden["cases"][i % fx.golden["cases"].size()]["tokens"].get<std::vector<Token>>();
-        t.resize(std::max<size_t>(2, t.size() - i / 8));
-        inputs.push_back(t);
-    }
-    const auto batched = embed(ctx, inputs, {Pooling::Mean, 2, {}});
-    for (size_t i = 0; i < inputs.size(); ++i) {
-        INFO("input " << i);
-        REQUIRE(embed(ctx, {inputs[i]}, {Pooling::Mean, 2, {}})[0] == batched[i]);
+        // Batch invariance: an input alone equals the same input among mixed-length others.
+        Context ctx(*model, embd_params(16));
+        std::vector<std::vector<Token>> inputs;
+        for (size_t i = 0; i < 16; ++i) {
+            auto t = fx.golden["cases"][i % fx.golden["cases"].size()]["tokens"].get<std::vector<Token>>();
+            t.resize(std::max<size_t>(2, t.size() - i / 8));
+            inputs.push_back(t);
+        }
+        const auto batched = embed(ctx, inputs, {Pooling::Mean, 2, {}});
+        for (size_t i = 0; i < inputs.size(); ++i) {
+            INFO(name << " input " << i);
+            REQUIRE(embed(ctx, {inputs[i]}, {Pooling::Mean, 2, {}})[0] == batched[i]);
+        }
     }
 }
 
