@@ -3,7 +3,9 @@
 // tokens), --cache-ram 0 keeps nothing, --cache-idle-slots moves idle slots there, a small limit drops the
 // least recently used state, and bad values stop the start.
 #include <catch2/catch.hpp>
+#include <filesystem>
 
+#include "../lora_files.h"
 #include "context_util.h"
 
 using namespace ctxtest;
@@ -158,6 +160,40 @@ TEST_CASE("cache-ram: a small limit drops the least recently used state", "[inte
     REQUIRE(st["hits"] == 1);
     REQUIRE(metric(s.port(), "ggserve:prompt_cache_ram_evictions_total") == st["evictions"].get<double>());
     REQUIRE(metric(s.port(), "ggserve:prompt_cache_ram_bytes") == st["bytes"].get<double>());
+}
+
+TEST_CASE("cache-ram: a state computed with a LoRA adapter serves only prompts with the same scales",
+          "[integration][context][prompt_cache][cache_ram][lora]") {
+    const std::string adapter = lora_files::write_adapter(
+        stories_model(), {"blk.0.attn_q.weight", "blk.1.ffn_up.weight", "output.weight"}, 4, 8.0f, 31);
+    struct Remove {
+        std::string path;
+        ~Remove() { std::filesystem::remove(path); }
+    } remove{adapter};
+    const json g = stories_golden();
+    const json p = golden_prefix(g["cases"][2], 60), q = golden_prefix(g["cases"][3], 60);
+    const json on = json::array({{{"id", 0}, {"scale", 1.0}}}), off = json::array({{{"id", 0}, {"scale", 0.0}}});
+    ServerProcess s({"-m", stories_model(), "-c", "1024", "-np", "1", "-t", "2", "-ctk", "f32", "-ctv", "f32",
+                     "--lora", adapter, "--lora-init-without-apply"});
+    const int n_p = (int)p.size();
+
+    const json with_lora = complete(s.port(), p, 12, {{"lora", on}});
+    complete(s.port(), q, 12);  // P's state (computed with the adapter) goes to RAM
+    REQUIRE(ram_stats(s.port())["entries"] == 1);
+    // P without the adapter: the state is not used.
+    const json without = complete(s.port(), p, 12, {{"lora", off}});
+    REQUIRE(without["timings"]["prompt_n"].get<int>() >= n_p - 1);
+    REQUIRE(ram_stats(s.port())["hits"] == 0);
+    REQUIRE(without["tokens"] != with_lora["tokens"]);  // the adapter changes the output
+    // P with the adapter again: restored, the same tokens.
+    const json again = complete(s.port(), p, 12, {{"lora", on}});
+    REQUIRE(again["timings"]["prompt_n"] == 1);
+    REQUIRE(ram_stats(s.port())["hits"] == 1);
+    REQUIRE(again["tokens"] == with_lora["tokens"]);
+    // And without it again: the state kept from the run without the adapter serves it, same tokens.
+    const json without_again = complete(s.port(), p, 12, {{"lora", off}});
+    REQUIRE(without_again["timings"]["prompt_n"] == 1);
+    REQUIRE(without_again["tokens"] == without["tokens"]);
 }
 
 TEST_CASE("cache-ram: bad values stop the start with a clear message, LLAMA_ARG_CACHE_RAM sets it",
