@@ -199,6 +199,10 @@ Header check_header(const Context& ctx, const uint8_t* data, size_t size, size_t
 
 }  // namespace
 
+size_t seq_state_size(const Context& ctx, size_t n_tokens) {
+    return state_size(ctx.kv(), (size_t)ctx.kv().n_layer(), n_tokens);
+}
+
 std::vector<uint8_t> seq_state_bytes(Context& ctx, SeqId seq, const std::vector<Token>& tokens) {
     ctx.apply_kv_shift();  // stored keys must match the stored positions
     KvCache& kv = ctx.kv();

@@ -37,6 +37,9 @@ uint64_t model_fingerprint(const Model& model);
 // Pending key shifts are applied first.
 std::vector<uint8_t> seq_state_bytes(Context& ctx, SeqId seq, const std::vector<Token>& tokens);
 
+// The size of seq_state_bytes for a sequence of n_tokens in this context.
+size_t seq_state_size(const Context& ctx, size_t n_tokens);
+
 // Writes seq_state_bytes to path (through a temporary file renamed at the end). Returns the bytes written.
 size_t save_seq_state(Context& ctx, SeqId seq, const std::vector<Token>& tokens, const std::string& path);
 

@@ -14,12 +14,10 @@ bool starts_with(const std::vector<engine::Token>& whole, const std::vector<engi
 
 }  // namespace
 
-size_t HostPromptCache::Entry::bytes() const {
-    return sizeof(Entry) + state.size() + tokens.size() * sizeof(engine::Token) + lora.size() * sizeof(float);
-}
-
-bool HostPromptCache::worth_saving(const std::vector<engine::Token>& tokens, const std::vector<float>& lora) const {
+bool HostPromptCache::worth_saving(const std::vector<engine::Token>& tokens, const std::vector<float>& lora,
+                                   size_t state_bytes) const {
     if (!enabled() || tokens.size() < kHostCacheMinTokens) return false;
+    if (limit_ > 0 && footprint(state_bytes, tokens.size(), lora.size()) > (size_t)limit_) return false;
     for (const Entry& e : entries_)
         if (e.lora == lora && starts_with(e.tokens, tokens)) return false;
     return true;

@@ -41,15 +41,21 @@ class HostPromptCache {
         std::vector<float> lora;            // the LoRA scales they were computed with
         std::vector<uint8_t> state;         // engine::seq_state_bytes
         uint64_t last_used = 0;
-        size_t bytes() const;
+        size_t bytes() const { return footprint(state.size(), tokens.size(), lora.size()); }
     };
+    // What an entry of these sizes counts against the limit.
+    static size_t footprint(size_t state_bytes, size_t n_tokens, size_t n_lora) {
+        return sizeof(Entry) + state_bytes + n_tokens * sizeof(engine::Token) + n_lora * sizeof(float);
+    }
 
     bool enabled() const { return limit_ != 0; }
     int64_t limit_bytes() const { return limit_; }
 
-    // Whether a state of these tokens is worth keeping: enabled, at least kHostCacheMinTokens long, and no
-    // entry with the same scales already holds them (the same tokens, or these followed by more).
-    bool worth_saving(const std::vector<engine::Token>& tokens, const std::vector<float>& lora) const;
+    // Whether a state of these tokens (state_bytes long) is worth keeping: enabled, at least
+    // kHostCacheMinTokens long, within the limit by itself, and no entry with the same scales already holds
+    // them (the same tokens, or these followed by more).
+    bool worth_saving(const std::vector<engine::Token>& tokens, const std::vector<float>& lora,
+                      size_t state_bytes) const;
 
     // Keeps a state. Entries with the same scales whose tokens begin it go: it serves every prompt they
     // serve, at least as far. Then the least recently used entries go until the total fits the limit. A

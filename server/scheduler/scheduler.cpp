@@ -383,7 +383,8 @@ void Scheduler::seat_tasks() {
 
 HostPromptCache::Entry Scheduler::host_state_of(Slot& slot) {
     HostPromptCache::Entry e;
-    if (!host_cache_.worth_saving(slot.cache_tokens, slot.cache_lora)) return e;
+    const size_t n_bytes = engine::seq_state_size(ctx_, slot.cache_tokens.size());
+    if (!host_cache_.worth_saving(slot.cache_tokens, slot.cache_lora, n_bytes)) return e;
     try {
         e.state = engine::seq_state_bytes(ctx_, slot.id, slot.cache_tokens);
     } catch (const std::exception& ex) {
@@ -403,8 +404,6 @@ void Scheduler::keep_in_host(HostPromptCache::Entry e) {
     if (kept)
         spdlog::debug("host-memory prompt cache: kept a state of {} tokens ({} bytes); {} entries, {} bytes", n_tokens,
                       n_bytes, host_cache_.stats().entries, host_cache_.stats().bytes);
-    else
-        spdlog::debug("host-memory prompt cache: a state of {} bytes exceeds the limit (--cache-ram)", n_bytes);
 }
 
 bool Scheduler::restore_from_host(Slot& slot, const HostPromptCache::Match& m) {
@@ -503,11 +502,13 @@ void Scheduler::start_task(Slot& slot, std::shared_ptr<Task> task) {
     HostPromptCache::Match from_host;
     if (t.cache_prompt) from_host = host_cache_.find(t.prompt, t.lora);
     if (from_host.n_prefix < (size_t)reuse.n_reuse + kHostCacheMinTokens) from_host = {};
-    // What the slot holds beyond the part this request keeps goes to the host-memory cache before it is
-    // overwritten (kept there after the restore below, so that keeping it cannot evict the state restored).
+    // A slot cache this request keeps less than half of, losing at least kHostCacheMinTokens, goes to the
+    // host-memory cache before it is overwritten (a copy of the whole state for a small tail would not pay).
+    // It is kept there after the restore below, so that making room for it cannot evict the state restored.
     const size_t n_kept = from_host.entry || reuse.donor >= 0 ? 0 : (size_t)reuse.n_reuse;
+    const size_t n_held = slot.cache_tokens.size();
     HostPromptCache::Entry displaced;
-    if (slot.cache_tokens.size() >= n_kept + kHostCacheMinTokens) displaced = host_state_of(slot);
+    if (n_held >= n_kept + kHostCacheMinTokens && n_kept * 2 < n_held) displaced = host_state_of(slot);
     const bool restored = from_host.entry && restore_from_host(slot, from_host);
     keep_in_host(std::move(displaced));
     // Chunks of the slot's own cache are reusable only if computed with the request's adapters.

@@ -87,6 +87,7 @@ TEST_CASE("in-memory states equal the file's bytes and restore whole or as a pre
     Context a(*model, params());
     const auto logits_a = eval_seq(a, 0, prompt, 0);
     const std::vector<uint8_t> bytes = seq_state_bytes(a, 0, prompt);
+    REQUIRE(bytes.size() == seq_state_size(a, prompt.size()));
     save_seq_state(a, 0, prompt, dir.file("s.bin"));
     const std::vector<char> file = read_bytes(dir.file("s.bin"));
     REQUIRE(std::vector<uint8_t>(file.begin(), file.end()) == bytes);

@@ -34,15 +34,15 @@ const std::vector<float> kNoLora{};
 TEST_CASE("host cache: off with limit 0, short states are not worth keeping", "[scheduler][host_cache]") {
     HostPromptCache off(0);
     REQUIRE_FALSE(off.enabled());
-    REQUIRE_FALSE(off.worth_saving(run(0, 100), kNoLora));
+    REQUIRE_FALSE(off.worth_saving(run(0, 100), kNoLora, 10));
     REQUIRE_FALSE(off.insert(run(0, 100), kNoLora, state(10)));
     REQUIRE(off.stats().entries == 0);
     REQUIRE(off.find(run(0, 100), kNoLora).entry == nullptr);
 
     HostPromptCache c(-1);  // no limit
     REQUIRE(c.enabled());
-    REQUIRE_FALSE(c.worth_saving(run(0, kHostCacheMinTokens - 1), kNoLora));
-    REQUIRE(c.worth_saving(run(0, kHostCacheMinTokens), kNoLora));
+    REQUIRE_FALSE(c.worth_saving(run(0, kHostCacheMinTokens - 1), kNoLora, 10));
+    REQUIRE(c.worth_saving(run(0, kHostCacheMinTokens), kNoLora, 10));
 }
 
 TEST_CASE("host cache: the longest common prefix wins, capped before the prompt's last token",
@@ -83,12 +83,12 @@ TEST_CASE("host cache: a state already covered is not kept twice, a longer one r
     HostPromptCache c(-1);
     const Tokens longer = run(0, 80), shorter = run(0, 50);
     REQUIRE(c.insert(shorter, kNoLora, state(100)));
-    REQUIRE(c.worth_saving(longer, kNoLora));
+    REQUIRE(c.worth_saving(longer, kNoLora, 200));
     REQUIRE(c.insert(longer, kNoLora, state(200)));
     REQUIRE(c.stats().entries == 1);  // the 50-token state is a prefix of the 80-token one
     REQUIRE(c.stats().evictions == 1);
-    REQUIRE_FALSE(c.worth_saving(shorter, kNoLora));
-    REQUIRE_FALSE(c.worth_saving(longer, kNoLora));
+    REQUIRE_FALSE(c.worth_saving(shorter, kNoLora, 100));
+    REQUIRE_FALSE(c.worth_saving(longer, kNoLora, 200));
     REQUIRE(c.find(join(shorter, run(5000, 3)), kNoLora).entry->tokens == longer);
 }
 
@@ -100,7 +100,7 @@ TEST_CASE("host cache: entries computed with other LoRA scales are neither match
     REQUIRE(c.insert(p, on, state(100, 1)));
     REQUIRE(c.find(join(p, run(900, 4)), off).entry == nullptr);
     REQUIRE(c.find(join(p, run(900, 4)), on).entry->state[0] == 1);
-    REQUIRE(c.worth_saving(p, off));  // the same tokens without the adapter are another state
+    REQUIRE(c.worth_saving(p, off, 100));  // the same tokens without the adapter are another state
     REQUIRE(c.insert(p, off, state(100, 2)));
     REQUIRE(c.stats().entries == 2);
     REQUIRE(c.find(join(p, run(900, 4)), off).entry->state[0] == 2);
@@ -125,7 +125,9 @@ TEST_CASE("host cache: the least recently used entries go to stay under the limi
     REQUIRE(c.find(join(a, run(7000, 2)), kNoLora).entry != nullptr);
     REQUIRE(c.find(join(d, run(7000, 2)), kNoLora).entry != nullptr);
 
-    // A state larger than the whole limit is not kept, and nothing is evicted for it.
+    // A state larger than the whole limit is not worth making, not kept, and nothing is evicted for it.
+    REQUIRE(c.worth_saving(run(300, 40), kNoLora, 1000));
+    REQUIRE_FALSE(c.worth_saving(run(300, 40), kNoLora, 3 * one));
     REQUIRE_FALSE(c.insert(run(300, 40), kNoLora, state(3 * one)));
     REQUIRE(c.stats().entries == 2);
     REQUIRE(c.stats().saves == 3);
