@@ -500,7 +500,8 @@ int cmd_serve(int argc, char** argv) {
         sc.cache_idle_slots = false;
     }
     if (sc.cache_ram_mib != 0)
-        spdlog::info("host-memory prompt cache: {}{}", sc.cache_ram_mib < 0 ? "no limit" : std::to_string(sc.cache_ram_mib) + " MiB",
+        spdlog::info("host-memory prompt cache: {}{}",
+                     sc.cache_ram_mib < 0 ? "no limit" : std::to_string(sc.cache_ram_mib) + " MiB",
                      sc.cache_idle_slots ? ", idle slots moved there when a request is seated" : "");
     ac.verbose = lo.verbose;
     ac.server_settings = {{"warmup", warmup},
