@@ -145,7 +145,65 @@ uint64_t model_fingerprint(const Model& model) {
     return f.h;
 }
 
-size_t save_seq_state(Context& ctx, SeqId seq, const std::vector<Token>& tokens, const std::string& path) {
+namespace {
+
+// Calls f(first, cell, n) for each run of consecutive cell indices cells[first..first+n): the rows of a
+// run are adjacent in every K/V tensor, so each run is one copy.
+template <typename F>
+void for_each_run(const std::vector<int32_t>& cells, F&& f) {
+    size_t i = 0;
+    while (i < cells.size()) {
+        size_t n = 1;
+        while (i + n < cells.size() && cells[i + n] == cells[i] + (int32_t)n) ++n;
+        f(i, cells[i], n);
+        i += n;
+    }
+}
+
+size_t state_size(const KvCache& kv, size_t n_layer, size_t n_tokens) {
+    return sizeof(Header) + n_tokens * 2 * sizeof(int32_t) + n_layer * n_tokens * (row_bytes_k(kv) + row_bytes_v(kv));
+}
+
+// Checks a state's header against the running context and its total size; returns the header.
+Header check_header(const Context& ctx, const uint8_t* data, size_t size, size_t max_tokens,
+                    const std::string& source) {
+    Header h{};
+    if (size < sizeof h)
+        throw StateFileError(source + " is truncated (" + std::to_string(size) +
+                             " bytes, shorter than the header)");
+    std::memcpy(&h, data, sizeof h);
+    if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0)
+        throw StateFileError(source + " is not a ggserve state file (bad magic)");
+    if (h.version != kStateVersion)
+        throw StateFileError(source + " has version " + std::to_string(h.version) + "; this build reads version " +
+                             std::to_string(kStateVersion));
+    const Header want = header_for(ctx, h.n_tokens);
+    if (h.fingerprint != want.fingerprint) throw StateFileError(source + " was saved with a different model");
+    if (h.n_layer != want.n_layer || h.n_embd_k != want.n_embd_k || h.n_embd_v != want.n_embd_v)
+        throw StateFileError(source + " has a different cache shape (layers " + std::to_string(h.n_layer) +
+                             ", K width " + std::to_string(h.n_embd_k) + ", V width " + std::to_string(h.n_embd_v) +
+                             ")");
+    if (h.type_k != want.type_k || h.type_v != want.type_v)
+        throw StateFileError(source + " holds a " + type_label(h.type_k) + "/" + type_label(h.type_v) +
+                             " cache but this context uses " + type_label(want.type_k) + "/" +
+                             type_label(want.type_v) + " (-ctk/-ctv)");
+    if (h.n_tokens > max_tokens)
+        throw StateFileError(source + " holds " + std::to_string(h.n_tokens) + " tokens, more than the " +
+                             std::to_string(max_tokens) + " that fit");
+    const size_t expected = state_size(ctx.kv(), h.n_layer, h.n_tokens);
+    if (size != expected)
+        throw StateFileError(source + " has " + std::to_string(size) + " bytes; its header implies " +
+                             std::to_string(expected) + (size < expected ? " (truncated)" : ""));
+    return h;
+}
+
+}  // namespace
+
+size_t seq_state_size(const Context& ctx, size_t n_tokens) {
+    return state_size(ctx.kv(), (size_t)ctx.kv().n_layer(), n_tokens);
+}
+
+std::vector<uint8_t> seq_state_bytes(Context& ctx, SeqId seq, const std::vector<Token>& tokens) {
     ctx.apply_kv_shift();  // stored keys must match the stored positions
     KvCache& kv = ctx.kv();
     const std::vector<int32_t> cells = kv.seq_cells(seq);
@@ -159,8 +217,28 @@ size_t save_seq_state(Context& ctx, SeqId seq, const std::vector<Token>& tokens,
             throw StateFileError("sequence " + std::to_string(seq) + " does not hold positions 0.." +
                                  std::to_string(cells.size()) + " contiguously");
     }
-
+    std::vector<uint8_t> out(state_size(kv, (size_t)kv.n_layer(), tokens.size()));
     const Header h = header_for(ctx, (uint32_t)tokens.size());
+    uint8_t* p = out.data();
+    std::memcpy(p, &h, sizeof h);
+    p += sizeof h;
+    std::memcpy(p, tokens.data(), tokens.size() * sizeof(Token));
+    p += tokens.size() * sizeof(Token);
+    std::memcpy(p, pos.data(), pos.size() * sizeof(int32_t));
+    p += pos.size() * sizeof(int32_t);
+    for (int il = 0; il < kv.n_layer(); ++il)
+        for (ggml::Tensor* t : {kv.k(il), kv.v(il)}) {
+            const size_t row = t->nb[1];
+            for_each_run(cells, [&](size_t first, int32_t c, size_t n) {
+                ggml::tensor_get(t, p + first * row, (size_t)c * row, n * row);
+            });
+            p += cells.size() * row;
+        }
+    return out;
+}
+
+size_t save_seq_state(Context& ctx, SeqId seq, const std::vector<Token>& tokens, const std::string& path) {
+    const std::vector<uint8_t> bytes = seq_state_bytes(ctx, seq, tokens);
     const std::string tmp = path + ".tmp";
     {
         Fd out;
@@ -172,18 +250,7 @@ size_t save_seq_state(Context& ctx, SeqId seq, const std::vector<Token>& tokens,
             throw StateFileError("cannot create state file '" + path + "': '" + tmp + "' is not a regular file");
         ::fcntl(out.fd, F_SETFL, ::fcntl(out.fd, F_GETFL) & ~O_NONBLOCK);
         try {
-            write_all(out.fd, &h, sizeof h, path);
-            write_all(out.fd, tokens.data(), tokens.size() * sizeof(Token), path);
-            write_all(out.fd, pos.data(), pos.size() * sizeof(int32_t), path);
-            std::vector<char> row;
-            for (int il = 0; il < kv.n_layer(); ++il)
-                for (ggml::Tensor* t : {kv.k(il), kv.v(il)}) {
-                    row.resize(t->nb[1]);
-                    for (int32_t c : cells) {
-                        ggml::tensor_get(t, row.data(), (size_t)c * t->nb[1], row.size());
-                        write_all(out.fd, row.data(), row.size(), path);
-                    }
-                }
+            write_all(out.fd, bytes.data(), bytes.size(), path);
         } catch (...) {
             ::unlink(tmp.c_str());
             throw;
@@ -195,8 +262,50 @@ size_t save_seq_state(Context& ctx, SeqId seq, const std::vector<Token>& tokens,
         ::unlink(tmp.c_str());
         throw StateFileError("cannot write state file '" + path + "': " + why);
     }
-    return sizeof(Header) + tokens.size() * 2 * sizeof(int32_t) +
-           (size_t)kv.n_layer() * tokens.size() * (row_bytes_k(kv) + row_bytes_v(kv));
+    return bytes.size();
+}
+
+LoadedState restore_seq_state(Context& ctx, SeqId seq, const uint8_t* data, size_t size, size_t max_tokens,
+                              const std::string& source, size_t n_keep) {
+    const Header h = check_header(ctx, data, size, max_tokens, source);
+    const size_t n = h.n_tokens, n_new = std::min(n, n_keep);
+    const uint8_t* p = data + sizeof h;
+    std::vector<Token> tokens(n);
+    std::vector<int32_t> pos(n);
+    std::memcpy(tokens.data(), p, n * sizeof(Token));
+    p += n * sizeof(Token);
+    std::memcpy(pos.data(), p, n * sizeof(int32_t));
+    p += n * sizeof(int32_t);
+    const int n_vocab = ctx.n_vocab();
+    for (size_t i = 0; i < n; ++i) {
+        if (tokens[i] < 0 || tokens[i] >= n_vocab)
+            throw StateFileError(source + " holds token id " + std::to_string(tokens[i]) + " outside the vocabulary");
+        if (pos[i] != (int32_t)i) throw StateFileError(source + " has invalid cell positions");
+    }
+
+    // Enough cells must be free once the sequence's own cells are released; check before changing anything.
+    KvCache& kv = ctx.kv();
+    size_t n_free = kv.size() - kv.n_used();
+    for (int32_t c : kv.seq_cells(seq))
+        if (kv.cell(c).seq.count() == 1) ++n_free;
+    if (n_free < n_new)
+        throw StateFileError("not enough free KV cells to restore " + std::to_string(n_new) + " tokens (" +
+                             std::to_string(n_free) + " free)");
+
+    kv.seq_rm(seq, -1, -1);
+    std::vector<int32_t> cells;
+    kv.find_free((uint32_t)n_new, cells);
+    for (int il = 0; il < kv.n_layer(); ++il)
+        for (ggml::Tensor* t : {kv.k(il), kv.v(il)}) {
+            const size_t row = t->nb[1];
+            for_each_run(cells, [&](size_t first, int32_t c, size_t m) {
+                ggml::tensor_set(t, p + first * row, (size_t)c * row, m * row);
+            });
+            p += n * row;  // the rows of tokens past n_keep are skipped
+        }
+    for (size_t i = 0; i < n_new; ++i) kv.occupy(cells[i], pos[i], {seq});
+    tokens.resize(n_new);
+    return {std::move(tokens), size};
 }
 
 LoadedState load_seq_state(Context& ctx, SeqId seq, const std::string& path, size_t max_tokens) {
@@ -213,74 +322,17 @@ LoadedState load_seq_state(Context& ctx, SeqId seq, const std::string& path, siz
         throw StateFileError("state file '" + path + "' is not a regular file");
     ::fcntl(in.fd, F_SETFL, ::fcntl(in.fd, F_GETFL) & ~O_NONBLOCK);
     const size_t file_size = (size_t)st.st_size;
+    const std::string source = "state file '" + path + "'";
 
-    Header h{};
-    if (file_size < sizeof h || !read_all(in.fd, &h, sizeof h))
-        throw StateFileError("state file '" + path + "' is truncated (" + std::to_string(file_size) +
-                             " bytes, shorter than the header)");
-    if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0)
-        throw StateFileError("'" + path + "' is not a ggserve state file (bad magic)");
-    if (h.version != kStateVersion)
-        throw StateFileError("state file '" + path + "' has version " + std::to_string(h.version) +
-                             "; this build reads version " + std::to_string(kStateVersion));
-    const Header want = header_for(ctx, h.n_tokens);
-    if (h.fingerprint != want.fingerprint)
-        throw StateFileError("state file '" + path + "' was saved with a different model");
-    if (h.n_layer != want.n_layer || h.n_embd_k != want.n_embd_k || h.n_embd_v != want.n_embd_v)
-        throw StateFileError("state file '" + path + "' has a different cache shape (layers " +
-                             std::to_string(h.n_layer) + ", K width " + std::to_string(h.n_embd_k) +
-                             ", V width " + std::to_string(h.n_embd_v) + ")");
-    if (h.type_k != want.type_k || h.type_v != want.type_v)
-        throw StateFileError(std::string("state file '") + path + "' holds a " + type_label(h.type_k) + "/" +
-                             type_label(h.type_v) + " cache but this context uses " +
-                             type_label(want.type_k) + "/" + type_label(want.type_v) + " (-ctk/-ctv)");
-    if (h.n_tokens > max_tokens)
-        throw StateFileError("state file '" + path + "' holds " + std::to_string(h.n_tokens) +
-                             " tokens, more than the " + std::to_string(max_tokens) + " that fit");
-
-    KvCache& kv = ctx.kv();
-    const size_t n = h.n_tokens, rk = row_bytes_k(kv), rv = row_bytes_v(kv);
-    const size_t expected = sizeof h + n * 2 * sizeof(int32_t) + (size_t)h.n_layer * n * (rk + rv);
-    if (file_size != expected)
-        throw StateFileError("state file '" + path + "' has " + std::to_string(file_size) +
-                             " bytes; its header implies " + std::to_string(expected) +
-                             (file_size < expected ? " (truncated)" : ""));
-
-    std::vector<Token> tokens(n);
-    std::vector<int32_t> pos(n);
-    std::vector<char> data(expected - sizeof h - n * 2 * sizeof(int32_t));
-    if (!read_all(in.fd, tokens.data(), n * sizeof(Token)) ||
-        !read_all(in.fd, pos.data(), n * sizeof(int32_t)) || !read_all(in.fd, data.data(), data.size()))
+    // The header first: a file whose size does not match it is refused before the rest is read.
+    std::vector<uint8_t> bytes(std::min(file_size, sizeof(Header)));
+    if (!read_all(in.fd, bytes.data(), bytes.size()))
         throw StateFileError("cannot read state file '" + path + "': " + errno_text());
-    const int n_vocab = ctx.n_vocab();
-    for (size_t i = 0; i < n; ++i) {
-        if (tokens[i] < 0 || tokens[i] >= n_vocab)
-            throw StateFileError("state file '" + path + "' holds token id " + std::to_string(tokens[i]) +
-                                 " outside the vocabulary");
-        if (pos[i] != (int32_t)i)
-            throw StateFileError("state file '" + path + "' has invalid cell positions");
-    }
-
-    // Enough cells must be free once the sequence's own cells are released; check before changing anything.
-    size_t n_free = kv.size() - kv.n_used();
-    for (int32_t c : kv.seq_cells(seq))
-        if (kv.cell(c).seq.count() == 1) ++n_free;
-    if (n_free < n)
-        throw StateFileError("not enough free KV cells to restore " + std::to_string(n) + " tokens (" +
-                             std::to_string(n_free) + " free)");
-
-    kv.seq_rm(seq, -1, -1);
-    std::vector<int32_t> cells;
-    kv.find_free((uint32_t)n, cells);
-    const char* p = data.data();
-    for (int il = 0; il < kv.n_layer(); ++il)
-        for (ggml::Tensor* t : {kv.k(il), kv.v(il)})
-            for (int32_t c : cells) {
-                ggml::tensor_set(t, p, (size_t)c * t->nb[1], t->nb[1]);
-                p += t->nb[1];
-            }
-    for (size_t i = 0; i < n; ++i) kv.occupy(cells[i], pos[i], {seq});
-    return {std::move(tokens), expected};
+    check_header(ctx, bytes.data(), file_size < sizeof(Header) ? bytes.size() : file_size, max_tokens, source);
+    bytes.resize(file_size);
+    if (!read_all(in.fd, bytes.data() + sizeof(Header), file_size - sizeof(Header)))
+        throw StateFileError("cannot read state file '" + path + "': " + errno_text());
+    return restore_seq_state(ctx, seq, bytes.data(), bytes.size(), max_tokens, source);
 }
 
 }  // namespace engine

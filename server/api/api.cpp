@@ -391,6 +391,16 @@ Api::Reply Api::props_get(Request&) {
     server["slot_prompt_similarity"] = scheduler_->config().slot_prompt_similarity;
     server["special"] = scheduler_->config().special;
     server["context_shift"] = scheduler_->config().context_shift;
+    const sched::HostCacheStats hc = scheduler_->metrics().snapshot().host_cache;
+    server["cache_ram_mib"] = scheduler_->config().cache_ram_mib;
+    server["cache_idle_slots"] = scheduler_->config().cache_idle_slots;
+    server["prompt_cache_ram"] = {{"min_tokens", sched::kHostCacheMinTokens},
+                                  {"entries", hc.entries},
+                                  {"bytes", hc.bytes},
+                                  {"saves", hc.saves},
+                                  {"hits", hc.hits},
+                                  {"tokens_restored", hc.tokens_restored},
+                                  {"evictions", hc.evictions}};
     server["mmap"] = model_->mapped();
     server["mlocked_bytes"] = model_->locked_bytes();
     const auto& hp = model_->hparams();

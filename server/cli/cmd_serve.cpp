@@ -204,6 +204,22 @@ int cmd_serve(int argc, char** argv) {
     add_info_options(ap, ir);
     add_download_options(ap);
     add_unsupported_options(ap);
+    add_checkpoint_options(ap);
+    ap.add("-cram,--cache-ram", "N",
+           "host-memory prompt cache in MiB: a slot's prompt state is kept in RAM before an unrelated prompt "
+           "overwrites it, and restored for a later prompt that starts the same way (default 8192, -1 no limit, "
+           "0 off)",
+           [&sc](const std::string& v) {
+               sc.cache_ram_mib = ArgParser::to_int("--cache-ram", v);
+               if (sc.cache_ram_mib < -1)
+                   throw ArgError("--cache-ram must be a size in MiB, -1 (no limit) or 0 (off), not " + v);
+           });
+    ap.flag("--cache-idle-slots,--clear-idle",
+            "when a request is seated, the other idle slots' prompts move to the host-memory cache (--cache-ram) "
+            "and their KV cells are freed (default off: ggserve takes idle slots' cells back when it needs them)",
+            &sc.cache_idle_slots);
+    ap.flag("--no-cache-idle-slots,--no-clear-idle", "idle slots keep their prompts in the KV cache (default)",
+            &sc.cache_idle_slots, false);
     ap.option("--host", "HOST", "address to listen on (default 127.0.0.1)", &hc.host);
     ap.option("--port", "PORT", "port to listen on (default 8080)", &port);
     ap.flag("--reuse-port", "let several servers listen on the same port (SO_REUSEPORT; the kernel spreads connections)",
@@ -485,6 +501,14 @@ int cmd_serve(int argc, char** argv) {
     if (ap.given("defrag-thold"))
         spdlog::info("--defrag-thold {}: nothing to do, ggserve's KV cache needs no defragmentation", defrag_thold);
     if (sc.n_cache_reuse > 0) spdlog::info("cache reuse: chunks of at least {} tokens", sc.n_cache_reuse);
+    if (sc.cache_ram_mib == 0 && sc.cache_idle_slots) {
+        spdlog::warn("--cache-idle-slots: nothing to do with the host-memory prompt cache off (--cache-ram 0)");
+        sc.cache_idle_slots = false;
+    }
+    if (sc.cache_ram_mib != 0)
+        spdlog::info("host-memory prompt cache: {}{}",
+                     sc.cache_ram_mib < 0 ? "no limit" : std::to_string(sc.cache_ram_mib) + " MiB",
+                     sc.cache_idle_slots ? ", idle slots moved there when a request is seated" : "");
     ac.verbose = lo.verbose;
     ac.server_settings = {{"warmup", warmup},
                           {"kv_offload", mo.kv_offload},

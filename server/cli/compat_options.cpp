@@ -14,6 +14,32 @@
 
 namespace cli {
 
+void add_checkpoint_options(ArgParser& ap) {
+    // Validated, then nothing to do: see the header.
+    const auto count = [](const char* name, int min) {
+        return [name, min](const std::string& v) {
+            if (ArgParser::to_int(name, v) < min)
+                throw ArgError(std::string(name) + " must be at least " + std::to_string(min));
+        };
+    };
+    const std::string why =
+        " (accepted; ggserve needs no context checkpoints: sliding-window layers keep every cell, as with "
+        "--swa-full, so any cached prefix is reusable)";
+    ap.add("-ctxcp,--ctx-checkpoints,--swa-checkpoints", "N", "most context checkpoints per slot" + why,
+           count("--ctx-checkpoints", 0));
+    ap.add("-cms,--checkpoint-min-step", "N", "fewest tokens between context checkpoints" + why,
+           count("--checkpoint-min-step", 0));
+    ap.add("-cpent,--checkpoint-every-n-tokens", "N", "a context checkpoint every N prompt tokens, -1 none" + why,
+           count("--checkpoint-every-n-tokens", -1));
+}
+
+void refuse_server_cache_options(ArgParser& ap) {
+    ap.refuse("-cram,--cache-ram", true,
+              "the host-memory prompt cache belongs to the server (ggserve serve); use --prompt-cache FILE here");
+    ap.refuse("--cache-idle-slots,--no-cache-idle-slots", false,
+              "the host-memory prompt cache belongs to the server (ggserve serve)");
+}
+
 void add_log_options(ArgParser& ap, LogOptions& lo) {
     ap.flag("-v,--verbose,--log-verbose", "log everything (trace level); API responses carry __verbose",
             &lo.verbose);
@@ -175,14 +201,8 @@ void add_unsupported_options(ArgParser& ap) {
               "host operations are never offloaded; only -ngl layers run on the GPU");
     ap.refuse("-bs,--backend-sampling", false, "sampling runs on the host");
     ap.refuse("--kv-unified-per-slot", true, "each slot gets -c / -np cells of the one unified cache");
-    ap.refuse("-ctxcp,--ctx-checkpoints,--swa-checkpoints", true, "context checkpoints are not supported");
-    ap.refuse("-cms,--checkpoint-min-step", true, "context checkpoints are not supported");
-    ap.refuse("-cram,--cache-ram", true,
-              "there is no host-memory prompt cache; slots keep their prompts in the KV cache");
     ap.refuse("--no-kv-unified,-no-kvu", false,
               "the KV cache is always one unified cache shared by all slots");
-    ap.refuse("--cache-idle-slots,--no-cache-idle-slots", false,
-              "there is no host-memory prompt cache (see --cache-ram)");
     ap.refuse("-mmdev,--mmproj-device", true, "multimodal projectors are not supported");
     ap.refuse("--mmproj-auto,--no-mmproj-auto", false, "multimodal projectors are not supported");
     for (const char* o : {"--image-min-tokens", "--image-max-tokens", "--mtmd-batch-max-tokens",

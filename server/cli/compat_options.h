@@ -42,6 +42,13 @@ void add_download_options(ArgParser& ap);
 // Options of llama-server for features ggserve does not have (multiple GPUs, RPC, multimodal projectors,
 // control vectors, group attention, ...): refused with the reason. Serve and run share them.
 void add_unsupported_options(ArgParser& ap);
+// llama-server's context checkpoint options (-ctxcp, -cms, -cpent): checkpoints let llama.cpp reuse a prefix
+// of models whose cache cannot be cut back (sliding-window layers that dropped old cells, recurrent state).
+// ggserve's sliding-window layers keep every cell and it has no recurrent models, so a prefix is always
+// reusable: the options are checked and accepted, and change nothing (as with llama-server's --swa-full).
+void add_checkpoint_options(ArgParser& ap);
+// -cram and --cache-idle-slots, refused by `run` (the host-memory prompt cache is the server's).
+void refuse_server_cache_options(ArgParser& ap);
 // The router's options (`serve` without -m), refused by the commands that run one model.
 void refuse_router_options(ArgParser& ap);
 

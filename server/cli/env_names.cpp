@@ -31,6 +31,7 @@ const std::map<std::string, std::string>& table() {
         {"no-kv-offload", "LLAMA_ARG_NO_KV_OFFLOAD"},
         {"rope-scaling", "LLAMA_ARG_ROPE_SCALING_TYPE"},
         {"defrag-thold", "LLAMA_ARG_DEFRAG_THOLD"},
+        {"checkpoint-every-n-tokens", "LLAMA_ARG_CHECKPOINT_EVERY_NT"},
         // sampling
         {"temp", "LLAMA_ARG_TEMPERATURE"},
         // chat

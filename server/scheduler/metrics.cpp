@@ -114,6 +114,19 @@ std::string Metrics::render_prometheus() const {
                "start (0 while none was accepted).",
                accepted > 0 ? evaluated / accepted : 0.0);
     }
+    const HostCacheStats& hc = s_.host_cache;
+    metric("ggserve:prompt_cache_ram_entries", "gauge", "Prompt states kept in the host-memory cache (--cache-ram).",
+           (double)hc.entries);
+    metric("ggserve:prompt_cache_ram_bytes", "gauge", "Bytes the host-memory prompt cache holds.", (double)hc.bytes);
+    metric("ggserve:prompt_cache_ram_saves_total", "counter", "Prompt states kept in the host-memory cache.",
+           (double)hc.saves);
+    metric("ggserve:prompt_cache_ram_hits_total", "counter",
+           "Prompts whose prefix was restored from the host-memory cache.", (double)hc.hits);
+    metric("ggserve:prompt_cache_ram_tokens_restored_total", "counter",
+           "Prompt tokens restored from the host-memory cache instead of evaluated.", (double)hc.tokens_restored);
+    metric("ggserve:prompt_cache_ram_evictions_total", "counter",
+           "Prompt states dropped from the host-memory cache (its limit, or a longer state of the same prompt).",
+           (double)hc.evictions);
     o << ttft_.render("ggserve:time_to_first_token_seconds", "Time from request arrival to its first token.");
     o << itl_.render("ggserve:inter_token_latency_seconds", "Time between consecutive tokens of a stream.");
     return o.str();

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/speculative/drafter.h"
+#include "server/scheduler/host_prompt_cache.h"
 
 namespace sched {
 
@@ -50,6 +51,7 @@ struct MetricsSnapshot {
     PerDrafter draft_accepted_total{};
     PerDrafter draft_steps_total{};
     uint64_t lookahead_pool_ngrams = 0;  // n-grams in the pools of the slots running lookahead
+    HostCacheStats host_cache;           // the host-memory prompt cache (--cache-ram)
 };
 
 class Metrics {

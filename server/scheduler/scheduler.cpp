@@ -53,7 +53,10 @@ const char* slot_state_name(SlotState s) {
 }
 
 Scheduler::Scheduler(const engine::Model& model, engine::Context& ctx, SchedulerConfig config)
-    : model_(model), ctx_(ctx), config_(config) {
+    : model_(model),
+      ctx_(ctx),
+      config_(config),
+      host_cache_(config.cache_ram_mib < 0 ? -1 : config.cache_ram_mib * 1024 * 1024) {
     if (config_.n_parallel < 1) config_.n_parallel = 1;
     n_ctx_slot_ = (int32_t)(ctx_.n_ctx() / (uint32_t)config_.n_parallel);
     slots_.resize((size_t)config_.n_parallel);
@@ -392,7 +395,60 @@ void Scheduler::seat_tasks() {
         }
         if (!target) return;
         start_task(*target, std::move(task));
+        if (config_.cache_idle_slots && host_cache_.enabled()) cache_idle_slots(*target);
     }
+}
+
+HostPromptCache::Entry Scheduler::host_state_of(Slot& slot) {
+    HostPromptCache::Entry e;
+    const size_t n_bytes = engine::seq_state_size(ctx_, slot.cache_tokens.size());
+    if (!host_cache_.worth_saving(slot.cache_tokens, slot.cache_lora, n_bytes)) return e;
+    try {
+        e.state = engine::seq_state_bytes(ctx_, slot.id, slot.cache_tokens);
+    } catch (const std::exception& ex) {
+        spdlog::warn("slot {}: its cached prompt cannot be kept in host memory: {}", slot.id, ex.what());
+        return {};
+    }
+    e.tokens = slot.cache_tokens;
+    e.lora = slot.cache_lora;
+    return e;
+}
+
+void Scheduler::keep_in_host(HostPromptCache::Entry e) {
+    if (e.state.empty()) return;
+    const size_t n_tokens = e.tokens.size(), n_bytes = e.state.size();
+    const bool kept = host_cache_.insert(std::move(e.tokens), std::move(e.lora), std::move(e.state));
+    publish_host_stats();
+    if (kept)
+        spdlog::debug("host-memory prompt cache: kept a state of {} tokens ({} bytes); {} entries, {} bytes", n_tokens,
+                      n_bytes, host_cache_.stats().entries, host_cache_.stats().bytes);
+}
+
+bool Scheduler::restore_from_host(Slot& slot, const HostPromptCache::Match& m) {
+    const std::vector<uint8_t>& st = m.entry->state;
+    try {
+        engine::restore_seq_state(ctx_, slot.id, st.data(), st.size(), ctx_.n_ctx(), "a host-memory prompt state",
+                                  m.n_prefix);
+    } catch (const engine::StateFileError& e) {
+        spdlog::info("slot {}: not restored from the host-memory prompt cache: {}", slot.id, e.what());
+        return false;
+    }
+    host_cache_.record_hit(m);
+    publish_host_stats();
+    spdlog::info("slot {}: {} prompt tokens restored from the host-memory prompt cache", slot.id, m.n_prefix);
+    return true;
+}
+
+void Scheduler::cache_idle_slots(const Slot& seated) {
+    for (auto& s : slots_) {
+        if (&s == &seated || s.busy() || s.cache_tokens.empty()) continue;
+        keep_in_host(host_state_of(s));
+        forget_cache(s);
+    }
+}
+
+void Scheduler::publish_host_stats() {
+    metrics_.update([&](MetricsSnapshot& m) { m.host_cache = host_cache_.stats(); });
 }
 
 void Scheduler::start_task(Slot& slot, std::shared_ptr<Task> task) {
@@ -460,10 +516,25 @@ void Scheduler::start_task(Slot& slot, std::shared_ptr<Task> task) {
     engine::KvCache& kv = ctx_.kv();
     PrefixReuse reuse;
     if (t.cache_prompt) reuse = plan_prefix_reuse(cache_views(), slot.id, t.prompt, t.lora);
+    // The host-memory cache serves the prompt when it spares enough more tokens than the slots can.
+    HostPromptCache::Match from_host;
+    if (t.cache_prompt) from_host = host_cache_.find(t.prompt, t.lora);
+    if (from_host.n_prefix < (size_t)reuse.n_reuse + kHostCacheMinTokens) from_host = {};
+    // A slot cache this request keeps less than half of, losing at least kHostCacheMinTokens, goes to the
+    // host-memory cache before it is overwritten (a copy of the whole state for a small tail would not pay).
+    // It is kept there after the restore below, so that making room for it cannot evict the state restored.
+    const size_t n_kept = from_host.entry || reuse.donor >= 0 ? 0 : (size_t)reuse.n_reuse;
+    const size_t n_held = slot.cache_tokens.size();
+    HostPromptCache::Entry displaced;
+    if (n_held >= n_kept + kHostCacheMinTokens && n_kept * 2 < n_held) displaced = host_state_of(slot);
+    const bool restored = from_host.entry && restore_from_host(slot, from_host);
+    keep_in_host(std::move(displaced));
     // Chunks of the slot's own cache are reusable only if computed with the request's adapters.
     const int32_t n_cache_reuse =
         slot.cache_lora != t.lora ? 0 : t.n_cache_reuse >= 0 ? t.n_cache_reuse : config_.n_cache_reuse;
-    if (reuse.donor >= 0) {
+    if (restored) {
+        reuse = {-1, (int32_t)from_host.n_prefix};  // the sequence holds exactly the restored prefix
+    } else if (reuse.donor >= 0) {
         kv.seq_rm(slot.id, -1, -1);
         kv.seq_cp(reuse.donor, slot.id, 0, reuse.n_reuse);
     } else if (t.cache_prompt && n_cache_reuse > 0) {

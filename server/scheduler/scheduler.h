@@ -19,6 +19,7 @@
 #include "engine/speculative/ngram_cache.h"
 #include "engine/speculative/verify.h"
 #include "server/scheduler/embed_task.h"
+#include "server/scheduler/host_prompt_cache.h"
 #include "server/scheduler/metrics.h"
 #include "server/scheduler/plan.h"
 #include "server/scheduler/prompt_cache.h"
@@ -71,6 +72,11 @@ struct SchedulerConfig {
     // fraction exceeds this; otherwise to an empty or the least recently used slot. 0: never by prompt.
     float slot_prompt_similarity = 0.1f;
     bool special = false;  // -sp: special tokens are shown as text in the output
+    // -cram: the host-memory prompt cache's size in MiB (-1: no limit, 0: off; host_prompt_cache.h).
+    int64_t cache_ram_mib = 8192;
+    // --cache-idle-slots: when a task is seated, the other idle slots' states go to the host-memory cache
+    // and their cells are freed.
+    bool cache_idle_slots = false;
 };
 
 class Scheduler {
@@ -121,6 +127,17 @@ class Scheduler {
     bool shift_context(Slot& slot);
     // Empties the slot's sequence (after a failure its cache content is not trusted).
     void forget_cache(Slot& slot);
+    // The slot's cache (tokens, LoRA scales, state bytes) for the host-memory cache, if it is worth keeping
+    // there (else an entry with no state).
+    HostPromptCache::Entry host_state_of(Slot& slot);
+    // Keeps an entry host_state_of made (one with no state is ignored).
+    void keep_in_host(HostPromptCache::Entry entry);
+    // Loads the first m.n_prefix tokens of a host-memory state into the slot's sequence; false (the slot
+    // unchanged) when the cache has no room for them.
+    bool restore_from_host(Slot& slot, const HostPromptCache::Match& m);
+    // --cache-idle-slots: the idle slots other than `seated` go to the host-memory cache and are emptied.
+    void cache_idle_slots(const Slot& seated);
+    void publish_host_stats();
     // Decodes the batch; when the cache is full, drops idle slots' cached prompts and tries again.
     engine::Context::Status decode_with_eviction(const engine::Batch& batch);
     void drop_cancelled();
@@ -179,6 +196,7 @@ class Scheduler {
     engine::spec::StepCostModel step_cost_;
     double draft_step_seconds_ = 0.0;  // a draft model's measured time per drafted position
     uint64_t use_counter_ = 0;
+    HostPromptCache host_cache_;  // engine thread only
 };
 
 }  // namespace sched

@@ -141,6 +141,9 @@ std::vector<Setting> dropin_settings(const std::string& log_file, int cpu) {
         {{"-to", "120"}, "LLAMA_ARG_TIMEOUT=120"},
         {{"--offline"}, "LLAMA_OFFLINE=1"},
         {{"--swa-full"}, "LLAMA_ARG_SWA_FULL=1"},
+        {{"-cram", "64"}, "LLAMA_ARG_CACHE_RAM=64"},
+        {{"--cache-idle-slots"}, "LLAMA_ARG_CACHE_IDLE_SLOTS=1"},
+        {{"-ctxcp", "8"}, "LLAMA_ARG_CTX_CHECKPOINTS=8"},
     };
 }
 
@@ -202,6 +205,8 @@ void check_dropin_settings(ServerProcess& s, const std::string& log_file, int cp
     CHECK(srv["special"] == true);
     CHECK(srv["cache_reuse"] == 16);
     CHECK(srv["slot_prompt_similarity"].get<double>() == Approx(0.5));
+    CHECK(srv["cache_ram_mib"] == 64);
+    CHECK(srv["cache_idle_slots"] == true);
     CHECK(srv["mmap"] == false);
     CHECK(srv["verbose"] == true);
     CHECK(srv["rope"]["scaling"] == "linear");
@@ -328,6 +333,8 @@ TEST_CASE("options that cannot apply stop with their reason, never as unknown", 
         {m + "--ssl-key-file k.pem", "both --ssl-key-file and --ssl-cert-file"},
         {m + "--json-schema '{\"type\": \"frobnicate\"}'", "--json-schema"},
         {m + "-sps 2", "--slot-prompt-similarity must be in [0, 1]"},
+        {m + "--cache-ram abc", "invalid value 'abc' for --cache-ram: expected an integer"},
+        {m + "-ctxcp -1", "--ctx-checkpoints must be at least 0"},
     };
     for (const auto& k : cases) {
         INFO(k.args);

@@ -75,6 +75,50 @@ TEST_CASE("save -> load round trip gives identical logits and greedy output", "[
     REQUIRE(greedy_from(b, 3, logits_b, (Pos)prompt.size(), (int)want.size()) == want);
 }
 
+TEST_CASE("in-memory states equal the file's bytes and restore whole or as a prefix", "[model][kv][state]") {
+    TempDir dir;
+    auto model = Model::load(shared_path("models/stories260K.gguf"));
+    const auto golden = load_golden("stories260K.greedy.json");
+    // A prompt and the first 40 tokens of its greedy completion: 55 tokens.
+    auto prompt = golden["cases"][2]["prompt_tokens"].get<std::vector<Token>>();
+    const auto done = golden["cases"][2]["completion_tokens"].get<std::vector<Token>>();
+    prompt.insert(prompt.end(), done.begin(), done.begin() + 40);
+
+    Context a(*model, params());
+    const auto logits_a = eval_seq(a, 0, prompt, 0);
+    const std::vector<uint8_t> bytes = seq_state_bytes(a, 0, prompt);
+    REQUIRE(bytes.size() == seq_state_size(a, prompt.size()));
+    save_seq_state(a, 0, prompt, dir.file("s.bin"));
+    const std::vector<char> file = read_bytes(dir.file("s.bin"));
+    REQUIRE(std::vector<uint8_t>(file.begin(), file.end()) == bytes);
+
+    // Whole, into another sequence of another context that holds something else.
+    Context b(*model, params(2));
+    eval_seq(b, 1, golden["cases"][0]["prompt_tokens"].get<std::vector<Token>>(), 0);
+    const LoadedState st = restore_seq_state(b, 1, bytes.data(), bytes.size(), 256, "test state");
+    REQUIRE(st.tokens == prompt);
+    REQUIRE(resume(b, 1, st.tokens) == logits_a);
+
+    // The first half only: the rest of the prompt evaluated on top gives the same logits.
+    const size_t half = prompt.size() / 2;
+    Context c(*model, params());
+    const LoadedState part = restore_seq_state(c, 0, bytes.data(), bytes.size(), 256, "test state", half);
+    REQUIRE(part.tokens == std::vector<Token>(prompt.begin(), prompt.begin() + (long)half));
+    REQUIRE(c.kv().seq_cells(0).size() == half);
+    REQUIRE(c.kv().seq_pos_max(0) == (Pos)half - 1);
+    const auto logits_c =
+        eval_seq(c, 0, std::vector<Token>(prompt.begin() + (long)half, prompt.end()), (Pos)half);
+    REQUIRE(logits_c == logits_a);
+
+    // A damaged buffer names its source and changes nothing.
+    std::vector<uint8_t> bad = bytes;
+    bad[0] = 'X';
+    const uint32_t used = c.kv().n_used();
+    REQUIRE_THROWS_WITH(restore_seq_state(c, 0, bad.data(), bad.size(), 256, "test state"),
+                        Catch::Contains("test state is not a ggserve state file"));
+    REQUIRE(c.kv().n_used() == used);
+}
+
 TEST_CASE("a quantized cache round trips bit for bit", "[model][kv][state]") {
     TempDir dir;
     auto model = Model::load(shared_path("models/synth/synth-tiny-q8_0.gguf"));
