@@ -320,8 +320,8 @@ SlotActionResult Scheduler::do_action(Slot& slot, const SlotAction& a) {
 
 void Scheduler::run_embeddings() {
     // On the sequences of idle slots that hold nothing. A server that also generates keeps prompts in its
-    // idle slots: when none is empty, the least recently used idle one gives up its cache (as a new
-    // generation request would take it); while every slot generates, the embeddings wait for one.
+    // idle slots: when none is empty, the least recently used idle one gives up its cache (to the host-memory
+    // prompt cache, as for a new generation request); while every slot generates, the embeddings wait.
     std::vector<engine::SeqId> seqs;
     Slot* lru = nullptr;
     for (auto& s : slots_) {
@@ -332,6 +332,7 @@ void Scheduler::run_embeddings() {
             lru = &s;
     }
     if (seqs.empty() && lru) {
+        keep_in_host(host_state_of(*lru));  // the host-memory prompt cache keeps it, as for a new prompt
         forget_cache(*lru);
         seqs.push_back(lru->id);
     }
