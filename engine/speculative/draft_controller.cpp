@@ -87,8 +87,10 @@ int32_t DraftController::want(int32_t n_max, double extra_ratio, double draft_ra
     return want(n_max, [per](int32_t k) { return per * k; }, draft_ratio);
 }
 
-int32_t DraftController::want(int32_t n_max, const std::function<double(int32_t)>& extra_cost, double draft_ratio) {
-    if (n_max <= 0) return 0;
+int32_t DraftController::want(int32_t n_max, const std::function<double(int32_t)>& extra_cost, double draft_ratio,
+                              int32_t n_floor) {
+    n_floor = std::max(n_floor, 1);
+    if (n_max < n_floor) return 0;
     // Expected tokens of a step with a k-token draft, each accepted with probability a (geometric):
     // 1 + a + a^2 + ... + a^k. Its cost: 1 + extra_cost(k) + k * draft plain steps.
     const double a = std::min(acceptance(), 0.999);
@@ -100,7 +102,7 @@ int32_t DraftController::want(int32_t n_max, const std::function<double(int32_t)
         ak *= a;
         tokens += ak;
         const double gain = tokens / cost(k);
-        if (gain > best_gain) {
+        if (k >= n_floor && gain > best_gain) {
             best_gain = gain;
             best_k = k;
         }
@@ -117,7 +119,7 @@ int32_t DraftController::want(int32_t n_max, const std::function<double(int32_t)
     if (++idle_steps_ < every) return 0;
     idle_steps_ = 0;
     probe_every_ = std::min(probe_every_ * 2, kProbeMaxEvery);
-    return std::min(kProbeLen, n_max);
+    return std::min(std::max(kProbeLen, n_floor), n_max);
 }
 
 }  // namespace engine::spec

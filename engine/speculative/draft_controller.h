@@ -39,8 +39,11 @@ class DraftController {
     // n_max: the request's cap. extra_ratio: StepCostModel::extra_token_ratio(); draft_ratio: cost of
     // drafting one token relative to a plain target step (0 for n-gram drafters).
     int32_t want(int32_t n_max, double extra_ratio, double draft_ratio);
-    // The same with what k extra tokens cost the step as measured, in plain steps (extra_cost(k)).
-    int32_t want(int32_t n_max, const std::function<double(int32_t)>& extra_cost, double draft_ratio);
+    // The same with what k extra tokens cost the step as measured, in plain steps (extra_cost(k)). n_floor:
+    // the shortest draft the caller verifies (--draft-min, ngram-mod's n-min): lengths below it are not
+    // chosen, and probes are at least that long, so that drafting can resume after a pause.
+    int32_t want(int32_t n_max, const std::function<double(int32_t)>& extra_cost, double draft_ratio,
+                 int32_t n_floor = 1);
     // A step verified n_drafted tokens and accepted n_accepted of them.
     void observe(int32_t n_drafted, int32_t n_accepted);
     double acceptance() const;

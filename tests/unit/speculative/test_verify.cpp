@@ -183,6 +183,19 @@ TEST_CASE("draft controller: drafts when they pay, backs off to rare probes when
     int costly_drafts = 0;
     for (int i = 0; i < 1000; ++i) costly_drafts += costly.want(16, 0.05, 1.0) > 0 ? 1 : 0;
     REQUIRE(costly_drafts < 30);
+    // With a floor (--draft-min, ngram-mod's n-min) no shorter length is chosen, and the probes that let
+    // drafting resume are at least that long; a cap below the floor drafts nothing.
+    DraftController floored;
+    for (int i = 0; i < 50; ++i) floored.observe(2, 0);
+    int probes = 0;
+    for (int i = 0; i < 1000; ++i) {
+        const int32_t k = floored.want(16, [](int32_t k) { return 0.05 * k; }, 0.0, 5);
+        REQUIRE((k == 0 || k >= 5));
+        probes += k > 0;
+    }
+    REQUIRE(probes > 0);
+    REQUIRE(good.want(16, [](int32_t k) { return 0.02 * k; }, 0.0, 3) >= 3);
+    REQUIRE(good.want(2, [](int32_t k) { return 0.02 * k; }, 0.0, 3) == 0);
 }
 
 TEST_CASE("step cost model recovers a fixed and a per-token cost", "[speculative][controller]") {
