@@ -14,11 +14,15 @@ using Pos = int32_t;
 using SeqId = int32_t;
 constexpr int kMaxSeq = 256;
 
+// What decode keeps of a token (Batch::logits): nothing, its logits, or its final hidden state (the state
+// the output matrix reads: a decoder's embedding of that token, beside other tokens' logits in one call).
+constexpr uint8_t kOutNone = 0, kOutLogits = 1, kOutHidden = 2;
+
 struct Batch {
     std::vector<Token> tokens;
     std::vector<Pos> pos;
     std::vector<std::vector<SeqId>> seq_ids;  // every token belongs to >= 1 sequence
-    std::vector<uint8_t> logits;              // 1: the caller wants this token's logits
+    std::vector<uint8_t> logits;              // kOutNone, kOutLogits or kOutHidden
 
     void add(Token t, Pos p, std::initializer_list<SeqId> seqs, bool want_logits) {
         tokens.push_back(t);
@@ -31,6 +35,13 @@ struct Batch {
         pos.push_back(p);
         seq_ids.push_back(seqs);
         logits.push_back(want_logits ? 1 : 0);
+    }
+    // A token whose final hidden state the caller wants (Context::hidden).
+    void add_hidden(Token t, Pos p, SeqId seq) {
+        tokens.push_back(t);
+        pos.push_back(p);
+        seq_ids.push_back({seq});
+        logits.push_back(kOutHidden);
     }
     void clear() {
         tokens.clear();

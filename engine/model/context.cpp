@@ -82,11 +82,22 @@ Context::Status Context::decode(const Batch& batch) {
     apply_kv_shift();
     const size_t n = batch.size();
     const uint32_t n_vocab = out_width();  // hidden states for encoders and embeddings contexts
-    size_t n_out = 0;
+    const uint32_t n_embd = model_.hparams().n_embd;
+    // A context that computes logits keeps kOutHidden tokens' hidden states apart; an embeddings context
+    // (or an encoder) hands out hidden states as its "logits" for every output token.
+    const bool split = splits_hidden();
+    size_t n_out = 0, n_hid = 0;
     logit_row_.assign(n, -1);
-    for (size_t i = 0; i < n; ++i)
-        if (batch.logits[i]) logit_row_[i] = (int32_t)n_out++;
+    hidden_row_.assign(n, -1);
+    for (size_t i = 0; i < n; ++i) {
+        if (split && batch.logits[i] == kOutHidden)
+            hidden_row_[i] = (int32_t)n_hid++;
+        else if (batch.logits[i])
+            logit_row_[i] = (int32_t)n_out++;
+    }
     logits_.resize(n_out * n_vocab);
+    hidden_.resize(n_hid * n_embd);
+    size_t logit_rows = 0, hidden_rows = 0;  // rows written by the micro-batches so far
 
     std::vector<int32_t> placed;  // cells written by this batch, undone on failure
     std::vector<int32_t> cells;
@@ -101,22 +112,32 @@ Context::Status Context::decode(const Batch& batch) {
         placed.insert(placed.end(), cells.begin(), cells.end());
         UBatchView ub{&batch.tokens[start], &batch.pos[start], &batch.seq_ids[start], &batch.logits[start],
                       len};
-        size_t first_row = 0;
-        for (size_t i = 0; i < start; ++i) first_row += batch.logits[i];
-        compute_ubatch(ub, cells, logits_.data() + first_row * n_vocab);
+        compute_ubatch(ub, cells, logits_.data() + logit_rows * n_vocab, hidden_.data() + hidden_rows * n_embd);
+        for (size_t i = start; i < start + len; ++i) {
+            logit_rows += logit_row_[i] >= 0;
+            hidden_rows += hidden_row_[i] >= 0;
+        }
     }
     return Status::Ok;
 }
 
-void Context::compute_ubatch(const UBatchView& ub, const std::vector<int32_t>& cells, float* logits_out) {
-    std::vector<int32_t> out_ids;
-    for (uint32_t i = 0; i < ub.n; ++i)
-        if (ub.want_logits[i]) out_ids.push_back((int32_t)i);
+void Context::compute_ubatch(const UBatchView& ub, const std::vector<int32_t>& cells, float* logits_out,
+                             float* hidden_out) {
+    // Output rows: every token that wants logits or its hidden state; logit_sel: which of them want logits.
+    const bool split = splits_hidden();
+    std::vector<int32_t> out_ids, logit_sel;
+    for (uint32_t i = 0; i < ub.n; ++i) {
+        if (!ub.want_logits[i]) continue;
+        if (!(split && ub.want_logits[i] == kOutHidden)) logit_sel.push_back((int32_t)out_ids.size());
+        out_ids.push_back((int32_t)i);
+    }
     const bool any_out = !out_ids.empty();
     if (!any_out) out_ids.push_back((int32_t)ub.n - 1);  // the graph needs one output row; discarded
+    const bool any_hidden = any_out && logit_sel.size() < out_ids.size();
 
     const HParams& hp = model_.hparams();
     GraphShape shape{ub.n, (uint32_t)out_ids.size(), kv_->n_kv(), params_.flash_attn, long_rope_};
+    shape.n_logit_rows = any_hidden ? (uint32_t)logit_sel.size() : shape.n_outputs;
     ggml::Context gctx(0, true);
     GraphBuilder builder(gctx, model_, *kv_, shape);
     GraphInputs& in = builder.in;
@@ -136,10 +157,19 @@ void Context::compute_ubatch(const UBatchView& ub, const std::vector<int32_t>& c
     }
     in.logits = model_.arch().build_graph(builder);
     if (params_.embeddings && builder.hidden) in.logits = builder.hidden;  // the state the output matrix reads
-    in.logits->flags |= ggml::kFlagOutput;
-    in.logits->set_name("logits");
+    // Hidden states beside logits: both are outputs of the graph (the logits of the selected rows only).
+    ggml::Tensor* hidden = any_hidden ? builder.hidden : nullptr;
+    if (any_hidden && logit_sel.empty()) in.logits = nullptr;
     ggml::Graph g;
-    g.build_forward(in.logits);
+    if (in.logits) {
+        in.logits->flags |= ggml::kFlagOutput;
+        in.logits->set_name("logits");
+        g.build_forward(in.logits);
+    }
+    if (hidden) {
+        hidden->flags |= ggml::kFlagOutput;
+        g.build_forward(hidden);
+    }
     runner_->allocate(g);
 
     std::memcpy(in.tokens->data, ub.tokens, ub.n * sizeof(int32_t));
@@ -148,6 +178,8 @@ void Context::compute_ubatch(const UBatchView& ub, const std::vector<int32_t>& c
     std::memcpy(in.kv_cells->data, cells.data(), ub.n * sizeof(int32_t));
     if (in.out_ids->data)  // unused (and unallocated) when every token wants logits
         std::memcpy(in.out_ids->data, out_ids.data(), out_ids.size() * sizeof(int32_t));
+    if (in.logit_sel && in.logit_sel->data)
+        std::memcpy(in.logit_sel->data, logit_sel.data(), logit_sel.size() * sizeof(int32_t));
     const std::vector<KvCache::SeqSet> owners = kv_->block_seqs(shape.n_kv);  // shared by the three inputs
     if (in.mask->data)  // unused when every layer has a sliding window
         kv_->fill_mask(ub.pos, ub.seqs, ub.n, shape.n_kv, (float*)in.mask->data, hp.causal, 0, &owners);
@@ -168,8 +200,27 @@ void Context::compute_ubatch(const UBatchView& ub, const std::vector<int32_t>& c
     }
 
     runner_->compute(g, ub.n == 1 ? params_.n_threads : params_.n_threads_batch);
-    if (any_out)  // the logits may live on the offload backend
-        ggml::tensor_get(in.logits, logits_out, 0, out_ids.size() * out_width() * sizeof(float));
+    if (any_out && in.logits)  // the logits may live on the offload backend
+        ggml::tensor_get(in.logits, logits_out, 0, (size_t)shape.n_logit_rows * out_width() * sizeof(float));
+    if (hidden) {  // rows of every output token: keep those that asked for their hidden state
+        const size_t n_embd = hp.n_embd;
+        std::vector<float> rows(out_ids.size() * n_embd);
+        ggml::tensor_get(hidden, rows.data(), 0, rows.size() * sizeof(float));
+        size_t h = 0, sel = 0;
+        for (size_t j = 0; j < out_ids.size(); ++j) {
+            if (sel < logit_sel.size() && logit_sel[sel] == (int32_t)j) {
+                ++sel;
+                continue;
+            }
+            std::copy_n(rows.begin() + (std::ptrdiff_t)(j * n_embd), n_embd, hidden_out + (h++) * n_embd);
+        }
+    }
+}
+
+const float* Context::hidden(size_t i) const {
+    if (i >= hidden_row_.size() || hidden_row_[i] < 0)
+        throw std::out_of_range("no hidden state for batch token " + std::to_string(i));
+    return hidden_.data() + (size_t)hidden_row_[i] * model_.hparams().n_embd;
 }
 
 const float* Context::logits(size_t i) const {

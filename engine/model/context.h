@@ -73,10 +73,16 @@ class Context {
     void set_embeddings(bool on) { params_.embeddings = on; }
 
     // Logits of the i-th token of the last batch (which must have asked for them); for an encoder (no
-    // output matrix) or an embeddings context its final hidden state: out_width() floats.
+    // output matrix) or an embeddings context its final hidden state: out_width() floats (also for tokens
+    // added with Batch::add_hidden there).
     const float* logits(size_t i) const;
+    // The final hidden state (n_embd floats) of the i-th token of the last batch, added with
+    // Batch::add_hidden, in a context that computes logits: the same call gives other tokens' logits.
+    const float* hidden(size_t i) const;
     int n_vocab() const { return (int)model_.hparams().n_vocab; }
     uint32_t out_width() const { return params_.embeddings ? model_.hparams().n_embd : model_.n_out_width(); }
+    // Whether kOutHidden tokens get hidden states apart from the logits (a context that computes logits).
+    bool splits_hidden() const { return !params_.embeddings && model_.output != nullptr; }
     uint32_t n_ctx() const { return kv_->size(); }
     const ContextParams& params() const { return params_; }
     const Model& model() const { return model_; }
@@ -93,7 +99,8 @@ class Context {
         uint32_t n;
     };
     void validate(const Batch& batch) const;
-    void compute_ubatch(const UBatchView& ub, const std::vector<int32_t>& cells, float* logits_out);
+    void compute_ubatch(const UBatchView& ub, const std::vector<int32_t>& cells, float* logits_out,
+                        float* hidden_out);
 
     const Model& model_;
     ContextParams params_;
@@ -102,6 +109,8 @@ class Context {
     std::unique_ptr<GraphRunner> runner_;
     std::vector<float> logits_;
     std::vector<int32_t> logit_row_;  // batch index -> row in logits_ (-1: none)
+    std::vector<float> hidden_;        // hidden states of kOutHidden tokens (a context with logits)
+    std::vector<int32_t> hidden_row_;  // batch index -> row in hidden_ (-1: none)
     bool long_rope_ = false;
     std::vector<std::vector<float>> lora_scales_;  // [seq][adapter]
 };

@@ -62,6 +62,22 @@ std::string embed_too_long(size_t n, const Model& m, uint32_t n_ubatch, uint32_t
            " tokens; " + why;
 }
 
+std::vector<std::vector<float>> embedding_of_rows(const Model& m, const float* rows, size_t n, Pooling pooling,
+                                                  int normalize) {
+    const size_t n_embd = m.hparams().n_embd;
+    std::vector<std::vector<float>> out;
+    if (pooling == Pooling::None) {
+        for (size_t t = 0; t < n; ++t) out.emplace_back(rows + t * n_embd, rows + (t + 1) * n_embd);
+    } else if (pooling == Pooling::Rank) {
+        out.push_back(rank_scores(m, pool_rows(rows, n, n_embd, Pooling::Cls)));
+    } else {
+        std::vector<float> v = pool_rows(rows, n, n_embd, pooling);
+        normalize_embedding(v, normalize);
+        out.push_back(std::move(v));
+    }
+    return out;
+}
+
 std::vector<std::vector<std::vector<float>>> embed(Context& ctx,
                                                    const std::vector<std::vector<Token>>& inputs,
                                                    const EmbedOptions& opts) {
@@ -117,16 +133,7 @@ std::vector<std::vector<std::vector<float>>> embed(Context& ctx,
             for (size_t t = 0; t < n; ++t)
                 std::copy_n(ctx.logits(row + t), n_embd, rows.begin() + t * n_embd);
             row += n;
-            if (pooling == Pooling::None) {
-                for (size_t t = 0; t < n; ++t)
-                    out[idx].emplace_back(rows.begin() + t * n_embd, rows.begin() + (t + 1) * n_embd);
-            } else if (pooling == Pooling::Rank) {
-                out[idx].push_back(rank_scores(m, pool_rows(rows.data(), n, n_embd, Pooling::Cls)));
-            } else {
-                std::vector<float> v = pool_rows(rows.data(), n, n_embd, pooling);
-                normalize_embedding(v, opts.normalize);
-                out[idx].push_back(std::move(v));
-            }
+            out[idx] = embedding_of_rows(m, rows.data(), n, pooling, opts.normalize);
         }
     }
     return out;

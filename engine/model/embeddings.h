@@ -31,6 +31,10 @@ inline size_t max_embed_tokens(const Context& ctx) {
 // The message for an input of n tokens over that limit, naming the setting to raise (-ub or -c).
 std::string embed_too_long(size_t n, const Model& m, uint32_t n_ubatch, uint32_t n_ctx);
 
+// One input's result from its tokens' final hidden states (rows: n x n_embd): as embed() returns it.
+std::vector<std::vector<float>> embedding_of_rows(const Model& m, const float* rows, size_t n, Pooling pooling,
+                                                  int normalize);
+
 // A reranker's scores from the first ([CLS]) token's hidden state: cls_out tanh(cls h + cls_b) + cls_out_b
 // (without cls: cls_out h + cls_out_b), as llama.cpp's rank pooling. std::invalid_argument without a head.
 std::vector<float> rank_scores(const Model& m, const std::vector<float>& h_cls);

@@ -22,6 +22,10 @@ GraphBuilder::GraphBuilder(ggml::Context& c, const Model& m, const KvCache& cach
                                        : ctx.new_tensor_2d(ggml::Type::F32, s.n_kv, n);
     if (hp.n_swa > 0) in.mask_swa = ctx.new_tensor_2d(ggml::Type::F32, s.n_kv, n);
     in.out_ids = ctx.new_tensor_1d(ggml::Type::I32, s.n_outputs);
+    if (s.n_logit_rows > 0 && s.n_logit_rows < s.n_outputs) {
+        in.logit_sel = ctx.new_tensor_1d(ggml::Type::I32, s.n_logit_rows);
+        in.logit_sel->flags |= ggml::kFlagInput;
+    }
     in.kv_blocks = ctx.new_tensor_2d(ggml::Type::I32, 1 + (s.n_kv + ggml::kKvBlock - 1) / ggml::kKvBlock, n);
     for (Tensor* t : {in.tokens, in.pos, in.kv_cells, in.mask, in.mask_swa, in.out_ids, in.kv_blocks})
         if (t) t->flags |= ggml::kFlagInput;
@@ -210,6 +214,8 @@ Tensor* GraphBuilder::outputs_only(Tensor* t, uint32_t il) const {
 
 Tensor* GraphBuilder::logits(Tensor* x) const {
     hidden = x;
+    if (shape.n_logit_rows == 0) return x;
+    if (in.logit_sel) x = ggml::get_rows(ctx, x, in.logit_sel);
     return mm(model.output, x, model.output_b);
 }
 

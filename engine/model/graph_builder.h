@@ -27,6 +27,7 @@ struct GraphInputs {
     ggml::Tensor* kv_blocks = nullptr;
     ggml::Tensor* out_ids = nullptr;   // I32 [n_outputs]: tokens whose logits are computed
     ggml::Tensor* logits = nullptr;    // F32 [n_vocab, n_outputs] (the result)
+    ggml::Tensor* logit_sel = nullptr; // I32 [n_logit_rows]: output rows that need logits (when not all do)
 };
 
 class LoraAdapter;
@@ -46,6 +47,9 @@ struct GraphShape {
     uint32_t n_kv;
     bool flash_attn;
     bool long_rope = false;  // LongRoPE models: the context exceeds the original one (rope_factors_long)
+    // Output rows that need logits (GraphInputs::logit_sel picks them); the others want only their hidden
+    // state. ~0u: all of them.
+    uint32_t n_logit_rows = ~0u;
 };
 
 // RoPE of layer il at positions pos (I32 [x->ne[2]]): the layer's base and scale (sliding-window layers
@@ -115,7 +119,9 @@ public:
     // At the last layer, the rows of the tokens that want logits (everything else is not needed).
     ggml::Tensor* outputs_only(ggml::Tensor* t, uint32_t il) const;
     // The logits: the output matrix (+ bias) times the final hidden states. Records x as `hidden`, which a
-    // context made for embeddings returns instead (the logits and what follows them are then not computed).
+    // context made for embeddings returns instead (the logits and what follows them are then not computed),
+    // and which tokens that asked for their hidden state read beside the others' logits (only the rows of
+    // shape.n_logit_rows then go through the output matrix; none: x itself is returned).
     ggml::Tensor* logits(ggml::Tensor* x) const;
     mutable ggml::Tensor* hidden = nullptr;
 };

@@ -25,8 +25,15 @@ std::deque<std::shared_ptr<EmbedTask>> EmbedQueue::take() {
     return out;
 }
 
-void EmbedQueue::run(engine::Context& ctx, const std::vector<engine::SeqId>& seqs) {
-    if (seqs.empty()) return;
+void EmbedQueue::put_back(std::deque<std::shared_ptr<EmbedTask>> tasks) {
+    std::lock_guard<std::mutex> lk(mu_);
+    tasks.insert(tasks.end(), queue_.begin(), queue_.end());
+    queue_.swap(tasks);
+}
+
+size_t EmbedQueue::run(engine::Context& ctx, const std::vector<engine::SeqId>& seqs) {
+    if (seqs.empty()) return 0;
+    size_t n_inputs = 0;
     // Tasks with the same pooling and normalization are embedded in one call (their inputs share
     // micro-batches); each task gets its own slice of the result.
     std::map<std::pair<int, int>, std::vector<std::shared_ptr<EmbedTask>>> groups;
@@ -58,6 +65,7 @@ void EmbedQueue::run(engine::Context& ctx, const std::vector<engine::SeqId>& seq
             failed = {500, e.what(), {}};
         }
         size_t next = 0;
+        n_inputs += inputs.size();
         for (const auto& t : tasks) {
             EmbedResult r = failed;
             if (failed.status == 200)
@@ -65,6 +73,7 @@ void EmbedQueue::run(engine::Context& ctx, const std::vector<engine::SeqId>& seq
             t->done(std::move(r));
         }
     }
+    return n_inputs;
 }
 
 void EmbedQueue::fail_all(int status, const std::string& message) {

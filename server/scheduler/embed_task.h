@@ -40,12 +40,16 @@ class EmbedQueue {
     // Engine thread: embeds every queued task using the sequence ids seqs (each holding no cells); does
     // nothing when seqs is empty (the tasks wait). The context gives hidden states during the calls
     // only, so a server that also generates gets its logits back afterwards.
-    void run(engine::Context& ctx, const std::vector<engine::SeqId>& seqs);
+    // Returns the number of inputs embedded.
+    size_t run(engine::Context& ctx, const std::vector<engine::SeqId>& seqs);
     // Engine thread, at shutdown: fails what is left.
     void fail_all(int status, const std::string& message);
+    // Engine thread: the queued tasks, oldest first (the queue is then empty); tasks not served go back to
+    // its front with put_back, in the same order.
+    std::deque<std::shared_ptr<EmbedTask>> take();
+    void put_back(std::deque<std::shared_ptr<EmbedTask>> tasks);
 
   private:
-    std::deque<std::shared_ptr<EmbedTask>> take();
     mutable std::mutex mu_;
     std::deque<std::shared_ptr<EmbedTask>> queue_;
 };

@@ -84,6 +84,10 @@ std::string Metrics::render_prometheus() const {
     metric("ggserve:requests_total", "counter", "Generation requests accepted.", (double)s_.requests_total);
     metric("ggserve:requests_cancelled_total", "counter", "Requests cancelled because the client went away.",
            (double)s_.requests_cancelled_total);
+    metric("ggserve:embedding_inputs_in_generation_steps_total", "counter",
+           "Embedding inputs evaluated in the decode call of a generation step.", (double)s_.embed_inputs_riding_total);
+    metric("ggserve:embedding_inputs_alone_total", "counter", "Embedding inputs evaluated in decode calls of their own.",
+           (double)s_.embed_inputs_alone_total);
     metric("ggserve:iterations_total", "counter", "Scheduler iterations that evaluated a batch.", (double)s_.iterations_total);
     metric("ggserve:mixed_iterations_total", "counter",
            "Iterations whose batch held both decode tokens and a prompt chunk.", (double)s_.mixed_iterations_total);

@@ -41,6 +41,9 @@ struct MetricsSnapshot {
     uint64_t prompt_chunks_total = 0;   // prompt chunks evaluated
     uint64_t requests_total = 0;
     uint64_t requests_cancelled_total = 0;
+    // Embedding inputs evaluated in a generation step's decode call (riding along) and in calls of their own.
+    uint64_t embed_inputs_riding_total = 0;
+    uint64_t embed_inputs_alone_total = 0;
     int requests_processing = 0;
     int requests_deferred = 0;
     double kv_cache_usage_ratio = 0.0;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <future>
 
+#include "engine/model/embeddings.h"
 #include "engine/model/kv_shift.h"
 #include "engine/model/kv_state.h"
 #include "engine/speculative/ngram_drafters.h"
@@ -215,8 +216,12 @@ void Scheduler::run() {
         }
         drop_cancelled();
         run_actions();
-        if (!embed_queue_.empty()) run_embeddings();
         seat_tasks();
+        // Embeddings with no generation step to ride along run on their own (on an embeddings-only server
+        // always); beside generation, run_iteration seats them in the step's decode call.
+        if (!embed_queue_.empty() &&
+            std::none_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.busy(); }))
+            run_embeddings();
         prepare_drafts();
         try {
             run_iteration();
@@ -318,21 +323,18 @@ SlotActionResult Scheduler::do_action(Slot& slot, const SlotAction& a) {
     return r;
 }
 
-void Scheduler::run_embeddings() {
-    // On the sequences of idle slots that hold nothing. A server that also generates keeps prompts in its
-    // idle slots: when none is empty, the least recently used idle one gives up its cache (to the host-memory
-    // prompt cache, as for a new generation request); while every slot generates, the embeddings wait.
+std::vector<engine::SeqId> Scheduler::embedding_seqs(size_t want, bool evict) {
     std::vector<engine::SeqId> seqs;
-    Slot* lru = nullptr;
-    for (auto& s : slots_) {
-        if (s.busy()) continue;
-        if (s.cache_tokens.empty())
-            seqs.push_back(s.id);
-        else if (!lru || s.last_used < lru->last_used)
-            lru = &s;
-    }
-    if (seqs.empty() && lru) {
-        keep_in_host(host_state_of(*lru));  // the host-memory prompt cache keeps it, as for a new prompt
+    for (auto& s : slots_)
+        if (seqs.size() < want && !s.busy() && s.cache_tokens.empty()) seqs.push_back(s.id);
+    // A server that also generates keeps prompts in its idle slots: the least recently used give them up
+    // (to the host-memory prompt cache, as for a new generation request).
+    while (evict && seqs.size() < want) {
+        Slot* lru = nullptr;
+        for (auto& s : slots_)
+            if (!s.busy() && !s.cache_tokens.empty() && (!lru || s.last_used < lru->last_used)) lru = &s;
+        if (!lru) break;
+        keep_in_host(host_state_of(*lru));
         forget_cache(*lru);
         seqs.push_back(lru->id);
     }
@@ -341,7 +343,64 @@ void Scheduler::run_embeddings() {
         s.cache_lora.assign(ctx_.params().lora.size(), 0.0f);
         ctx_.set_lora_scales(s.id, s.cache_lora);
     }
-    embed_queue_.run(ctx_, seqs);
+    return seqs;
+}
+
+void Scheduler::run_embeddings() {
+    // On the idle slots that hold nothing, or else the least recently used idle one; while every slot
+    // generates, the embeddings wait.
+    size_t n_empty = 0;
+    for (const auto& s : slots_) n_empty += !s.busy() && s.cache_tokens.empty();
+    const size_t n = embed_queue_.run(ctx_, embedding_seqs(std::max<size_t>(1, n_empty), true));
+    if (n) metrics_.update([&](MetricsSnapshot& m) { m.embed_inputs_alone_total += n; });
+}
+
+bool Scheduler::ride_embeddings(uint32_t n_free, EmbedRide& ride) {
+    size_t n_idle = 0;
+    for (const auto& s : slots_) n_idle += !s.busy();
+    std::deque<std::shared_ptr<EmbedTask>> rest;
+    size_t n_inputs = 0, n_tokens = 0;
+    // Whole tasks, oldest first, while their inputs fit the step's free tokens and the idle slots.
+    for (auto& t : embed_queue_.take()) {
+        if (t->cancelled.load()) continue;
+        size_t tokens = 0;
+        for (const auto& in : t->inputs) tokens += in.size();
+        if (!rest.empty() || n_inputs + t->inputs.size() > n_idle || n_tokens + tokens > n_free) {
+            rest.push_back(std::move(t));
+            continue;
+        }
+        n_inputs += t->inputs.size();
+        n_tokens += tokens;
+        ride.tasks.push_back(std::move(t));
+    }
+    embed_queue_.put_back(std::move(rest));
+    if (ride.tasks.empty()) return false;
+    ride.seqs = embedding_seqs(n_inputs, true);
+    return true;
+}
+
+void Scheduler::finish_ride(EmbedRide& ride) {
+    const engine::Model& m = ctx_.model();
+    const size_t n_embd = m.hparams().n_embd;
+    size_t k = 0;
+    for (auto& t : ride.tasks) {
+        EmbedResult r;
+        const engine::Pooling pooling = engine::effective_pooling(m, t->pooling);
+        for (const auto& in : t->inputs) {
+            const size_t row0 = ride.first_row[k++];
+            std::vector<float> rows(in.size() * n_embd);
+            for (size_t i = 0; i < in.size(); ++i)
+                std::copy_n(ctx_.hidden(row0 + i), n_embd, rows.begin() + (std::ptrdiff_t)(i * n_embd));
+            if (r.status != 200) continue;
+            try {
+                r.vectors.push_back(engine::embedding_of_rows(m, rows.data(), in.size(), pooling, t->normalize));
+            } catch (const std::invalid_argument& e) {
+                r = {400, e.what(), {}};
+            }
+        }
+        t->done(std::move(r));
+    }
+    for (engine::SeqId q : ride.seqs) ctx_.kv().seq_rm(q, -1, -1);
 }
 
 std::vector<SlotCacheView> Scheduler::cache_views() const {
@@ -733,13 +792,14 @@ void Scheduler::prepare_drafts() {
             }
             const bool model = type == DrafterType::DraftModel;
             const int32_t cap = config_.spec.draft_cap(type);
-            const int32_t k =
-                s.draft_ctl[kind].want(cap > 0 ? std::min(room, cap) : room, step_extra, model ? model_ratio : 0.0);
+            const int32_t floor = std::max({s.spec_n_min, config_.spec.draft_floor(type), 1});
+            const int32_t k = s.draft_ctl[kind].want(cap > 0 ? std::min(room, cap) : room, step_extra,
+                                                     model ? model_ratio : 0.0, floor);
             if (!model) {
                 engine::spec::Drafter& d = *s.drafters[ngram_idx++];
                 if (k <= 0) continue;
                 std::vector<engine::Token> draft = d.draft(s.history, k);
-                if ((int32_t)draft.size() < std::max({s.spec_n_min, config_.spec.draft_floor(type), 1})) continue;
+                if ((int32_t)draft.size() < floor) continue;
                 s.draft = std::move(draft);
                 s.draft_from = (int)kind;
                 return;
@@ -814,10 +874,26 @@ bool Scheduler::run_iteration() {
         }
         if (!e.decode && s.prompt_pos == 0) s.t_start = Clock::now();
     }
+    // Queued embeddings (a server that generates and embeds) share the step's decode call when they fit
+    // beside it; otherwise they run on their own first. Not with LoRA adapters: the output matrix would
+    // need per-row scales for the rows that skip it.
+    EmbedRide ride;
+    EmbedRide* riding = nullptr;
+    if (!embed_queue_.empty() && ctx_.splits_hidden()) {
+        const uint32_t n_free = ctx_.params().n_batch - std::min(n_tokens, ctx_.params().n_batch);
+        if (ctx_.params().lora.empty() && ride_embeddings(n_free, ride)) {
+            riding = &ride;
+            for (const auto& t : ride.tasks)
+                for (const auto& in : t->inputs) n_tokens += (uint32_t)in.size();
+            metrics_.update([&](MetricsSnapshot& m) { m.embed_inputs_riding_total += ride.seqs.size(); });
+        } else {
+            run_embeddings();
+        }
+    }
     // The step's whole cost (decode, verification, sampling, delivery) feeds the draft controllers'
     // cost model: drafted rows cost more than their share of the decode call.
     const auto t0 = Clock::now();
-    execute(entries);
+    execute(entries, riding);
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     step_cost_.observe((double)n_tokens, seconds);
     // Lookahead controllers compare iterations with and without their slot's window; iterations that
@@ -864,7 +940,7 @@ void Scheduler::clear_lanes(const std::vector<PlanEntry>& entries) {
     }
 }
 
-void Scheduler::execute(const std::vector<PlanEntry>& entries) {
+void Scheduler::execute(const std::vector<PlanEntry>& entries, EmbedRide* ride) {
     engine::Batch batch;
     std::vector<size_t> first_row;  // batch index of each entry's first token
     for (const PlanEntry& e : entries) {
@@ -899,6 +975,16 @@ void Scheduler::execute(const std::vector<PlanEntry>& entries) {
         }
     }
 
+    if (ride) {  // each embedding input on its own sequence, every token's hidden state kept
+        size_t k = 0;
+        for (const auto& t : ride->tasks)
+            for (const auto& in : t->inputs) {
+                ride->first_row.push_back(batch.size());
+                const engine::SeqId seq = ride->seqs[k++];
+                for (size_t i = 0; i < in.size(); ++i) batch.add_hidden(in[i], (engine::Pos)i, seq);
+            }
+    }
+
     const auto t0 = Clock::now();
     engine::Context::Status st = engine::Context::Status::Ok;
     std::string error;
@@ -908,9 +994,16 @@ void Scheduler::execute(const std::vector<PlanEntry>& entries) {
         error = e.what();
         rollback(entries);
     }
-    if (!error.empty() || st != engine::Context::Status::Ok) clear_lanes(entries);
+    if (!error.empty() || st != engine::Context::Status::Ok) {
+        clear_lanes(entries);
+        if (ride) {  // the embeddings go back to the queue; the entries are retried without them
+            for (engine::SeqId q : ride->seqs) ctx_.kv().seq_rm(q, -1, -1);
+            embed_queue_.put_back(std::move(ride->tasks));
+        }
+    }
     if (error.empty() && st == engine::Context::Status::Ok) {
         record_decode(entries, batch.size(), std::chrono::duration<double>(Clock::now() - t0).count());
+        if (ride) finish_ride(*ride);
         for (size_t k = 0; k < entries.size(); ++k) apply_entry(entries[k], first_row[k]);
         clear_lanes(entries);  // steps that were not applied (a slot failed or gone) leave no lane behind
         return;

@@ -112,7 +112,21 @@ class Scheduler {
     // request then does not pay for first-touch page faults of the weights (llama-server's warmup).
     void warmup();
     void run();
-    void run_embeddings();  // queued embedding requests, on idle slots
+    void run_embeddings();  // queued embedding requests, on idle slots, in decode calls of their own
+    // Sequence ids for embedding inputs: idle slots that hold nothing, then (evict) the least recently used
+    // idle slots, whose prompts go to the host-memory prompt cache; at most `want`.
+    std::vector<engine::SeqId> embedding_seqs(size_t want, bool evict);
+    // Embedding tasks riding along a generation step's decode call (a server that generates and embeds).
+    struct EmbedRide {
+        std::deque<std::shared_ptr<EmbedTask>> tasks;
+        std::vector<engine::SeqId> seqs;  // one per input, in task order
+        std::vector<size_t> first_row;    // batch index of each input's first token
+    };
+    // Takes the queued embedding tasks, oldest first, whose inputs fit beside the step (n_free batch tokens,
+    // idle slots); false if the oldest does not fit (then they run on their own, run_embeddings).
+    bool ride_embeddings(uint32_t n_free, EmbedRide& ride);
+    // After the step's decode: each riding task's vectors from its tokens' hidden states.
+    void finish_ride(EmbedRide& ride);
     void seat_tasks();
     void run_actions();
     SlotActionResult do_action(Slot& slot, const SlotAction& action);
@@ -157,7 +171,7 @@ class Scheduler {
     // Evaluates the entries as one batch and hands each slot the logits rows it asked for. A batch that
     // fails is retried entry by entry (a draft is dropped first when the cache is full), so that only the
     // request whose entry fails is failed.
-    void execute(const std::vector<PlanEntry>& entries);
+    void execute(const std::vector<PlanEntry>& entries, EmbedRide* ride = nullptr);
     // Removes what a failed decode may have left of the entries' tokens in their sequences.
     void rollback(const std::vector<PlanEntry>& entries);
     void record_decode(const std::vector<PlanEntry>& entries, size_t n_tokens, double seconds);

@@ -393,7 +393,7 @@ TEST_CASE("embeddings beside generation: the same vectors while streams generate
     ServerProcess ref({"-m", stories_model(), "--embeddings", "--pooling", "mean", "-np", "2", "-c", "1024",
                        "-t", "1"});
     ServerProcess s({"-m", stories_model(), "--embeddings-with-generation", "--pooling", "mean", "-np", "4", "-c",
-                     "8192", "-t", "2"});
+                     "8192", "-t", "2", "--metrics"});
     Client rc("127.0.0.1", ref.port()), c("127.0.0.1", s.port());
     const json caps = c.get("/v1/models").json()["models"][0]["capabilities"];
     CHECK(caps == json::array({"completion", "embedding"}));
@@ -434,6 +434,15 @@ TEST_CASE("embeddings beside generation: the same vectors while streams generate
         CHECK(batch["data"][i]["embedding"] == alone[i]);
         if (i % 5 == 0) CHECK(singles[i] == alone[i]);
     }
+    // The single inputs rode along the streams' decode calls (two idle slots); the batch of 32 did not fit
+    // beside them and ran in calls of its own.
+    const std::string metrics = c.get("/metrics").body;
+    const auto counter = [&](const std::string& name) {
+        const size_t p = metrics.find("\n" + name + " ");
+        return p == std::string::npos ? -1.0 : std::stod(metrics.substr(p + name.size() + 2));
+    };
+    CHECK(counter("ggserve:embedding_inputs_in_generation_steps_total") >= 7);
+    CHECK(counter("ggserve:embedding_inputs_alone_total") >= 32);
     // The streams' tokens: the golden continuation for as far as it goes.
     REQUIRE(ta.size() >= 2);
     REQUIRE(tb.size() >= 2);

@@ -324,3 +324,48 @@ TEST_CASE("pooling and embd_normalize on known vectors", "[model][embeddings][po
     CHECK(parse_pooling("cls") == Pooling::Cls);
     CHECK_FALSE(parse_pooling("max").has_value());
 }
+
+TEST_CASE("a decoder's hidden states beside other tokens' logits in one decode call equal each computed alone",
+          "[model][embeddings]") {
+    auto model = Model::load(shared_path("models/stories260K.gguf"));
+    const std::vector<Token> gen = model->vocab().tokenize("Once upon a time there was", true, true);
+    const std::vector<Token> emb = model->vocab().tokenize("The little dog ran to the park", true, true);
+    const size_t n_vocab = (size_t)model->hparams().n_vocab, n_embd = model->hparams().n_embd;
+    // The references: the generation tokens' logits alone, the input's hidden states in an embeddings context.
+    ContextParams ref = embd_params(4);
+    Context alone(*model, ref);
+    Batch b0;
+    for (size_t i = 0; i < gen.size(); ++i) b0.add(gen[i], (Pos)i, {0}, i + 2 >= gen.size());
+    REQUIRE(alone.decode(b0) == Context::Status::Ok);
+    std::vector<std::vector<float>> want_logits;
+    for (size_t i = gen.size() - 2; i < gen.size(); ++i)
+        want_logits.emplace_back(alone.logits(i), alone.logits(i) + n_vocab);
+    ref.embeddings = true;
+    Context ectx(*model, ref);
+    const auto want_mean = embed(ectx, {emb}, {Pooling::Mean, 2, {}})[0][0];
+    const auto want_rows = embed(ectx, {emb}, {Pooling::None, 2, {}})[0];
+    for (uint32_t n_ubatch : {512u, 4u}) {  // 4: the rows of both kinds spread over micro-batches
+        ContextParams cp = embd_params(4);
+        cp.n_ubatch = n_ubatch;
+
+        // One call: the embedding input (sequence 1) first, then the generation tokens (sequence 0).
+        Context ctx(*model, cp);
+        Batch b;
+        for (size_t i = 0; i < emb.size(); ++i) b.add_hidden(emb[i], (Pos)i, 1);
+        for (size_t i = 0; i < gen.size(); ++i) b.add(gen[i], (Pos)i, {0}, i + 2 >= gen.size());
+        REQUIRE(ctx.decode(b) == Context::Status::Ok);
+        INFO("n_ubatch " << n_ubatch);
+        for (size_t k = 0; k < 2; ++k) {
+            const size_t i = emb.size() + gen.size() - 2 + k;
+            REQUIRE(std::vector<float>(ctx.logits(i), ctx.logits(i) + n_vocab) == want_logits[k]);
+        }
+        std::vector<float> rows;
+        for (size_t i = 0; i < emb.size(); ++i) {
+            REQUIRE(std::vector<float>(ctx.hidden(i), ctx.hidden(i) + n_embd) == want_rows[i]);
+            rows.insert(rows.end(), ctx.hidden(i), ctx.hidden(i) + n_embd);
+        }
+        REQUIRE(embedding_of_rows(*model, rows.data(), emb.size(), Pooling::Mean, 2)[0] == want_mean);
+        CHECK_THROWS_AS(ctx.hidden(emb.size()), std::out_of_range);  // a generation token has no hidden row
+        CHECK_THROWS_AS(ctx.logits(0), std::out_of_range);           // an embedding token has no logits
+    }
+}
