@@ -8,9 +8,6 @@ namespace engine {
 
 namespace {
 
-constexpr std::string_view kOpen = "<think>";
-constexpr std::string_view kClose = "</think>";
-
 std::string_view ltrim(std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\n' || s.front() == '\t' || s.front() == '\r'))
         s.remove_prefix(1);
@@ -19,23 +16,43 @@ std::string_view ltrim(std::string_view s) {
 
 }  // namespace
 
+bool utf8_complete(std::string_view text) {
+    // Walk back over at most three continuation bytes to the lead byte of the last character.
+    size_t n = 0;
+    while (n < text.size() && n < 4 && ((unsigned char)text[text.size() - 1 - n] & 0xC0) == 0x80) ++n;
+    if (n == text.size()) return true;  // only continuation bytes (or nothing): no lead byte waits
+    const unsigned char lead = (unsigned char)text[text.size() - 1 - n];
+    size_t want = 0;  // continuation bytes the lead byte announces (ASCII and invalid bytes: none)
+    if ((lead & 0xE0) == 0xC0) {
+        want = 1;
+    } else if ((lead & 0xF0) == 0xE0) {
+        want = 2;
+    } else if ((lead & 0xF8) == 0xF0) {
+        want = 3;
+    }
+    return n >= want;
+}
+
 ReasoningBudget::ReasoningBudget(int budget, bool opened, std::shared_ptr<const GrammarVocab> vocab,
-                                 std::vector<Token> close, std::unique_ptr<TokenConstraint> inner)
+                                 std::vector<Token> forced, std::unique_ptr<TokenConstraint> inner, Tags tags)
     : budget_(budget),
       opened_(opened),
       vocab_(std::move(vocab)),
-      close_(std::move(close)),
+      forced_(std::move(forced)),
       inner_(std::move(inner)),
+      tags_(std::move(tags)),
       state_(opened ? State::Reasoning : State::Before) {
     if (budget_ < 0) throw std::invalid_argument("a reasoning budget must not be negative");
-    if (close_.empty())
+    if (forced_.empty())
         throw std::invalid_argument("a reasoning budget needs the tokens that close the block");
+    if (tags_.open.empty() || tags_.close.empty())
+        throw std::invalid_argument("a reasoning budget needs the block's opening and closing tags");
     if (state_ == State::Reasoning && budget_ == 0) state_ = State::Closing;
 }
 
 void ReasoningBudget::apply(TokenDataArray& cur) {
     if (state_ == State::Closing) {
-        const Token want = close_[closing_];
+        const Token want = forced_[forced_at_];
         for (auto& c : cur.data)
             if (c.id != want) c.logit = -INFINITY;
     }
@@ -43,22 +60,23 @@ void ReasoningBudget::apply(TokenDataArray& cur) {
 }
 
 bool ReasoningBudget::allows(Token token) {
-    if (state_ == State::Closing && token != close_[closing_]) return false;
+    if (state_ == State::Closing && token != forced_[forced_at_]) return false;
     return !inner_ || inner_->allows(token);
 }
 
 void ReasoningBudget::accept(Token token) {
     if (inner_) inner_->accept(token);
     const std::string& piece = vocab_->text(token);  // <think> may be a control token
+    const std::string_view open = tags_.open;
     switch (state_) {
         case State::Before: {
             text_ += piece;
             const std::string_view lead = ltrim(text_);
-            if (lead.substr(0, kOpen.size()) == kOpen) {
+            if (lead.substr(0, open.size()) == open) {
                 // The block opened: what follows the tag in this piece is reasoning already.
-                text_ = std::string(lead.substr(kOpen.size()));
+                text_ = std::string(lead.substr(open.size()));
                 state_ = budget_ == 0 ? State::Closing : State::Reasoning;
-            } else if (lead.size() >= kOpen.size() || kOpen.substr(0, lead.size()) != lead) {
+            } else if (lead.size() >= open.size() || open.substr(0, lead.size()) != lead) {
                 state_ = State::Done;  // the reply does not reason
                 text_.clear();
             }
@@ -66,16 +84,17 @@ void ReasoningBudget::accept(Token token) {
         }
         case State::Reasoning:
             text_ += piece;
-            ++spent_;
-            if (text_.find(kClose) != std::string::npos) {
+            // Tokens after the budget that only finish a UTF-8 character are not counted.
+            if (spent_ < budget_) ++spent_;
+            if (text_.find(tags_.close) != std::string::npos) {
                 state_ = State::Done;
                 text_.clear();
-            } else if (spent_ >= budget_) {
+            } else if (spent_ >= budget_ && utf8_complete(text_)) {
                 state_ = State::Closing;
             }
             break;
         case State::Closing:
-            if (++closing_ == close_.size()) state_ = State::Done;
+            if (++forced_at_ == forced_.size()) state_ = State::Done;
             break;
         case State::Done:
             break;
@@ -87,16 +106,16 @@ void ReasoningBudget::reset() {
     state_ = opened_ ? (budget_ == 0 ? State::Closing : State::Reasoning) : State::Before;
     text_.clear();
     spent_ = 0;
-    closing_ = 0;
+    forced_at_ = 0;
 }
 
 std::unique_ptr<TokenConstraint> ReasoningBudget::clone() const {
-    auto c = std::make_unique<ReasoningBudget>(budget_, opened_, vocab_, close_,
-                                               inner_ ? inner_->clone() : nullptr);
+    auto c = std::make_unique<ReasoningBudget>(budget_, opened_, vocab_, forced_,
+                                               inner_ ? inner_->clone() : nullptr, tags_);
     c->state_ = state_;
     c->text_ = text_;
     c->spent_ = spent_;
-    c->closing_ = closing_;
+    c->forced_at_ = forced_at_;
     return c;
 }
 

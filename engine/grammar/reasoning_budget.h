@@ -1,13 +1,16 @@
-// A limit on the tokens a reply spends inside its reasoning block (<think> ... </think>): once `budget`
-// tokens of reasoning were accepted and the block is still open, only the tokens that close it are
-// allowed, one after the other (`close`, e.g. the tokens of "\n</think>\n\n"); afterwards nothing is
-// limited. The block is the one the prompt opened (`opened`) or one the reply starts with (after
-// whitespace). The request's own constraint (a tool grammar; may be null) sees every token as before and
-// may forbid more.
+// A limit on the tokens a reply spends inside its reasoning block (<think> ... </think>, or the tags the
+// chat template uses): once `budget` tokens of reasoning were accepted and the block is still open, only
+// the `forced` tokens are allowed, one after the other: the budget message, if any, then the tokens that
+// close the block (e.g. "Time is up.\n</think>\n\n"); afterwards nothing is limited. A budget that runs
+// out inside a UTF-8 character lets the reply finish the character first. The block is the one the
+// prompt opened (`opened`) or one the reply starts with (after whitespace); budget 0 closes it at once.
+// The request's own constraint (a tool grammar; may be null) sees every token as before and may forbid
+// more.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/grammar/grammar_vocab.h"
@@ -15,10 +18,18 @@
 
 namespace engine {
 
+// The tags around a reasoning block.
+struct ReasoningBudgetTags {
+    std::string open = "<think>";
+    std::string close = "</think>";
+};
+
 class ReasoningBudget final : public TokenConstraint {
   public:
+    using Tags = ReasoningBudgetTags;
+
     ReasoningBudget(int budget, bool opened, std::shared_ptr<const GrammarVocab> vocab,
-                    std::vector<Token> close, std::unique_ptr<TokenConstraint> inner);
+                    std::vector<Token> forced, std::unique_ptr<TokenConstraint> inner, Tags tags = {});
 
     void apply(TokenDataArray& cur) override;
     bool allows(Token token) override;
@@ -26,7 +37,7 @@ class ReasoningBudget final : public TokenConstraint {
     void reset() override;
     std::unique_ptr<TokenConstraint> clone() const override;
 
-    // Reasoning tokens accepted so far (the closing tokens not counted).
+    // Reasoning tokens accepted so far (the forced tokens not counted).
     int spent() const { return spent_; }
 
   private:
@@ -35,12 +46,17 @@ class ReasoningBudget final : public TokenConstraint {
     int budget_;
     bool opened_;
     std::shared_ptr<const GrammarVocab> vocab_;
-    std::vector<Token> close_;
+    std::vector<Token> forced_;
     std::unique_ptr<TokenConstraint> inner_;
+    Tags tags_;
     State state_;
     std::string text_;  // Before: the reply so far; Reasoning: the block's text so far
     int spent_ = 0;
-    size_t closing_ = 0;  // close_ tokens accepted
+    size_t forced_at_ = 0;  // forced_ tokens accepted
 };
+
+// Whether `text` ends with a whole UTF-8 character (or is empty): no lead byte is still waiting for
+// its continuation bytes.
+bool utf8_complete(std::string_view text);
 
 }  // namespace engine

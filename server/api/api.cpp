@@ -547,8 +547,10 @@ Api::Reply Api::apply_template(Request& req) {
     if (!obody.is_object()) bad_request("the request body must be a JSON object");
     const nlohmann::ordered_json tools = obody.value("tools", nlohmann::ordered_json());
     const auto kwargs = chat_template_kwargs(obody, config_.chat_template_kwargs, config_.reasoning_budget);
+    nlohmann::ordered_json messages = obody["messages"];
+    const std::string continued = config_.prefill_assistant ? take_assistant_prefill(messages) : "";
     try {
-        return Response::json({{"prompt", chat_->apply(obody["messages"], tools, true, kwargs)}});
+        return Response::json({{"prompt", chat_->apply(messages, tools, true, kwargs) + continued}});
     } catch (const server::http::HttpError&) {
         throw;
     } catch (const std::exception& e) {

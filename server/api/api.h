@@ -27,7 +27,19 @@ struct ApiConfig {
     bool jinja = false;         // --jinja
     nlohmann::ordered_json chat_template_kwargs = nlohmann::ordered_json::object();  // --chat-template-kwargs
     std::string reasoning_format = "auto";  // --reasoning-format: none, deepseek, auto
-    int reasoning_budget = -1;              // --reasoning-budget: -1 unlimited, 0 no thinking
+    // --reasoning-budget: reasoning tokens a chat reply may spend before its block is closed for it
+    // (-1 unlimited; 0 closes it at once, and the template gets enable_thinking false unless told);
+    // requests' reasoning_budget_tokens / thinking_budget_tokens override it.
+    int reasoning_budget = -1;
+    // --reasoning-budget-message: written before the closing tag when the budget runs out (requests'
+    // reasoning_budget_message overrides it).
+    std::string reasoning_budget_message;
+    // --skip-chat-parsing: chat replies are not parsed (reasoning and tool calls stay in content, no tool
+    // grammar, no reasoning budget).
+    bool skip_chat_parsing = false;
+    // --prefill-assistant (default) / --no-prefill-assistant: a final assistant message (text, no tool
+    // calls) is continued by the reply instead of rendered as a finished turn.
+    bool prefill_assistant = true;
     bool metrics = false;       // --metrics
     bool props_writable = false;  // --props: POST /props may change the defaults
     bool slots = true;            // --no-slots disables /slots

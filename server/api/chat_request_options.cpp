@@ -1,5 +1,7 @@
 #include "server/api/chat_request_options.h"
 
+#include <climits>
+#include <cstdint>
 #include <stdexcept>
 
 #include "server/api/json_fields.h"
@@ -40,6 +42,97 @@ bool extract_reasoning(const nlohmann::ordered_json& body, const std::string& fa
 void check_reasoning_format(const std::string& value) {
     if (!known_format(value))
         throw std::invalid_argument("--reasoning-format must be none, deepseek or auto, not '" + value + "'");
+}
+
+int request_reasoning_budget(const nlohmann::ordered_json& body, int fallback) {
+    for (const char* name : {"reasoning_budget_tokens", "thinking_budget_tokens"}) {
+        const nlohmann::ordered_json* v = present(body, name);
+        if (!v) continue;
+        if (!v->is_number_integer())
+            bad_request(std::string("'") + name + "' must be an integer");
+        const int64_t n = v->get<int64_t>();
+        if (n < -1 || n > INT32_MAX)
+            bad_request(std::string("'") + name + "' must be -1 (the server's budget) or a token count, not " +
+                        std::to_string(n));
+        if (n >= 0) return (int)n;
+    }
+    return fallback;
+}
+
+std::string request_budget_message(const nlohmann::ordered_json& body, const std::string& fallback) {
+    const nlohmann::ordered_json* v = present(body, "reasoning_budget_message");
+    if (!v) return fallback;
+    if (!v->is_string()) bad_request("'reasoning_budget_message' must be a string");
+    return v->get<std::string>();
+}
+
+std::string take_assistant_prefill(nlohmann::ordered_json& messages) {
+    if (!messages.is_array() || messages.empty()) return "";
+    const nlohmann::ordered_json& last = messages.back();
+    if (!last.is_object() || last.value("role", "") != "assistant") return "";
+    if (const auto* calls = present(last, "tool_calls"); calls && !(calls->is_array() && calls->empty()))
+        return "";
+    std::string text;
+    if (const auto* content = present(last, "content")) {
+        if (content->is_string()) {
+            text = content->get<std::string>();
+        } else if (content->is_array()) {
+            for (const auto& part : *content)
+                if (part.is_object() && part.value("type", "") == "text") text += string_or_empty(part, "text");
+        }
+    }
+    if (text.empty()) return "";
+    messages.erase(messages.size() - 1);
+    return text;
+}
+
+bool reasoning_effort_level(const std::string& effort, std::string& level) {
+    if (effort == "minimal" || effort == "low") {
+        level = "low";
+    } else if (effort == "medium") {
+        level = "medium";
+    } else if (effort == "high" || effort == "xhigh" || effort == "max") {
+        level = "high";
+    } else if (effort == "none") {
+        level.clear();
+    } else {
+        return false;
+    }
+    return true;
+}
+
+void apply_reasoning_switch(const std::string& value, nlohmann::ordered_json& kwargs) {
+    bool enabled;
+    if (value == "on" || value == "enabled" || value == "true" || value == "1") {
+        enabled = true;
+    } else if (value == "off" || value == "disabled" || value == "false" || value == "0") {
+        enabled = false;
+    } else if (value == "auto" || value == "-1") {
+        return;
+    } else {
+        throw std::invalid_argument("-rea/--reasoning must be on, off or auto, not '" + value + "'");
+    }
+    if (!kwargs.contains("enable_thinking")) kwargs["enable_thinking"] = enabled;
+}
+
+void apply_reasoning_effort_default(const std::string& value, nlohmann::ordered_json& kwargs) {
+    if (value == "default") return;
+    std::string level;
+    if (!reasoning_effort_level(value, level))
+        throw std::invalid_argument(
+            "--reasoning-effort must be default, none, minimal, low, medium, high, xhigh or max, not '" + value +
+            "'");
+    if (level.empty()) {
+        if (!kwargs.contains("enable_thinking")) kwargs["enable_thinking"] = false;
+    } else if (!kwargs.contains("reasoning_effort")) {
+        kwargs["reasoning_effort"] = level;
+    }
+}
+
+void apply_reasoning_preserve(bool preserve, nlohmann::ordered_json& kwargs) {
+    if (!kwargs.contains("preserve_thinking")) kwargs["preserve_thinking"] = preserve;
+    if (!kwargs.contains("clear_thinking")) kwargs["clear_thinking"] = !preserve;
+    if (!kwargs.contains("truncate_history_thinking")) kwargs["truncate_history_thinking"] = !preserve;
 }
 
 }  // namespace api

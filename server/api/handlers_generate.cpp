@@ -145,30 +145,37 @@ Api::PreparedChat Api::prepare_chat(const json& body, const nlohmann::ordered_js
     }
     const ChatTools tools = parse_chat_tools(obody);
     const bool call_tools = tools.active() && tools.choice != ToolChoice::None;
+    // --skip-chat-parsing: the tools still reach the template, but nothing constrains or parses the reply.
+    const bool parse_reply = !config_.skip_chat_parsing;
     const auto& vocab = model_->vocab();
-    apply_tool_grammar(tools, chat_->tool_format(), vocab, out.opts);
+    if (parse_reply) apply_tool_grammar(tools, chat_->tool_format(), vocab, out.opts);
+    out.opts.reasoning_budget = parse_reply ? request_reasoning_budget(obody, config_.reasoning_budget) : -1;
+    out.opts.reasoning_budget_message = request_budget_message(obody, config_.reasoning_budget_message);
     const nlohmann::ordered_json kwargs =
         chat_template_kwargs(obody, config_.chat_template_kwargs, config_.reasoning_budget);
+    nlohmann::ordered_json messages = obody["messages"];
+    const std::string continued = config_.prefill_assistant ? take_assistant_prefill(messages) : "";
     try {
-        out.prompt = chat_->apply(obody["messages"], call_tools ? tools.tools : nlohmann::ordered_json(),
-                                  true, kwargs);
+        out.prompt =
+            chat_->apply(messages, call_tools ? tools.tools : nlohmann::ordered_json(), true, kwargs);
     } catch (const HttpError&) {
         throw;
     } catch (const std::exception& e) {
         bad_request(std::string("cannot apply the chat template: ") + e.what());
     }
-    out.prompt += prefill;
+    out.prompt += continued + prefill;
     ChatParse& parse = out.parse;
-    parse.options.extract_reasoning = extract_reasoning(obody, config_.reasoning_format);
+    parse.options.extract_reasoning = parse_reply && extract_reasoning(obody, config_.reasoning_format);
     parse.options.reasoning_tags = chat_->reasoning_tags();
     const bool opened = engine::chat::prompt_opens_reasoning(out.prompt, parse.options.reasoning_tags);
     parse.options.reasoning_opened_in_prompt = parse.options.extract_reasoning && opened;
-    if (call_tools && opened) close_reasoning_first(parse.options.reasoning_tags.close, vocab, out.opts);
+    if (parse_reply && call_tools && opened)
+        close_reasoning_first(parse.options.reasoning_tags.close, vocab, out.opts);
     // The reply must show the markers the parser looks for, also where the model writes them as
     // control tokens (which otherwise have no text).
     std::vector<std::string> shown = {parse.options.reasoning_tags.open, parse.options.reasoning_tags.close};
     const engine::chat::ToolCallFormat format = chat_->tool_format();
-    if (call_tools) {
+    if (parse_reply && call_tools) {
         const ToolSyntax& syntax = tool_syntax(format);
         parse.options.tool_format = format;
         parse.options.string_parameters = string_parameters(tools);
@@ -231,11 +238,15 @@ Api::Reply Api::start_generation(Request& req, Flavor flavor, const json& body, 
     // What each task's sampler obeys: the grammar, within the reasoning budget when there is one.
     std::shared_ptr<const engine::TokenConstraint> constraint(std::move(grammar));
     if (opts.reasoning_budget >= 0) {
-        const bool opened = !prompt_texts.empty() && engine::chat::prompt_opens_reasoning(prompt_texts[0]);
-        constraint =
-            std::make_shared<engine::ReasoningBudget>(opts.reasoning_budget, opened, grammar_vocab_,
-                                                      model_->vocab().tokenize("\n</think>\n\n", false, true),
-                                                      constraint ? constraint->clone() : nullptr);
+        // The template's tags; once the budget is spent the reply gets the message, then the closing tag.
+        const engine::chat::ReasoningTags tags = chat_parse ? chat_parse->options.reasoning_tags
+                                                            : engine::chat::ReasoningTags{};
+        const bool opened =
+            !prompt_texts.empty() && engine::chat::prompt_opens_reasoning(prompt_texts[0], tags);
+        const std::string forced = opts.reasoning_budget_message + "\n" + tags.close + "\n\n";
+        constraint = std::make_shared<engine::ReasoningBudget>(
+            opts.reasoning_budget, opened, grammar_vocab_, model_->vocab().tokenize(forced, false, true),
+            constraint ? constraint->clone() : nullptr, engine::ReasoningBudget::Tags{tags.open, tags.close});
     }
     std::vector<std::shared_ptr<sched::Task>> tasks;
     for (size_t p = 0; p < prompts.size(); ++p)

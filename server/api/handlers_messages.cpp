@@ -26,7 +26,8 @@ Api::Reply Api::messages(Request& req) {
     const json body = parse_body(req, "messages.json");
     const RestatedChat r = restate_messages_request(ordered_body(req));
     PreparedChat chat = prepare_chat(json(r.body), r.body, r.body.dump(), r.prefill, "toolu_");
-    chat.opts.reasoning_budget = r.reasoning_budget;
+    // The API's own budget (thinking.budget_tokens) over the server's, unless replies are not parsed.
+    if (r.reasoning_budget >= 0 && !config_.skip_chat_parsing) chat.opts.reasoning_budget = r.reasoning_budget;
 
     MessagesReplyInfo info;
     info.id = random_id("msg_");

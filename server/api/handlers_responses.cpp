@@ -37,7 +37,8 @@ Api::Reply Api::responses(Request& req) {
     RestatedResponses r = restate_responses_request(ordered_body(req));
     const nlohmann::ordered_json& chat_body = r.chat.body;
     PreparedChat chat = prepare_chat(json(chat_body), chat_body, chat_body.dump(), r.chat.prefill, "call_");
-    chat.opts.reasoning_budget = r.chat.reasoning_budget;
+    // The API's own budget (thinking.budget_tokens) over the server's, unless replies are not parsed.
+    if (r.chat.reasoning_budget >= 0 && !config_.skip_chat_parsing) chat.opts.reasoning_budget = r.chat.reasoning_budget;
 
     ResponsesReplyInfo info;
     info.id = random_id("resp_");

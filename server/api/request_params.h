@@ -70,8 +70,11 @@ struct GenerationOptions {
     bool echo = false;  // /v1/completions: the prompt is repeated before the generated text
     std::string model;  // the request's `model`, echoed back (empty: the server's name)
     // Tokens the reply may spend inside its reasoning block (<think>...) before the block is closed for
-    // it (-1: no limit). Set by Anthropic's thinking.budget_tokens.
+    // it (-1: no limit), and the text written before the closing tag then. Chat requests only: the
+    // server's --reasoning-budget, a chat request's reasoning_budget_tokens / thinking_budget_tokens,
+    // Anthropic's thinking.budget_tokens.
     int32_t reasoning_budget = -1;
+    std::string reasoning_budget_message;
 };
 
 // raw_body is the request's text: JSON schemas are read from it in order (nlohmann::json sorts keys,

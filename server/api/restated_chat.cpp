@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "server/api/chat_request_options.h"
 #include "server/api/json_fields.h"
 
 namespace api {
@@ -27,16 +28,9 @@ void set_enable_thinking(ojson& chat_body, bool enabled) {
 
 void apply_reasoning_effort(ojson& chat_body, const std::string& effort, std::string_view field) {
     std::string level;
-    if (effort == "minimal" || effort == "low") {
-        level = "low";
-    } else if (effort == "medium") {
-        level = "medium";
-    } else if (effort == "high" || effort == "xhigh" || effort == "max") {
-        level = "high";
-    } else if (effort != "none") {
+    if (!reasoning_effort_level(effort, level))
         bad_request("'" + std::string(field) +
                     "' must be none, minimal, low, medium, high, xhigh or max, not '" + effort + "'");
-    }
     set_enable_thinking(chat_body, effort != "none");
     ojson& kw = template_kwargs(chat_body);
     if (!level.empty() && !kw.contains("reasoning_effort")) kw["reasoning_effort"] = level;

@@ -63,9 +63,18 @@ void apply_ngram_sizes(sched::SpecConfig& spec, int32_t n, int32_t m, int32_t mi
         throw ArgError("--spec-ngram-mod-n-min and -n-max must satisfy 0 <= n-min <= n-max <= 1024");
 }
 
+// The reasoning options that become template variables: -rea, --reasoning-effort, --reasoning-preserve.
+struct ReasoningOptions {
+    std::string reasoning = "auto";
+    std::string effort = "default";
+    bool preserve = true;
+};
+
 // --chat-template-file (read here, so a missing file is a startup error), --chat-template-kwargs
-// (a JSON object), --reasoning-format.
-void finish_chat_options(const std::string& template_file, const std::string& kwargs, api::ApiConfig& ac) {
+// (a JSON object), --reasoning-format, --reasoning-budget, and the reasoning options' template variables
+// (under the variables --chat-template-kwargs names).
+void finish_chat_options(const std::string& template_file, const std::string& kwargs, const ReasoningOptions& ro,
+                         api::ApiConfig& ac) {
     if (!template_file.empty()) {
         if (!ac.chat_template.empty()) throw ArgError("use only one of --chat-template and --chat-template-file");
         std::ifstream f(template_file, std::ios::binary);
@@ -83,11 +92,15 @@ void finish_chat_options(const std::string& template_file, const std::string& kw
     }
     try {
         api::check_reasoning_format(ac.reasoning_format);
+        api::apply_reasoning_switch(ro.reasoning, ac.chat_template_kwargs);
+        api::apply_reasoning_effort_default(ro.effort, ac.chat_template_kwargs);
+        api::apply_reasoning_preserve(ro.preserve, ac.chat_template_kwargs);
     } catch (const std::invalid_argument& e) {
         throw ArgError(e.what());
     }
-    if (ac.reasoning_budget != -1 && ac.reasoning_budget != 0)
-        throw ArgError("--reasoning-budget must be -1 (unlimited) or 0 (no thinking); token budgets are not supported");
+    if (ac.reasoning_budget < -1)
+        throw ArgError("--reasoning-budget must be -1 (unlimited), 0 (end thinking at once) or a token count, not " +
+                       std::to_string(ac.reasoning_budget));
 }
 
 std::string read_text_file(const std::string& opt, const std::string& path) {
@@ -245,8 +258,47 @@ int cmd_serve(int argc, char** argv) {
     ap.option("--reasoning-format", "FORMAT",
               "none: keep <think> in content; deepseek, auto: put it in reasoning_content (default auto)",
               &ac.reasoning_format);
-    ap.option("--reasoning-budget", "N", "-1: unlimited thinking (default); 0: disable thinking (enable_thinking false)",
+    ReasoningOptions reasoning;
+    // Checked as they are read, so that a bad value from the environment names its variable.
+    const auto checked = [](std::string* target, void (*apply)(const std::string&, nlohmann::ordered_json&)) {
+        return [target, apply](const std::string& v) {
+            nlohmann::ordered_json scratch = nlohmann::ordered_json::object();
+            try {
+                apply(v, scratch);
+            } catch (const std::invalid_argument& e) {
+                throw ArgError(e.what());
+            }
+            *target = v;
+        };
+    };
+    ap.add("-rea,--reasoning", "on|off|auto",
+           "thinking in chats: on/off set the template's enable_thinking, auto leaves the template's default "
+           "(default auto)",
+           checked(&reasoning.reasoning, api::apply_reasoning_switch));
+    ap.add("--reasoning-effort", "LEVEL",
+           "reasoning effort given to the template: default (the template's own), none, minimal, low, medium, "
+           "high, xhigh or max (default: default)",
+           checked(&reasoning.effort, api::apply_reasoning_effort_default));
+    ap.option("--reasoning-budget", "N",
+              "thinking tokens a chat reply may spend before its block is closed for it: -1 unlimited (default), "
+              "0 end at once (and enable_thinking false), N>0 a budget",
               &ac.reasoning_budget);
+    ap.option("--reasoning-budget-message", "MESSAGE",
+              "text written before the end-of-thinking tag when the budget runs out (default: none)",
+              &ac.reasoning_budget_message);
+    ap.flag("--reasoning-preserve",
+            "templates keep the reasoning of earlier turns (preserve_thinking; default)", &reasoning.preserve);
+    ap.flag("--no-reasoning-preserve",
+            "templates drop the reasoning of earlier turns (clear_thinking, truncate_history_thinking)",
+            &reasoning.preserve, false);
+    ap.flag("--skip-chat-parsing",
+            "chat replies are not parsed: reasoning and tool calls stay in content", &ac.skip_chat_parsing);
+    ap.flag("--no-skip-chat-parsing", "parse chat replies into reasoning and tool calls (default)",
+            &ac.skip_chat_parsing, false);
+    ap.flag("--prefill-assistant",
+            "a final assistant message is continued by the reply (default)", &ac.prefill_assistant);
+    ap.flag("--no-prefill-assistant",
+            "a final assistant message is a finished turn; the reply is a new one", &ac.prefill_assistant, false);
     ap.flag("--metrics", "enable the Prometheus /metrics endpoint", &ac.metrics);
     bool lora_without_apply = false;
     ap.add("--lora", "FNAME", "LoRA adapter, scale 1 (repeatable, or a comma-separated list)", [&ac](const std::string& v) {
@@ -411,7 +463,7 @@ int cmd_serve(int argc, char** argv) {
             if (mo.model.empty())
                 throw ArgError("missing -m MODEL (or --models-dir DIR / --models-preset FILE to serve several models)");
             finish_model_options(ap, mo);
-            finish_chat_options(chat_template_file, chat_template_kwargs, ac);
+            finish_chat_options(chat_template_file, chat_template_kwargs, reasoning, ac);
             finish_grammar_options(grammar_file, json_schema, json_schema_file, ac.defaults);
             finish_control_vector_options(cvo);
         }
@@ -520,6 +572,14 @@ int cmd_serve(int argc, char** argv) {
                                            {"numa", mo.cpu.numa}}},
                           {"tls", !hc.ssl_key_file.empty()},
                           {"embeddings_with_generation", ac.embeddings_with_generation},
+                          {"reasoning", {{"reasoning", reasoning.reasoning},
+                                         {"effort", reasoning.effort},
+                                         {"format", ac.reasoning_format},
+                                         {"budget", ac.reasoning_budget},
+                                         {"budget_message", ac.reasoning_budget_message},
+                                         {"preserve", reasoning.preserve},
+                                         {"skip_chat_parsing", ac.skip_chat_parsing},
+                                         {"prefill_assistant", ac.prefill_assistant}}},
                           {"verbose", lo.verbose}};
     ac.slots = !no_slots;
     if (lora_without_apply) ac.lora_scales.assign(ac.lora_scales.size(), 0.0f);

@@ -222,15 +222,6 @@ void add_unsupported_options(ArgParser& ap) {
     ap.refuse("--tools-runtime", true, "there are no built-in agent tools");
     ap.refuse("--mcp-servers-config,--mcp-servers-json", true, "there are no MCP servers");
     ap.refuse("-ag,--agent,-no-ag,--no-agent", false, "there are no built-in agent tools");
-    ap.refuse("-rea,--reasoning", true, "use --reasoning-budget 0 to turn thinking off, -1 to leave it on");
-    ap.refuse("--reasoning-effort", true, "pass reasoning_effort in the request or --chat-template-kwargs");
-    ap.refuse("--reasoning-budget-message", true, "token budgets for thinking are not supported");
-    ap.refuse("--reasoning-preserve,--no-reasoning-preserve", false,
-              "earlier reasoning is given to the template as the client sends it");
-    ap.refuse("--skip-chat-parsing,--no-skip-chat-parsing", false,
-              "use --reasoning-format none and send no tools");
-    ap.refuse("--prefill-assistant,--no-prefill-assistant", false,
-              "a final assistant message is always continued");
     ap.refuse("--sleep-idle-seconds", true, "the model stays loaded");
     ap.refuse("--log-prompts-dir", true, "prompts are not logged to files; -v logs requests");
     ap.refuse("--spec-default", false, "choose the drafters with --spec-type");

@@ -37,6 +37,7 @@ const std::map<std::string, std::string>& table() {
         // chat
         {"reasoning-format", "LLAMA_ARG_THINK"},
         {"reasoning-budget", "LLAMA_ARG_THINK_BUDGET"},
+        {"reasoning-budget-message", "LLAMA_ARG_THINK_BUDGET_MESSAGE"},
         {"webui", "LLAMA_ARG_UI"},
         // server endpoints
         {"metrics", "LLAMA_ARG_ENDPOINT_METRICS"},
