@@ -187,6 +187,13 @@ void KvCache::fill_mask(const Pos* pos, const std::vector<SeqId>* seqs, uint32_t
     }
 }
 
+size_t KvCache::release_pages() {
+    if (n_used_ != 0) throw std::logic_error("KvCache::release_pages: cells are in use");
+    size_t n = 0;
+    for (auto& b : buffers_) n += ggml::release_pages(*b);
+    return n;
+}
+
 void KvCache::apply_alibi(const Pos* pos, uint32_t n_tokens, uint32_t n_kv, float* mask, uint32_t n_head,
                           float max_bias) const {
     const float neg_inf = -std::numeric_limits<float>::infinity();

@@ -59,6 +59,9 @@ class KvCache {
     using SeqSet = std::bitset<kMaxSeq>;
     void fill_mask(const Pos* pos, const std::vector<SeqId>* seqs, uint32_t n_tokens, uint32_t n_kv, float* mask,
                    bool causal = true, uint32_t n_swa = 0, const std::vector<SeqSet>* owners = nullptr) const;
+    // A sleeping server: the host buffers' pages go back to the OS (their contents read as zeros afterwards).
+    // Only while no cell is used. Returns the bytes given back.
+    size_t release_pages();
     // ALiBi: turns the mask fill_mask wrote (plane 0: 0 or -inf) into n_head planes, where a visible cell
     // holds slope_h * -|cell pos - token pos| (llama.cpp's mask value times ggml's per-head slope, the
     // product soft_max would form) and a hidden one -inf.

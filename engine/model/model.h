@@ -149,6 +149,11 @@ public:
     size_t locked_bytes() const { return file_->locked_bytes(); }
     const std::string& lock_error() const { return file_->lock_error(); }
     bool mapped() const { return file_->mapped(); }
+    // A sleeping server (--sleep-idle-seconds): the weights' host pages go back to the OS, and come back
+    // before the next decode (restore_memory throws std::runtime_error when the file cannot be read again).
+    // Offloaded weights stay on their device; the vocabulary and metadata stay. Returns the bytes given back.
+    size_t release_memory() const { return file_->release_pages(); }
+    void restore_memory() const { file_->restore_pages(); }
 
     // A model pointer bound to a weight. layer >= 0: a tensor of that layer (blk.N.*); kInputSlot: read
     // on the host (token embeddings); kOutputSlot: the output head (output_norm, output).

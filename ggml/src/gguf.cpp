@@ -1,6 +1,8 @@
 // GGUF reader (validating, mmap) and writer.
 #include "ggml/gguf.h"
 
+#include "memory_pages.h"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -217,6 +219,7 @@ std::unique_ptr<File> File::open(const std::string& path, const OpenOptions& opt
     }
     std::unique_ptr<File> f(new File());
     f->size_ = (size_t)st.st_size;
+    f->path_ = path;
     if (f->size_ == 0) {
         ::close(fd);
         throw FormatError("'" + path + "' is empty, not a GGUF file");
@@ -279,6 +282,45 @@ std::unique_ptr<File> File::from_memory(const void* data, size_t size) {
 File::~File() {
     if (locked_) munlock(base_, locked_);
     if (mapping_) munmap(mapping_, size_);
+}
+
+size_t File::release_pages() {
+    if (locked_ || released_ || (!mapping_ && !owned_)) return 0;
+    size_t first = 0;
+    const size_t n = drop_pages(base_ + data_offset_, size_ - data_offset_, &first);
+    if (n) released_at_ = data_offset_ + first, released_ = n;
+    return n;
+}
+
+void File::restore_pages() {
+    if (!released_) return;
+    if (mapping_) {  // the pages fault back in from the file; ask for them ahead
+        madvise((void*)(base_ + released_at_), released_, MADV_WILLNEED);
+        released_ = 0;
+        return;
+    }
+    // Memory of our own: read the range from the file again, which must still be the file we read.
+    const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw std::runtime_error("cannot read '" + path_ + "' again: " + std::strerror(errno));
+    struct stat st {};
+    if (fstat(fd, &st) != 0 || (size_t)st.st_size != size_) {
+        ::close(fd);
+        throw std::runtime_error("'" + path_ + "' changed size since it was loaded");
+    }
+    size_t done = 0;
+    while (done < released_) {
+        const ssize_t n = ::pread(fd, owned_.get() + released_at_ + done, released_ - done,
+                                  (off_t)(released_at_ + done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            const std::string why = n < 0 ? std::strerror(errno) : "unexpected end of file";
+            ::close(fd);
+            throw std::runtime_error("cannot read '" + path_ + "' again: " + why);
+        }
+        done += (size_t)n;
+    }
+    ::close(fd);
+    released_ = 0;
 }
 
 void File::override_value(const std::string& key, Value v) {

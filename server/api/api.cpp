@@ -424,7 +424,7 @@ Api::Reply Api::props_get(Request&) {
                            {"eos_token", vocab.eos() >= 0 ? vocab.token_to_piece(vocab.eos()) : ""},
                            {"speculative", speculative_json()},
                            {"build_info", build_info()},
-                           {"is_sleeping", false},
+                           {"is_sleeping", scheduler_->sleeping()},
                            {"server", server}});
 }
 

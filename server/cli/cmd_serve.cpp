@@ -227,6 +227,15 @@ int cmd_serve(int argc, char** argv) {
                if (sc.cache_ram_mib < -1)
                    throw ArgError("--cache-ram must be a size in MiB, -1 (no limit) or 0 (off), not " + v);
            });
+    ap.add("--sleep-idle-seconds", "N",
+           "after N seconds without work the server sleeps: cached prompts are dropped and the weights' and the "
+           "KV cache's host memory goes back to the OS until the next request (default -1: never; offloaded "
+           "weights stay on their device)",
+           [&sc](const std::string& v) {
+               sc.sleep_idle_seconds = ArgParser::to_int("--sleep-idle-seconds", v);
+               if (sc.sleep_idle_seconds < -1 || sc.sleep_idle_seconds == 0)
+                   throw ArgError("--sleep-idle-seconds must be -1 (never) or a number of seconds, not " + v);
+           });
     ap.flag("--cache-idle-slots,--clear-idle",
             "when a request is seated, the other idle slots' prompts move to the host-memory cache (--cache-ram) "
             "and their KV cells are freed (default off: ggserve takes idle slots' cells back when it needs them)",
@@ -572,6 +581,7 @@ int cmd_serve(int argc, char** argv) {
                                            {"numa", mo.cpu.numa}}},
                           {"tls", !hc.ssl_key_file.empty()},
                           {"embeddings_with_generation", ac.embeddings_with_generation},
+                          {"sleep_idle_seconds", sc.sleep_idle_seconds},
                           {"reasoning", {{"reasoning", reasoning.reasoning},
                                          {"effort", reasoning.effort},
                                          {"format", ac.reasoning_format},

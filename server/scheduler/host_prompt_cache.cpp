@@ -44,6 +44,14 @@ bool HostPromptCache::insert(std::vector<engine::Token> tokens, std::vector<floa
     return true;
 }
 
+size_t HostPromptCache::clear() {
+    const size_t n = stats_.bytes;
+    entries_.clear();
+    stats_.bytes = 0;
+    stats_.entries = 0;
+    return n;
+}
+
 void HostPromptCache::evict_until_fits() {
     while (limit_ > 0 && stats_.bytes > (size_t)limit_ && !entries_.empty()) {
         auto oldest = std::min_element(entries_.begin(), entries_.end(),

@@ -75,6 +75,8 @@ class HostPromptCache {
     void record_hit(const Match& m);
 
     const HostCacheStats& stats() const { return stats_; }
+    // Drops every entry (a sleeping server gives its memory back); returns the bytes dropped.
+    size_t clear();
 
   private:
     void evict_until_fits();

@@ -208,12 +208,23 @@ void Scheduler::run() {
                 return false;
             };
             // Embeddings left waiting for a slot while every slot generated are retried once one frees.
-            cv_.wait(lk, [&] {
+            const auto work = [&] {
                 return stop_ || wake_ || !queue_.empty() || !actions_.empty() || busy() || !embed_queue_.empty();
-            });
-            wake_ = false;
+            };
+            bool idle_long = false;
+            if (config_.sleep_idle_seconds > 0 && !asleep_.load())
+                idle_long = !cv_.wait_for(lk, std::chrono::seconds(config_.sleep_idle_seconds), work);
+            else
+                cv_.wait(lk, work);
             if (stop_) break;
+            if (idle_long) {
+                lk.unlock();
+                go_to_sleep();
+                continue;
+            }
+            wake_ = false;
         }
+        if (asleep_.load() && !wake_up()) continue;
         drop_cancelled();
         run_actions();
         seat_tasks();
@@ -321,6 +332,43 @@ SlotActionResult Scheduler::do_action(Slot& slot, const SlotAction& a) {
     }
     r.ms = ms_between(t0, Clock::now());
     return r;
+}
+
+void Scheduler::go_to_sleep() {
+    for (auto& s : slots_) forget_cache(s);  // every slot is idle: nothing ran for the whole period
+    size_t bytes = host_cache_.clear();
+    publish_host_stats();
+    bytes += ctx_.model().release_memory() + ctx_.kv().release_pages();
+    asleep_.store(true);
+    spdlog::info("sleeping after {} s without work: {:.1f} MiB of weights, KV cache and cached prompts given "
+                 "back; the next request wakes the server",
+                 config_.sleep_idle_seconds, (double)bytes / (1024.0 * 1024.0));
+}
+
+bool Scheduler::wake_up() {
+    const auto t0 = Clock::now();
+    try {
+        ctx_.model().restore_memory();
+    } catch (const std::exception& e) {
+        // The weights cannot be read again (the file went away or changed): what waits fails, the server
+        // stays asleep and tries again with the next request.
+        spdlog::error("cannot wake up: {}", e.what());
+        const std::string why = std::string("the model could not be loaded again after sleeping: ") + e.what();
+        std::deque<std::shared_ptr<Task>> tasks;
+        std::deque<SlotAction> actions;
+        {
+            std::lock_guard<std::mutex> lk(mu_);
+            tasks.swap(queue_);
+            actions.swap(actions_);
+        }
+        for (auto& t : tasks) t->sink->on_error(503, why);
+        for (auto& a : actions) a.done(SlotActionResult{503, why});
+        embed_queue_.fail_all(503, why);
+        return false;
+    }
+    asleep_.store(false);
+    spdlog::info("awake again after {:.1f} ms", ms_between(t0, Clock::now()));
+    return true;
 }
 
 std::vector<engine::SeqId> Scheduler::embedding_seqs(size_t want, bool evict) {

@@ -73,6 +73,9 @@ struct SchedulerConfig {
     float slot_prompt_similarity = 0.1f;
     bool special = false;  // -sp: special tokens are shown as text in the output
     // -cram: the host-memory prompt cache's size in MiB (-1: no limit, 0: off; host_prompt_cache.h).
+    // --sleep-idle-seconds: after this long without work the weights' and the KV cache's host memory go
+    // back to the OS (and every cached prompt with them) until the next task; <= 0: never.
+    int sleep_idle_seconds = -1;
     int64_t cache_ram_mib = 8192;
     // --cache-idle-slots: when a task is seated, the other idle slots' states go to the host-memory cache
     // and their cells are freed.
@@ -106,6 +109,8 @@ class Scheduler {
     int32_t n_ctx_slot() const { return n_ctx_slot_; }
     // Idle slots and no queued task.
     bool idle() const;
+    // Asleep after --sleep-idle-seconds without work (the next task wakes it).
+    bool sleeping() const { return asleep_.load(); }
 
   private:
     // Evaluates a short batch (BOS, EOS) on sequence 0 and removes it again, before serving: the first
@@ -113,6 +118,10 @@ class Scheduler {
     void warmup();
     void run();
     void run_embeddings();  // queued embedding requests, on idle slots, in decode calls of their own
+    // --sleep-idle-seconds: forgets every cached prompt and gives the weights' and the KV cache's host pages
+    // back; wake_up() brings the weights back before the next task (a failure fails the waiting requests).
+    void go_to_sleep();
+    bool wake_up();
     // Sequence ids for embedding inputs: idle slots that hold nothing, then (evict) the least recently used
     // idle slots, whose prompts go to the host-memory prompt cache; at most `want`.
     std::vector<engine::SeqId> embedding_seqs(size_t want, bool evict);
@@ -200,6 +209,7 @@ class Scheduler {
     std::deque<std::shared_ptr<Task>> queue_;
     std::deque<SlotAction> actions_;
     EmbedQueue embed_queue_;
+    std::atomic<bool> asleep_{false};
     std::vector<Slot> slots_;         // engine thread only
     std::vector<SlotInfo> snapshot_;  // copied from slots_ after each iteration, under mu_
     bool stop_ = false;

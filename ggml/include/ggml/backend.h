@@ -30,6 +30,10 @@ struct Buffer {
     virtual ~Buffer() = default;
 };
 
+// A sleeping server (--sleep-idle-seconds): gives a host buffer's whole pages back to the OS, its contents
+// reading as zeros afterwards; a device buffer is left alone. Returns the bytes given back.
+size_t release_pages(Buffer& b);
+
 class Backend {
 public:
     virtual ~Backend() = default;

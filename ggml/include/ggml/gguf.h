@@ -111,6 +111,12 @@ public:
     // Replaces (or adds) a metadata value before the model reads it (llama-server's --override-kv).
     void override_value(const std::string& key, Value v);
     bool mapped() const { return mapping_ != nullptr; }
+    // A sleeping server (--sleep-idle-seconds): release_pages() gives the tensor data's pages back to the OS
+    // (a mapping's fault back in from the file when read; memory of our own is read from the file again by
+    // restore_pages(), which throws std::runtime_error when the file is gone or changed size). Locked
+    // memory (mlock) is kept. Returns the bytes given back.
+    size_t release_pages();
+    void restore_pages();
     // Bytes locked in RAM by OpenOptions::mlock (0: none). When mlock fails, lock_error() says why.
     size_t locked_bytes() const { return locked_; }
     const std::string& lock_error() const { return lock_error_; }
@@ -121,6 +127,8 @@ private:
 
     const uint8_t* base_ = nullptr;
     size_t size_ = 0;
+    std::string path_;
+    size_t released_at_ = 0, released_ = 0;  // the byte range release_pages() gave back (0: none)
     void* mapping_ = nullptr;  // owned mmap, if any
     std::unique_ptr<uint8_t[]> owned_;  // the file read into memory (OpenOptions::mmap false)
     size_t locked_ = 0;
