@@ -30,20 +30,27 @@ EXTRA=${EXTRA:-}
 #               tokens, this one 50257, so the output head is a third of Qwen2-0.5B's.
 #   moe-1024:   1024 wide, 12 layers, 16 heads / 4 KV of 64; qwen3moe gives it 8 experts of
 #               n_ff / 2 = 1024 rows, 2 used per token (Mixtral's routing at a small scale).
+#   moe-64x256: many small experts, as Qwen3-30B-A3B (128 of 768, 8 used) at a small scale: 1024 wide,
+#               8 layers, 64 experts of n_ff / 2 = 256 rows, 8 used per token (not a default: MODELS=...).
+# The last two fields: experts and experts used per token ("-": the preset's).
 declare -A SPEC=(
-    [synth-qwen2-0.5b-q8_0]="qwen2 qwen2-0.5b q8_0"
-    [synth-qwen3moe-8x1024-q8_0]="qwen3moe moe-1024 q8_0"
+    [synth-qwen2-0.5b-q8_0]="qwen2 qwen2-0.5b q8_0 - -"
+    [synth-qwen3moe-8x1024-q8_0]="qwen3moe moe-1024 q8_0 - -"
+    [synth-qwen3moe-64x256-q8_0]="qwen3moe moe-64x256 q8_0 64 8"
 )
 make_model() {
-    local name=$1 arch shape type
-    read -r arch shape type <<< "${SPEC[$name]}"
-    /usr/bin/python3 - "$arch" "$shape" "$type" "$MODELS_DIR/$name.gguf" <<'EOF'
+    local name=$1 arch shape type n_expert n_used
+    read -r arch shape type n_expert n_used <<< "${SPEC[$name]}"
+    /usr/bin/python3 - "$arch" "$shape" "$type" "$MODELS_DIR/$name.gguf" "$n_expert" "$n_used" <<'EOF'
 import sys
 sys.path.insert(0, "../shared/tools")
 import synth_gguf as s
 s.SHAPES["qwen2-0.5b"] = (896, 24, 14, 2, 4864, 32768)
 s.SHAPES["moe-1024"] = (1024, 12, 16, 4, 2048, 4096)
-arch, shape, typ, out = sys.argv[1:]
+s.SHAPES["moe-64x256"] = (1024, 8, 16, 4, 512, 4096)
+arch, shape, typ, out, n_expert, n_used = sys.argv[1:]
+if n_expert != "-":
+    s.ARCH_HP[arch] = dict(s.ARCH_HP[arch], n_expert=int(n_expert), n_expert_used=int(n_used))
 sys.argv = ["synth_gguf.py", "--vocab", "../shared/models/vocab/ggml-vocab-gpt-2.gguf", "--arch", arch,
             "--shape", shape, "--type", typ, "-o", out]
 s.main()
