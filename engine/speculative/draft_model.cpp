@@ -36,6 +36,12 @@ void DraftModel::forget(int seq) {
     cached_[(size_t)seq].clear();
 }
 
+size_t DraftModel::release_memory() {
+    for (size_t s = 0; s < cached_.size(); ++s) forget((int)s);
+    ctx_->kv().seq_rm(-1, -1, -1);  // whatever else the draft context holds
+    return model_.release_memory() + ctx_->kv().release_pages();
+}
+
 std::vector<bool> DraftModel::catch_up(std::span<const Request> reqs) {
     std::vector<bool> ok(reqs.size(), true);
     const uint32_t n_batch = ctx_->params().n_batch;

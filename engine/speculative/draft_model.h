@@ -41,6 +41,10 @@ class DraftModel {
     // The slot's sequence is no longer what the draft context holds (e.g. it was erased).
     void forget(int seq);
     double seconds_total() const { return seconds_; }  // time spent drafting
+    // A sleeping server: every sequence is forgotten and the draft model's weights and KV cache give their
+    // host pages back (Model::release_memory); restore_memory brings the weights back. Returns bytes given back.
+    size_t release_memory();
+    void restore_memory() { model_.restore_memory(); }
 
   private:
     // Brings each request's sequence up to date; false for a request whose catch-up failed.

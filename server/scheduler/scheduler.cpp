@@ -336,9 +336,11 @@ SlotActionResult Scheduler::do_action(Slot& slot, const SlotAction& a) {
 
 void Scheduler::go_to_sleep() {
     for (auto& s : slots_) forget_cache(s);  // every slot is idle: nothing ran for the whole period
+    ctx_.kv().seq_rm(-1, -1, -1);             // and nothing else may hold cells
     size_t bytes = host_cache_.clear();
     publish_host_stats();
     bytes += ctx_.model().release_memory() + ctx_.kv().release_pages();
+    if (config_.draft_model) bytes += config_.draft_model->release_memory();
     asleep_.store(true);
     spdlog::info("sleeping after {} s without work: {:.1f} MiB of weights, KV cache and cached prompts given "
                  "back; the next request wakes the server",
@@ -349,6 +351,7 @@ bool Scheduler::wake_up() {
     const auto t0 = Clock::now();
     try {
         ctx_.model().restore_memory();
+        if (config_.draft_model) config_.draft_model->restore_memory();
     } catch (const std::exception& e) {
         // The weights cannot be read again (the file went away or changed): what waits fails, the server
         // stays asleep and tries again with the next request.
