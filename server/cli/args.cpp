@@ -68,6 +68,11 @@ void ArgParser::flag(const std::string& names, const std::string& help, bool* ta
           value, false, ""});
 }
 
+void ArgParser::flag(const std::string& names, const std::string& help, std::function<void()> act) {
+    push({split_names(names), "", help, [act = std::move(act)](const std::string&) { act(); }, true, "", nullptr,
+          true, false, ""});
+}
+
 void ArgParser::option(const std::string& names, const std::string& vn, const std::string& help, std::string* t) {
     add(names, vn, help, [t](const std::string& v) { *t = v; });
 }

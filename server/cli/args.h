@@ -26,6 +26,9 @@ public:
     void add(const std::string& names, const std::string& value_name, const std::string& help,
              std::function<void(const std::string&)> set);
     void flag(const std::string& names, const std::string& help, bool* target, bool value = true);
+    // A flag that acts when given (in command-line order among the other options, so a later option that
+    // sets the same thing wins); from the environment or a config file only when true.
+    void flag(const std::string& names, const std::string& help, std::function<void()> act);
     // An option whose value may be followed by a second one on the command line (llama-server's
     // `--lora-scaled FNAME SCALE`): a next argument that is a number is taken too and given to set
     // after a '\n'. The environment and --config give the single value.

@@ -367,6 +367,9 @@ int cmd_serve(int argc, char** argv) {
               "speculative drafters in priority order, comma-separated: draft-simple, ngram-simple, ngram-map-k, "
               "ngram-map-k4v, ngram-mod, ngram-cache, lookahead (default: none; draft-simple when -md is given)",
               &spec_type);
+    ap.flag("--spec-default",
+            "the default speculative decoding, as llama-server: --spec-type ngram-mod (a later --spec-type wins)",
+            [&spec_type] { spec_type = "ngram-mod"; });
     ap.option("--lookahead-w", "W", "lookahead: window columns (default 15)", &sc.spec.lookahead.w);
     ap.option("--lookahead-n", "N", "lookahead: n-gram size, window levels + 1 (default 5)", &sc.spec.lookahead.n);
     ap.option("--lookahead-g", "G", "lookahead: most n-grams verified per step (default 15)", &sc.spec.lookahead.g);

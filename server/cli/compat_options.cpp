@@ -223,7 +223,6 @@ void add_unsupported_options(ArgParser& ap) {
     ap.refuse("--mcp-servers-config,--mcp-servers-json", true, "there are no MCP servers");
     ap.refuse("-ag,--agent,-no-ag,--no-agent", false, "there are no built-in agent tools");
     ap.refuse("--log-prompts-dir", true, "prompts are not logged to files; -v logs requests");
-    ap.refuse("--spec-default", false, "choose the drafters with --spec-type");
     for (const char* o :
          {"--spec-draft-p-split,--draft-p-split", "--spec-draft-sampling", "--spec-synth-len",
           "--spec-synth-rates", "-Cd,--cpu-mask-draft,--spec-draft-cpu-mask",

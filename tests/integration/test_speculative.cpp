@@ -312,3 +312,20 @@ TEST_CASE("speculation on a synthetic model: four concurrent greedy streams equa
     }
     REQUIRE(drafted > 0);
 }
+
+TEST_CASE("speculation: --spec-default is ngram-mod, a later --spec-type wins", "[integration][speculative]") {
+    const json g = stories_golden();
+    {
+        ServerProcess s({"-m", stories_model(), "-c", "2048", "-t", "1", "--spec-default"});
+        Client c("127.0.0.1", s.port());
+        CHECK(json::parse(c.get("/props").body)["speculative"]["types"] == "ngram-mod");
+        const auto& cs = g["cases"][0];
+        const json r = complete(s.port(), {{"prompt", cs["prompt"]}, {"n_predict", 96}, {"temperature", 0}});
+        CHECK(tokens_of(r) == cs["completion_tokens"].get<std::vector<int>>());
+    }
+    ServerProcess later({"-m", stories_model(), "-c", "512", "-t", "1", "--spec-default", "--spec-type", "ngram-simple"});
+    CHECK(json::parse(Client("127.0.0.1", later.port()).get("/props").body)["speculative"]["types"] == "ngram-simple");
+    ServerProcess env({"-m", stories_model(), "-c", "512", "-t", "1"}, std::chrono::seconds(60),
+                      ServerProcess::WaitFor::Ready, {"LLAMA_ARG_SPEC_DEFAULT=1"});
+    CHECK(json::parse(Client("127.0.0.1", env.port()).get("/props").body)["speculative"]["types"] == "ngram-mod");
+}
