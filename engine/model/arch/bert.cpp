@@ -8,22 +8,12 @@
 #include <string>
 
 #include "engine/model/arch/arch.h"
-#include "engine/model/arch/encoder_hparams.h"
+#include "engine/model/arch/encoder_common.h"
 #include "engine/model/graph_builder.h"
 #include "engine/model/weight_loader.h"
 #include "ggml/gguf.h"
 
 namespace engine {
-
-void read_encoder_hparams(const ggml::gguf::File& f, HParams& h) {
-    h.pooling_type = (int)read_u32(f, h, "pooling_type", 0);
-    if (h.pooling_type > 4)
-        throw std::runtime_error("model metadata: unknown pooling_type " + std::to_string(h.pooling_type));
-    h.n_token_types = read_u32(f, h, "token_type_count", 2);
-    if (h.n_token_types == 0 || h.n_token_types > 1024)
-        throw std::runtime_error("model metadata: implausible token_type_count");
-    h.causal = false;  // an encoder: the attention.causal key only confirms it (llama.cpp ignores it too)
-}
 
 namespace {
 
@@ -32,12 +22,8 @@ using ggml::Tensor;
 void load_weights(WeightLoader& l) {
     Model& m = l.model;
     const HParams& h = l.hp;
-    const int64_t E = h.n_embd, V = h.n_vocab, F = h.n_ff;
-    l.input(m.tok_embd, "token_embd.weight", {E, V});
-    l.input(m.tok_types, "token_types.weight", {E, h.n_token_types});
-    l.input(m.pos_embd, "position_embd.weight", {E, h.n_ctx_train});
-    l.input(m.tok_norm, "token_embd_norm.weight", {E});
-    l.input(m.tok_norm_b, "token_embd_norm.bias", {E});
+    const int64_t E = h.n_embd, F = h.n_ff;
+    load_encoder_inputs(l, /*types_required=*/true, /*positions=*/true);
     for (uint32_t il = 0; il < h.n_layer; ++il) {
         LayerWeights& w = m.layers[il];
         l.attention(il, w);
@@ -50,28 +36,14 @@ void load_weights(WeightLoader& l) {
         l.req(il, w.layer_out_norm, "layer_output_norm.weight", {E});
         l.req(il, w.layer_out_norm_b, "layer_output_norm.bias", {E});
     }
-    // A reranker's classification head (rank pooling), when the file has one.
-    const ggml::gguf::File& f = m.gguf();
-    if (const ggml::gguf::TensorInfo* t = f.find_tensor("cls.output.weight")) {
-        const int64_t n_out = t->ne[1];
-        l.input(m.cls_out, "cls.output.weight", {E, n_out});
-        if (f.find_tensor("cls.output.bias")) l.input(m.cls_out_b, "cls.output.bias", {n_out});
-        if (f.find_tensor("cls.weight")) {
-            l.input(m.cls, "cls.weight", {E, E});
-            if (f.find_tensor("cls.bias")) l.input(m.cls_b, "cls.bias", {E});
-        }
-    }
+    load_classification_head(l);
 }
 
 Tensor* build(GraphBuilder& g) {
     const HParams& hp = g.hp;
     const Model& m = g.model;
     const float kq_scale = 1.0f / std::sqrt((float)hp.n_embd_head_k);
-    // Every token has type 0 (single-segment inputs): row 0 of token_types, broadcast.
-    Tensor* type0 = ggml::view_1d(g.ctx, m.tok_types, hp.n_embd, 0);
-    Tensor* x =
-        ggml::add(g.ctx, ggml::add(g.ctx, g.embed(), type0), ggml::get_rows(g.ctx, m.pos_embd, g.in.pos));
-    x = g.layer_norm(x, m.tok_norm, m.tok_norm_b);
+    Tensor* x = encoder_input(g);
     for (uint32_t il = 0; il < hp.n_layer; ++il) {
         const LayerWeights& w = m.layers[il];
         // x = LayerNorm(x + Wo attn(Wq x, Wk x, Wv x))

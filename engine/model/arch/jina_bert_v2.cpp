@@ -8,7 +8,7 @@
 #include <string>
 
 #include "engine/model/arch/arch.h"
-#include "engine/model/arch/encoder_hparams.h"
+#include "engine/model/arch/encoder_common.h"
 #include "engine/model/graph_builder.h"
 #include "engine/model/weight_loader.h"
 #include "ggml/gguf.h"
@@ -27,12 +27,8 @@ void read_hparams(const ggml::gguf::File& f, HParams& h) {
 void load_weights(WeightLoader& l) {
     Model& m = l.model;
     const HParams& h = l.hp;
-    const int64_t E = h.n_embd, V = h.n_vocab, F = h.n_ff;
-    const ggml::gguf::File& f = m.gguf();
-    l.input(m.tok_embd, "token_embd.weight", {E, V});
-    if (f.find_tensor("token_types.weight")) l.input(m.tok_types, "token_types.weight", {E, h.n_token_types});
-    l.input(m.tok_norm, "token_embd_norm.weight", {E});
-    l.input(m.tok_norm_b, "token_embd_norm.bias", {E});
+    const int64_t E = h.n_embd, F = h.n_ff;
+    load_encoder_inputs(l, /*types_required=*/false, /*positions=*/false);
     for (uint32_t il = 0; il < h.n_layer; ++il) {
         LayerWeights& w = m.layers[il];
         l.attention(il, w, /*qkv_biases=*/true);
@@ -52,16 +48,7 @@ void load_weights(WeightLoader& l) {
         l.req(il, w.layer_out_norm, "layer_output_norm.weight", {E});
         l.req(il, w.layer_out_norm_b, "layer_output_norm.bias", {E});
     }
-    // A reranker's classification head (rank pooling), when the file has one.
-    if (const ggml::gguf::TensorInfo* t = f.find_tensor("cls.output.weight")) {
-        const int64_t n_out = t->ne[1];
-        l.input(m.cls_out, "cls.output.weight", {E, n_out});
-        if (f.find_tensor("cls.output.bias")) l.input(m.cls_out_b, "cls.output.bias", {n_out});
-        if (f.find_tensor("cls.weight")) {
-            l.input(m.cls, "cls.weight", {E, E});
-            if (f.find_tensor("cls.bias")) l.input(m.cls_b, "cls.bias", {E});
-        }
-    }
+    load_classification_head(l);
 }
 
 // down(gelu(gate x) * (up x + b)) + b_down, the gate from its own matrix or the first half of up's rows.
@@ -84,9 +71,7 @@ Tensor* build(GraphBuilder& g) {
     const Model& m = g.model;
     const float kq_scale = 1.0f / std::sqrt((float)hp.n_embd_head_k);
     const int64_t n = g.shape.n_tokens, hd = hp.n_embd_head_k;
-    Tensor* x = g.embed();
-    if (m.tok_types) x = ggml::add(g.ctx, x, ggml::view_1d(g.ctx, m.tok_types, hp.n_embd, 0));
-    x = g.layer_norm(x, m.tok_norm, m.tok_norm_b);
+    Tensor* x = encoder_input(g);
     for (uint32_t il = 0; il < hp.n_layer; ++il) {
         const LayerWeights& w = m.layers[il];
         // x = LayerNorm(x + Wo attn(LN(Wq x), LN(Wk x), Wv x)), ALiBi in the mask

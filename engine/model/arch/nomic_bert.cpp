@@ -7,7 +7,7 @@
 #include <string>
 
 #include "engine/model/arch/arch.h"
-#include "engine/model/arch/encoder_hparams.h"
+#include "engine/model/arch/encoder_common.h"
 #include "engine/model/graph_builder.h"
 #include "engine/model/weight_loader.h"
 #include "ggml/gguf.h"
@@ -30,12 +30,8 @@ void read_hparams(const ggml::gguf::File& f, HParams& h) {
 void load_weights(WeightLoader& l) {
     Model& m = l.model;
     const HParams& h = l.hp;
-    const int64_t E = h.n_embd, V = h.n_vocab, F = h.n_ff;
-    l.input(m.tok_embd, "token_embd.weight", {E, V});
-    if (m.gguf().find_tensor("token_types.weight"))  // optional, as in llama.cpp
-        l.input(m.tok_types, "token_types.weight", {E, h.n_token_types});
-    l.input(m.tok_norm, "token_embd_norm.weight", {E});
-    l.input(m.tok_norm_b, "token_embd_norm.bias", {E});
+    const int64_t E = h.n_embd, F = h.n_ff;
+    load_encoder_inputs(l, /*types_required=*/false, /*positions=*/false);  // token types optional, as in llama.cpp
     for (uint32_t il = 0; il < h.n_layer; ++il) {
         LayerWeights& w = m.layers[il];
         l.attention(il, w);
@@ -53,9 +49,7 @@ Tensor* build(GraphBuilder& g) {
     const HParams& hp = g.hp;
     const Model& m = g.model;
     const float kq_scale = 1.0f / std::sqrt((float)hp.n_embd_head_k);
-    Tensor* x = g.embed();
-    if (m.tok_types) x = ggml::add(g.ctx, x, ggml::view_1d(g.ctx, m.tok_types, hp.n_embd, 0));
-    x = g.layer_norm(x, m.tok_norm, m.tok_norm_b);
+    Tensor* x = encoder_input(g);
     for (uint32_t il = 0; il < hp.n_layer; ++il) {
         const LayerWeights& w = m.layers[il];
         // x = LayerNorm(x + Wo attn(rope(Wq x), rope(Wk x), Wv x))
