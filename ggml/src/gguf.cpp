@@ -209,6 +209,19 @@ std::string Value::to_display(size_t max_items) const {
 
 // ---- File ------------------------------------------------------------------------------------------
 
+namespace {
+// Reads n bytes at offset into dst (retrying short reads and EINTR); "" or why it failed.
+std::string read_range(int fd, uint8_t* dst, size_t n, size_t offset) {
+    for (size_t done = 0; done < n;) {
+        const ssize_t r = ::pread(fd, dst + done, n - done, (off_t)(offset + done));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return r < 0 ? std::strerror(errno) : "unexpected end of file";
+        done += (size_t)r;
+    }
+    return "";
+}
+}  // namespace
+
 std::unique_ptr<File> File::open(const std::string& path, const OpenOptions& options) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) throw std::runtime_error("cannot open '" + path + "': " + std::strerror(errno));
@@ -238,18 +251,9 @@ std::unique_ptr<File> File::open(const std::string& path, const OpenOptions& opt
             throw std::runtime_error("cannot read '" + path + "' into memory: " + std::to_string(f->size_) +
                                      " bytes could not be allocated");
         }
-        size_t done = 0;
-        while (done < f->size_) {
-            const ssize_t n = ::read(fd, f->owned_.get() + done, f->size_ - done);
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) {
-                const std::string why = n < 0 ? std::strerror(errno) : "unexpected end of file";
-                ::close(fd);
-                throw std::runtime_error("cannot read '" + path + "': " + why);
-            }
-            done += (size_t)n;
-        }
+        const std::string why = read_range(fd, f->owned_.get(), f->size_, 0);
         ::close(fd);
+        if (!why.empty()) throw std::runtime_error("cannot read '" + path + "': " + why);
         f->base_ = f->owned_.get();
     }
     if (options.mlock) {
@@ -307,19 +311,9 @@ void File::restore_pages() {
         ::close(fd);
         throw std::runtime_error("'" + path_ + "' changed size since it was loaded");
     }
-    size_t done = 0;
-    while (done < released_) {
-        const ssize_t n = ::pread(fd, owned_.get() + released_at_ + done, released_ - done,
-                                  (off_t)(released_at_ + done));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            const std::string why = n < 0 ? std::strerror(errno) : "unexpected end of file";
-            ::close(fd);
-            throw std::runtime_error("cannot read '" + path_ + "' again: " + why);
-        }
-        done += (size_t)n;
-    }
+    const std::string why = read_range(fd, owned_.get() + released_at_, released_, released_at_);
     ::close(fd);
+    if (!why.empty()) throw std::runtime_error("cannot read '" + path_ + "' again: " + why);
     released_ = 0;
 }
 
