@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <vector>
@@ -269,6 +270,43 @@ TEST_CASE("mul_mat_id on a prefill: experts with many, one or no columns, severa
     cpu::set_isa_level_for_testing(saved);
 }
 
+namespace {
+
+constexpr double kMasked = -std::numeric_limits<double>::infinity();
+
+// Double-precision attention over f16-rounded q, k, v ([D, n_q, H] and [D, n_kv, Hkv], GQA): score(h, t, j,
+// q.k) gives a cell's score, -inf where it is masked. Returns [D, H, n_q], as flash_attn lays out its result.
+std::vector<double> attention_reference(const std::vector<float>& q, const std::vector<float>& k,
+                                        const std::vector<float>& v, int64_t D, int64_t n_q, int64_t H, int64_t Hkv,
+                                        int64_t n_kv,
+                                        const std::function<double(int64_t, int64_t, int64_t, double)>& score) {
+    const auto h16 = [](float x) { return (double)fp16_to_fp32(fp32_to_fp16(x)); };
+    std::vector<double> out((size_t)(D * H * n_q));
+    for (int64_t t = 0; t < n_q; ++t)
+        for (int64_t h = 0; h < H; ++h) {
+            const int64_t hk = h / (H / Hkv);
+            std::vector<double> s((size_t)n_kv);
+            double mx = -1e300, sum = 0;
+            for (int64_t j = 0; j < n_kv; ++j) {
+                double d = 0;
+                for (int64_t i = 0; i < D; ++i) d += h16(q[(h * n_q + t) * D + i]) * h16(k[(hk * n_kv + j) * D + i]);
+                s[j] = score(h, t, j, d);
+                if (std::isfinite(s[j])) mx = std::max(mx, s[j]);
+            }
+            for (int64_t j = 0; j < n_kv; ++j)
+                if (std::isfinite(s[j])) sum += std::exp(s[j] - mx);
+            for (int64_t i = 0; i < D; ++i) {
+                double ref = 0;
+                for (int64_t j = 0; j < n_kv; ++j)
+                    if (std::isfinite(s[j])) ref += std::exp(s[j] - mx) / sum * h16(v[(hk * n_kv + j) * D + i]);
+                out[(size_t)((t * H + h) * D + i)] = ref;
+            }
+        }
+    return out;
+}
+
+}  // namespace
+
 TEST_CASE("flash attention with soft-capping equals softcap + soft_max and a double reference",
           "[ggml][attention]") {
     const int64_t D = 32, n_q = 5, H = 4, Hkv = 2, n_kv = 9;
@@ -297,31 +335,10 @@ TEST_CASE("flash attention with soft-capping equals softcap + soft_max and a dou
         outs[flash] = read(out);
     }
     REQUIRE(outs[0] == outs[1]);
-    for (int64_t t = 0; t < n_q; ++t)
-        for (int64_t h = 0; h < H; ++h) {
-            const int64_t hk = h / (H / Hkv);
-            std::vector<double> s(n_kv);
-            double mx = -1e300, sum = 0;
-            for (int64_t j = 0; j < n_kv; ++j) {
-                if (mask[t * n_kv + j] == ninf) continue;
-                double d = 0;
-                for (int64_t i = 0; i < D; ++i)
-                    d += (double)fp16_to_fp32(fp32_to_fp16(q[(h * n_q + t) * D + i])) *
-                         fp16_to_fp32(fp32_to_fp16(k[(hk * n_kv + j) * D + i]));
-                s[j] = cap * std::tanh(d / cap);
-                mx = std::max(mx, s[j]);
-            }
-            for (int64_t j = 0; j < n_kv; ++j)
-                if (mask[t * n_kv + j] != ninf) sum += std::exp(s[j] - mx);
-            for (int64_t i = 0; i < D; ++i) {
-                double ref = 0;
-                for (int64_t j = 0; j < n_kv; ++j)
-                    if (mask[t * n_kv + j] != ninf)
-                        ref += std::exp(s[j] - mx) / sum *
-                               fp16_to_fp32(fp32_to_fp16(v[(hk * n_kv + j) * D + i]));
-                REQUIRE(outs[1][(t * H + h) * D + i] == Approx(ref).margin(5e-3));
-            }
-        }
+    const auto ref = attention_reference(q, k, v, D, n_q, H, Hkv, n_kv, [&](int64_t, int64_t t, int64_t j, double d) {
+        return mask[t * n_kv + j] == ninf ? kMasked : cap * std::tanh(d / cap);
+    });
+    for (size_t i = 0; i < ref.size(); ++i) REQUIRE(outs[1][i] == Approx(ref[i]).margin(5e-3));
 }
 
 TEST_CASE("attention with a mask plane per head (ALiBi): flash and unfused agree with a double reference",
@@ -360,33 +377,13 @@ TEST_CASE("attention with a mask plane per head (ALiBi): flash and unfused agree
             }
             INFO("mask " << type_name(mt) << ", " << nth << " threads");
             REQUIRE(outs[0] == outs[1]);
-            for (int64_t t = 0; t < n_q; ++t)
-                for (int64_t h = 0; h < H; ++h) {
-                    const int64_t hk = h / (H / Hkv);
-                    const float* m = &mask[(h * n_q + t) * n_kv];
-                    std::vector<double> s(n_kv);
-                    double mx = -1e300, sum = 0;
-                    for (int64_t j = 0; j < n_kv; ++j) {
-                        if (m[j] == ninf) continue;
-                        double d = 0;
-                        for (int64_t i = 0; i < D; ++i)
-                            d += (double)fp16_to_fp32(fp32_to_fp16(q[(h * n_q + t) * D + i])) *
-                                 fp16_to_fp32(fp32_to_fp16(k[(hk * n_kv + j) * D + i]));
-                        const double bias = mt == Type::F16 ? fp16_to_fp32(fp32_to_fp16(m[j])) : m[j];
-                        s[j] = 0.125 * d + bias;
-                        mx = std::max(mx, s[j]);
-                    }
-                    for (int64_t j = 0; j < n_kv; ++j)
-                        if (m[j] != ninf) sum += std::exp(s[j] - mx);
-                    for (int64_t i = 0; i < D; ++i) {
-                        double ref = 0;
-                        for (int64_t j = 0; j < n_kv; ++j)
-                            if (m[j] != ninf)
-                                ref += std::exp(s[j] - mx) / sum *
-                                       fp16_to_fp32(fp32_to_fp16(v[(hk * n_kv + j) * D + i]));
-                        REQUIRE(outs[1][(t * H + h) * D + i] == Approx(ref).margin(5e-3));
-                    }
-                }
+            const auto ref =
+                attention_reference(q, k, v, D, n_q, H, Hkv, n_kv, [&](int64_t h, int64_t t, int64_t j, double d) {
+                    const float m = mask[(h * n_q + t) * n_kv + j];
+                    if (m == ninf) return kMasked;
+                    return 0.125 * d + (mt == Type::F16 ? (double)fp16_to_fp32(fp32_to_fp16(m)) : (double)m);
+                });
+            for (size_t i = 0; i < ref.size(); ++i) REQUIRE(outs[1][i] == Approx(ref[i]).margin(5e-3));
         }
     // A mask with a plane count that is neither 1 nor the number of heads is refused.
     Context ctx;
