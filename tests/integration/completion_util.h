@@ -49,4 +49,26 @@ inline std::pair<std::string, std::vector<int>> stream(uint16_t port, json body,
     return {text, toks};
 }
 
+// A streamed chat completion (body["stream"] is set): the reasoning and content its deltas carried, and whether
+// the stream ended properly.
+struct StreamedChat {
+    std::string reasoning, content;
+    bool complete = false;
+};
+inline StreamedChat stream_chat(server::http::Client& c, json body) {
+    body["stream"] = true;
+    StreamedChat out;
+    const auto sr = c.stream("POST", "/v1/chat/completions", body.dump(), {}, [&](const server::http::SseEvent& e) {
+        if (e.data == "[DONE]") return true;
+        const json j = json::parse(e.data);
+        if (j["choices"].empty()) return true;
+        const json& d = j["choices"][0]["delta"];
+        if (d.contains("reasoning_content")) out.reasoning += d["reasoning_content"].get<std::string>();
+        if (d.contains("content") && d["content"].is_string()) out.content += d["content"].get<std::string>();
+        return true;
+    });
+    out.complete = sr.complete;
+    return out;
+}
+
 }  // namespace completion_util

@@ -27,6 +27,15 @@ inline json complete(uint16_t port, const json& prompt, int n, json extra = json
     return r.json();
 }
 
+// A value of the server's /metrics (an unlabelled name).
+inline double metric(uint16_t port, const std::string& name) {
+    server::http::Client c("127.0.0.1", port);
+    const std::string text = c.get("/metrics").body;
+    const auto at = text.find("\n" + name + " ");
+    REQUIRE(at != std::string::npos);
+    return std::stod(text.substr(at + name.size() + 2));
+}
+
 struct TempDir {
     std::filesystem::path path;
     TempDir() {

@@ -24,14 +24,6 @@ int n_tokens(uint16_t port, const std::string& text) {
         .size();
 }
 
-double metric(uint16_t port, const std::string& name) {
-    Client c("127.0.0.1", port);
-    const std::string text = c.get("/metrics").body;
-    const auto at = text.find("\n" + name + " ");
-    REQUIRE(at != std::string::npos);
-    return std::stod(text.substr(at + name.size() + 2));
-}
-
 }  // namespace
 
 TEST_CASE("prompt reuse: the second of two prompts sharing a 400-token prefix evaluates fewer than 20 tokens",

@@ -32,14 +32,6 @@ json ram_stats(uint16_t port) {
     return c.get("/props").json()["server"]["prompt_cache_ram"];
 }
 
-double metric(uint16_t port, const std::string& name) {
-    Client c("127.0.0.1", port);
-    const std::string text = c.get("/metrics").body;
-    const auto at = text.find("\n" + name + " ");
-    REQUIRE(at != std::string::npos);
-    return std::stod(text.substr(at + name.size() + 2));
-}
-
 // A story of about n_words words whose first word is `name` (so that two of them share only BOS).
 std::string story(const std::string& name, int n_words) {
     static const char* kWords[] = {"ran", "to", "the", "park", "and", "saw", "a", "big", "red", "ball", "then",

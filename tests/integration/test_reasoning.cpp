@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "context_util.h"
+#include "completion_util.h"
 #include "server/http/client.h"
 #include "server_process.h"
 
@@ -110,25 +111,14 @@ TEST_CASE("reasoning budget N closes the reasoning after N tokens, the budget me
     CHECK(limited["message"]["content"].get<std::string>().find("</think>") == std::string::npos);
 
     // Streamed: the same reasoning and content.
-    json body = chat_body(40);
-    body["stream"] = true;
-    std::string streamed_reasoning, streamed_content;
-    const auto sr = c.stream("POST", "/v1/chat/completions", body.dump(), {}, [&](const server::http::SseEvent& e) {
-        if (e.data == "[DONE]") return true;
-        const json j = json::parse(e.data);
-        if (j["choices"].empty()) return true;
-        const json& d = j["choices"][0]["delta"];
-        if (d.contains("reasoning_content")) streamed_reasoning += d["reasoning_content"].get<std::string>();
-        if (d.contains("content") && d["content"].is_string()) streamed_content += d["content"].get<std::string>();
-        return true;
-    });
+    const completion_util::StreamedChat sr = completion_util::stream_chat(c, chat_body(40));
     REQUIRE(sr.complete);
-    CHECK(streamed_reasoning == reasoning);
-    CHECK(streamed_content == limited["message"]["content"]);
+    CHECK(sr.reasoning == reasoning);
+    CHECK(sr.content == limited["message"]["content"]);
 
     // The request's fields: reasoning_budget_tokens, thinking_budget_tokens, -1 (the server's budget),
     // reasoning_budget_message.
-    body = chat_body(40);
+    json body = chat_body(40);
     body["thinking_budget_tokens"] = 3;
     const std::string first3 = first_tokens(c, 3);
     const std::string r3 = chat(c, body)["message"]["reasoning_content"];

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "completion_util.h"
 #include "server/http/client.h"
 #include "checker_util.h"
 #include "server_process.h"
@@ -263,20 +264,10 @@ TEST_CASE("a prompt that opens <think> makes the reply reasoning_content, unless
     CHECK_FALSE(thinking["reasoning_content"].get<std::string>().empty());
     CHECK(thinking["content"] == "");
 
-    body["stream"] = true;
-    std::string streamed_reasoning, streamed_content;
-    const auto sr = c.stream("POST", "/v1/chat/completions", body.dump(), {}, [&](const server::http::SseEvent& e) {
-        if (e.data == "[DONE]") return true;
-        const json j = json::parse(e.data);
-        if (j["choices"].empty()) return true;
-        const json& d = j["choices"][0]["delta"];
-        if (d.contains("reasoning_content")) streamed_reasoning += d["reasoning_content"].get<std::string>();
-        if (d.contains("content") && d["content"].is_string()) streamed_content += d["content"].get<std::string>();
-        return true;
-    });
+    const completion_util::StreamedChat sr = completion_util::stream_chat(c, body);
     REQUIRE(sr.complete);
-    CHECK(streamed_reasoning == thinking["reasoning_content"]);
-    CHECK(streamed_content == "");
+    CHECK(sr.reasoning == thinking["reasoning_content"]);
+    CHECK(sr.content == "");
 
     body["stream"] = false;
     body["reasoning_format"] = "none";
