@@ -37,8 +37,8 @@ void DraftModel::forget(int seq) {
 }
 
 size_t DraftModel::release_memory() {
-    for (size_t s = 0; s < cached_.size(); ++s) forget((int)s);
-    ctx_->kv().seq_rm(-1, -1, -1);  // whatever else the draft context holds
+    for (auto& c : cached_) c.clear();
+    ctx_->kv().seq_rm(-1, -1, -1);  // every sequence's cells
     return model_.release_memory() + ctx_->kv().release_pages();
 }
 

@@ -248,19 +248,20 @@ void Scheduler::run() {
     // Shutting down: fail whatever is left so no client hangs.
     for (auto& s : slots_)
         if (s.busy()) fail(s, 503, "the server is shutting down");
-    std::deque<std::shared_ptr<Task>> left;
-    {
-        std::lock_guard<std::mutex> lk(mu_);
-        left.swap(queue_);
-    }
-    for (auto& t : left) t->sink->on_error(503, "the server is shutting down");
+    fail_waiting(503, "the server is shutting down");
+}
+
+void Scheduler::fail_waiting(int status, const std::string& why) {
+    std::deque<std::shared_ptr<Task>> tasks;
     std::deque<SlotAction> actions;
     {
         std::lock_guard<std::mutex> lk(mu_);
+        tasks.swap(queue_);
         actions.swap(actions_);
     }
-    for (auto& a : actions) a.done(SlotActionResult{503, "the server is shutting down"});
-    embed_queue_.fail_all(503, "the server is shutting down");
+    for (auto& t : tasks) t->sink->on_error(status, why);
+    for (auto& a : actions) a.done(SlotActionResult{status, why});
+    embed_queue_.fail_all(status, why);
 }
 
 void Scheduler::run_actions() {
@@ -356,17 +357,7 @@ bool Scheduler::wake_up() {
         // The weights cannot be read again (the file went away or changed): what waits fails, the server
         // stays asleep and tries again with the next request.
         spdlog::error("cannot wake up: {}", e.what());
-        const std::string why = std::string("the model could not be loaded again after sleeping: ") + e.what();
-        std::deque<std::shared_ptr<Task>> tasks;
-        std::deque<SlotAction> actions;
-        {
-            std::lock_guard<std::mutex> lk(mu_);
-            tasks.swap(queue_);
-            actions.swap(actions_);
-        }
-        for (auto& t : tasks) t->sink->on_error(503, why);
-        for (auto& a : actions) a.done(SlotActionResult{503, why});
-        embed_queue_.fail_all(503, why);
+        fail_waiting(503, std::string("the model could not be loaded again after sleeping: ") + e.what());
         return false;
     }
     asleep_.store(false);

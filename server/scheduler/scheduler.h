@@ -122,6 +122,8 @@ class Scheduler {
     // back; wake_up() brings the weights back before the next task (a failure fails the waiting requests).
     void go_to_sleep();
     bool wake_up();
+    // Fails every queued request, slot action and embedding task (shutdown, a failed wake-up).
+    void fail_waiting(int status, const std::string& why);
     // Sequence ids for embedding inputs: idle slots that hold nothing, then (evict) the least recently used
     // idle slots, whose prompts go to the host-memory prompt cache; at most `want`.
     std::vector<engine::SeqId> embedding_seqs(size_t want, bool evict);
