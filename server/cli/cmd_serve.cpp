@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -32,6 +33,7 @@
 #include "server/cli/gpu_options.h"
 #include "server/cli/serve_router.h"
 #include "server/http/server.h"
+#include "server/router/child_state.h"
 #include "server/scheduler/scheduler.h"
 #include "server/webui/webui.h"
 
@@ -774,6 +776,13 @@ int cmd_serve(int argc, char** argv) {
                          sc.spec.lookahead.n, sc.spec.lookahead.g, sc.spec.lookahead_fixed ? ", fixed" : ", adaptive",
                          ctx.params().n_seq_max - (uint32_t)sc.n_parallel);
         }
+        // A server the router started tells it when it sleeps and wakes (child_state.h).
+        if (std::getenv(router::kChildEnv))
+            sc.on_sleep_change = [](bool asleep) {
+                const std::string line = std::string(asleep ? router::kChildSleeping : router::kChildAwake) + "\n";
+                std::fwrite(line.data(), 1, line.size(), stdout);
+                std::fflush(stdout);
+            };
         sched::Scheduler scheduler(*model, ctx, sc);
         scheduler.start(warmup);
         api.attach(*model, scheduler);

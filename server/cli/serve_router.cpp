@@ -11,6 +11,7 @@
 #include "server/api/build_info.h"
 #include "server/cli/file_lists.h"
 #include "server/http/server.h"
+#include "server/router/child_state.h"
 #include "server/router/model_catalog.h"
 #include "server/router/model_manager.h"
 #include "server/router/router_api.h"
@@ -110,11 +111,13 @@ int run_router(const ArgParser& ap, const RouterCliOptions& ro, const server::ht
     std::set<std::string> drop;
     for (const auto& name : router_only())
         if (auto env = ap.env_of(name); !env.empty()) drop.insert(env);
+    drop.insert(router::kChildEnv);
     std::vector<std::string> env;
     for (char** e = environ; *e; ++e) {
         const std::string kv = *e;
         if (!drop.count(kv.substr(0, kv.find('=')))) env.push_back(kv);
     }
+    env.push_back(std::string(router::kChildEnv) + "=1");  // the children report their sleep (child_state.h)
 
     router::ManagerOptions mo;
     const std::string exe = self_exe();

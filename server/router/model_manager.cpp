@@ -11,6 +11,7 @@
 
 #include "server/http/client.h"
 #include "server/http/errors.h"
+#include "server/router/child_state.h"
 
 namespace router {
 
@@ -25,6 +26,8 @@ const char* status_name(ModelStatus s) {
             return "loading";
         case ModelStatus::loaded:
             return "loaded";
+        case ModelStatus::sleeping:
+            return "sleeping";
         case ModelStatus::unloading:
             return "unloading";
     }
@@ -84,6 +87,44 @@ ModelManager::ModelManager(std::vector<ModelSpec> catalog, ManagerOptions option
 ModelManager::~ModelManager() { stop_all(); }
 
 ModelManager::Instance& ModelManager::at(const std::string& name) { return *models_.at(name); }
+
+nlohmann::json ModelManager::status_event(const Instance& inst) const {
+    nlohmann::json data{{"status", status_name(inst.status)}};
+    if (inst.status == ModelStatus::unloaded) {
+        data["exit_code"] = inst.exit_code;
+        if (inst.failed) data["failed"] = true;
+    }
+    if (inst.status == ModelStatus::loaded && inst.info.is_object()) data["info"] = inst.info;
+    return {{"model", inst.spec.name}, {"event", "status_change"}, {"data", std::move(data)}};
+}
+
+void ModelManager::set_status_locked(Instance& inst, ModelStatus status) {
+    inst.status = status;
+    cv_.notify_all();
+    if (sinks_.empty()) return;
+    const nlohmann::json event = status_event(inst);
+    std::erase_if(sinks_, [&](const EventSink& s) { return !s.send(event); });
+}
+
+void ModelManager::subscribe(EventSink sink) {
+    std::lock_guard lk(mu_);
+    if (stopping_) {
+        sink.close();
+        return;
+    }
+    std::erase_if(sinks_, [](const EventSink& s) { return !s.alive(); });
+    for (const auto& [name, inst] : models_)
+        if (!sink.send(status_event(*inst))) return;
+    sinks_.push_back(std::move(sink));
+}
+
+void ModelManager::on_child_line(Instance& inst, const std::string& line) {
+    const bool asleep = line == kChildSleeping, awake = line == kChildAwake;
+    if (!asleep && !awake) return;
+    std::lock_guard lk(mu_);
+    if (asleep && inst.status == ModelStatus::loaded) set_status_locked(inst, ModelStatus::sleeping);
+    if (awake && inst.status == ModelStatus::sleeping) set_status_locked(inst, ModelStatus::loaded);
+}
 const ModelManager::Instance& ModelManager::at(const std::string& name) const { return *models_.at(name); }
 
 std::optional<std::string> ModelManager::resolve(const std::string& name) const {
@@ -117,8 +158,9 @@ bool ModelManager::try_start_load_locked(Instance& inst) {
         std::vector<LruCandidate> cands;
         std::vector<Instance*> ptrs;
         for (auto& [name, other] : models_) {
-            if (other->status == ModelStatus::loading || other->status == ModelStatus::loaded) ++active;
-            cands.push_back({other->status == ModelStatus::loaded, other->in_flight, other->last_used});
+            const bool running = other->status == ModelStatus::loaded || other->status == ModelStatus::sleeping;
+            if (running || other->status == ModelStatus::loading) ++active;
+            cands.push_back({running, other->in_flight, other->last_used});
             ptrs.push_back(other.get());
         }
         if (active >= options_.models_max) {
@@ -132,7 +174,6 @@ bool ModelManager::try_start_load_locked(Instance& inst) {
         }
     }
     std::thread previous = std::move(inst.thread);
-    inst.status = ModelStatus::loading;
     inst.failed = false;
     inst.stop_requested = false;
     inst.exit_code = 0;
@@ -140,17 +181,16 @@ bool ModelManager::try_start_load_locked(Instance& inst) {
     inst.info = nullptr;
     inst.port = 0;
     inst.last_used = steady::now();
+    set_status_locked(inst, ModelStatus::loading);
     inst.thread = std::thread(&ModelManager::lifecycle, this, std::ref(inst), std::move(previous), victim);
-    cv_.notify_all();
     return true;
 }
 
 void ModelManager::begin_unload_locked(Instance& inst) {
     inst.stop_requested = true;
-    inst.status = ModelStatus::unloading;
     inst.kill_at = steady::now() + std::chrono::seconds(inst.spec.stop_timeout_s);
     if (inst.child) inst.child->terminate();
-    cv_.notify_all();
+    set_status_locked(inst, ModelStatus::unloading);
 }
 
 std::unique_ptr<ModelManager::Lease> ModelManager::acquire(const std::string& name, bool autoload,
@@ -171,7 +211,7 @@ std::unique_ptr<ModelManager::Lease> ModelManager::acquire(const std::string& na
     bool started = false;
     for (;;) {
         if (stopping_) throw HttpError(503, "the server is shutting down", "unavailable_error");
-        if (inst.status == ModelStatus::loaded) {
+        if (inst.status == ModelStatus::loaded || inst.status == ModelStatus::sleeping) {
             inst.last_used = steady::now();
             undo.keep = true;
             return std::make_unique<Lease>(this, name, inst.port);
@@ -188,7 +228,7 @@ std::unique_ptr<ModelManager::Lease> ModelManager::acquire(const std::string& na
             throw HttpError(400, "model '" + name + "' is not loaded (it is being unloaded)");
         }
         if (cv_.wait_until(lk, deadline) == std::cv_status::timeout && steady::now() >= deadline) {
-            if (inst.status == ModelStatus::loaded) continue;
+            if (inst.status == ModelStatus::loaded || inst.status == ModelStatus::sleeping) continue;
             if (inst.status == ModelStatus::unloaded)
                 throw HttpError(503, "model '" + name + "' cannot be loaded now: --models-max " +
                                          std::to_string(options_.models_max) +
@@ -214,7 +254,7 @@ void ModelManager::load(const std::string& name) {
 void ModelManager::unload(const std::string& name) {
     std::lock_guard lk(mu_);
     Instance& inst = at(name);
-    if (inst.status != ModelStatus::loaded && inst.status != ModelStatus::loading)
+    if (inst.status != ModelStatus::loaded && inst.status != ModelStatus::sleeping && inst.status != ModelStatus::loading)
         throw HttpError(400, "model is not running");
     spdlog::info("router: unloading model '{}'", name);
     begin_unload_locked(inst);
@@ -223,6 +263,8 @@ void ModelManager::unload(const std::string& name) {
 void ModelManager::begin_shutdown() {
     std::lock_guard lk(mu_);
     stopping_ = true;
+    for (auto& s : sinks_) s.close();
+    sinks_.clear();
     cv_.notify_all();
 }
 
@@ -231,8 +273,12 @@ void ModelManager::stop_all() {
     {
         std::unique_lock lk(mu_);
         stopping_ = true;
+        for (auto& s : sinks_) s.close();
+        sinks_.clear();
         for (auto& [name, inst] : models_)
-            if (inst->status == ModelStatus::loaded || inst->status == ModelStatus::loading) begin_unload_locked(*inst);
+            if (inst->status == ModelStatus::loaded || inst->status == ModelStatus::sleeping ||
+                inst->status == ModelStatus::loading)
+                begin_unload_locked(*inst);
         cv_.notify_all();
         cv_.wait(lk, [&] {
             return std::all_of(models_.begin(), models_.end(),
@@ -277,11 +323,10 @@ bool ModelManager::wait_ready(Instance& inst, ChildProcess& child, std::string& 
 }
 
 void ModelManager::mark_start_failed_locked(Instance& inst, const std::string& why) {
-    inst.status = ModelStatus::unloaded;
     inst.failed = true;
     inst.exit_code = -1;  // no child ran
     inst.exit_what = why;
-    cv_.notify_all();
+    set_status_locked(inst, ModelStatus::unloaded);
 }
 
 void ModelManager::lifecycle(Instance& inst, std::thread previous, std::string victim) {
@@ -294,8 +339,7 @@ void ModelManager::lifecycle(Instance& inst, std::thread previous, std::string v
         if (!victim.empty())
             cv_.wait(lk, [&] { return at(victim).status == ModelStatus::unloaded || inst.stop_requested; });
         if (inst.stop_requested) {
-            inst.status = ModelStatus::unloaded;
-            cv_.notify_all();
+            set_status_locked(inst, ModelStatus::unloaded);
             return;
         }
         try {
@@ -315,8 +359,9 @@ void ModelManager::lifecycle(Instance& inst, std::thread previous, std::string v
     std::unique_ptr<ChildProcess> child;
     try {
         ChildProcess::Callbacks cb;
-        cb.on_line = [this, name](const std::string& line) {
+        cb.on_line = [this, name, &inst](const std::string& line) {
             spdlog::info("[{}] {}", name, line);
+            on_child_line(inst, line);
             cv_.notify_all();
         };
         cb.on_exit = [this] {
@@ -347,8 +392,8 @@ void ModelManager::lifecycle(Instance& inst, std::thread previous, std::string v
         }
         std::lock_guard lk(mu_);
         if (!inst.stop_requested) {
-            inst.status = ModelStatus::loaded;
             inst.info = std::move(info);
+            set_status_locked(inst, ModelStatus::loaded);
             spdlog::info("router: model '{}' loaded", name);
         }
         cv_.notify_all();
@@ -384,9 +429,8 @@ void ModelManager::lifecycle(Instance& inst, std::thread previous, std::string v
         inst.failed = load_failed || !inst.stop_requested;
         if (inst.failed && !load_failed) spdlog::error("router: the server of model '{}' ended by itself ({})", name, how);
         if (!inst.failed) spdlog::info("router: model '{}' unloaded ({})", name, how);
-        inst.status = ModelStatus::unloaded;
         inst.info = nullptr;
-        cv_.notify_all();
+        set_status_locked(inst, ModelStatus::unloaded);
     }
     child.reset();
 }

@@ -31,7 +31,9 @@ struct ManagerOptions {
     std::chrono::milliseconds load_timeout{std::chrono::seconds(600)};  // spawn to ready
 };
 
-enum class ModelStatus { unloaded, loading, loaded, unloading };
+// sleeping: loaded, its server asleep (--sleep-idle-seconds); requests go to it as to a loaded one and
+// wake it.
+enum class ModelStatus { unloaded, loading, loaded, sleeping, unloading };
 const char* status_name(ModelStatus s);
 
 // A snapshot of one model, for GET /models.
@@ -52,6 +54,15 @@ struct LruCandidate {
     std::chrono::steady_clock::time_point last_used;
 };
 int pick_lru(const std::vector<LruCandidate>& models);
+
+// A GET /models/sse subscriber. `send` gets each event, {"model", "event": "status_change", "data":
+// {"status", ...}}, under the manager's lock (so it must not block), and returns false once the
+// subscriber is gone; `close` ends the subscription when the router stops.
+struct EventSink {
+    std::function<bool(const nlohmann::json& event)> send;
+    std::function<void()> close;
+    std::function<bool()> alive;  // false once the subscriber went away (pruned at the next subscribe)
+};
 
 class ModelManager {
   public:
@@ -94,7 +105,10 @@ class ModelManager {
     // POST /models/unload: asks its server to stop (SIGTERM; SIGKILL after the model's stop timeout) and
     // returns (HttpError 400 if it is not running).
     void unload(const std::string& name);
-    // Wakes every waiting request (they fail with 503) and refuses new ones.
+    // Adds a /models/sse subscriber; it first gets every model's current status, so that nothing is
+    // missed between reading GET /models and subscribing.
+    void subscribe(EventSink sink);
+    // Wakes every waiting request (they fail with 503), refuses new ones and closes the subscriptions.
     void begin_shutdown();
     // Stops every server (as unload) and waits for them to end.
     void stop_all();
@@ -118,6 +132,11 @@ class ModelManager {
     };
 
     Instance& at(const std::string& name);
+    // Every status change goes through here: it tells the /models/sse subscribers.
+    void set_status_locked(Instance& inst, ModelStatus status);
+    nlohmann::json status_event(const Instance& inst) const;
+    // The child's own state lines (child_state.h): asleep, awake.
+    void on_child_line(Instance& inst, const std::string& line);
     const Instance& at(const std::string& name) const;
     // Starts loading `inst` (unloading the least recently used idle model first when the cap is
     // reached); false if the cap is reached and no loaded model is idle.
@@ -135,6 +154,7 @@ class ModelManager {
     std::map<std::string, std::unique_ptr<Instance>> models_;
     std::map<std::string, std::string> aliases_;
     bool stopping_ = false;
+    std::vector<EventSink> sinks_;
 };
 
 }  // namespace router

@@ -75,6 +75,9 @@ void RouterApi::register_routes() {
     http_.get("/v1/models", bind(&RouterApi::models));
     http_.post("/models/load", bind(&RouterApi::load));
     http_.post("/models/unload", bind(&RouterApi::unload));
+    http_.get("/models/sse", bind(&RouterApi::events));
+    http_.post("/models", bind(&RouterApi::download));
+    http_.del("/models", bind(&RouterApi::remove));
     http_.get("/props", bind(&RouterApi::props));
     for (const char* path : {"/metrics", "/slots", "/lora-adapters"}) http_.get(path, get());
     for (const char* path :
@@ -180,6 +183,34 @@ RouterApi::Reply RouterApi::unload(Request& req) {
     if (!canonical) throw HttpError(400, "model is not found");
     models_.unload(*canonical);
     return Response::json({{"success", true}});
+}
+
+RouterApi::Reply RouterApi::events(Request& req) {
+    auto out = req.stream();
+    auto gone = std::make_shared<std::atomic<bool>>(false);
+    out->on_cancel([gone] { gone->store(true); });
+    models_.subscribe({[out](const json& event) { return out->send(event.dump(-1, ' ', false, json::error_handler_t::replace)); },
+                       [out] { out->close(); }, [gone] { return !gone->load(); }});
+    return out;
+}
+
+RouterApi::Reply RouterApi::download(Request& req) {
+    const std::string name = body_model(req);
+    if (name.empty()) throw HttpError(400, "model must be a non-empty string");
+    throw HttpError(501,
+                    "cannot download '" + name +
+                        "': this build fetches nothing over the network; put the GGUF file in --models-dir (or a "
+                        "--models-preset section) and restart the router",
+                    "not_supported_error");
+}
+
+RouterApi::Reply RouterApi::remove(Request& req) {
+    const std::string name = req.query_param("model").value_or("");
+    if (name.empty()) throw HttpError(400, "model must be a non-empty string");
+    if (!models_.resolve(name)) throw HttpError(404, "model name=" + name + " is not found");
+    // llama-server removes only models it downloaded into its cache; every model here is the user's file.
+    throw HttpError(400, "model name=" + name + " is not removable (not from cache): it is a file of --models-dir "
+                         "or --models-preset, which the router never deletes");
 }
 
 RouterApi::Reply RouterApi::props(Request& req) {

@@ -37,6 +37,9 @@ class RouterApi {
     using Reply = server::http::Reply;
     Reply models(Request& req);
     Reply load(Request& req);
+    Reply events(Request& req);       // GET /models/sse
+    Reply download(Request& req);     // POST /models
+    Reply remove(Request& req);       // DELETE /models
     Reply unload(Request& req);
     Reply props(Request& req);
     // Forwards to the named model's server; `from_body`: the name is the body's "model", else ?model=.

@@ -346,6 +346,7 @@ void Scheduler::go_to_sleep() {
     spdlog::info("sleeping after {} s without work: {:.1f} MiB of weights, KV cache and cached prompts given "
                  "back; the next request wakes the server",
                  config_.sleep_idle_seconds, (double)bytes / (1024.0 * 1024.0));
+    if (config_.on_sleep_change) config_.on_sleep_change(true);
 }
 
 bool Scheduler::wake_up() {
@@ -362,6 +363,7 @@ bool Scheduler::wake_up() {
     }
     asleep_.store(false);
     spdlog::info("awake again after {:.1f} ms", ms_between(t0, Clock::now()));
+    if (config_.on_sleep_change) config_.on_sleep_change(false);
     return true;
 }
 

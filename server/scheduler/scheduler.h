@@ -5,6 +5,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <functional>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -76,6 +77,8 @@ struct SchedulerConfig {
     // --sleep-idle-seconds: after this long without work the weights' and the KV cache's host memory go
     // back to the OS (and every cached prompt with them) until the next task; <= 0: never.
     int sleep_idle_seconds = -1;
+    // Called on the engine thread after the server falls asleep (true) and after it wakes (false).
+    std::function<void(bool asleep)> on_sleep_change;
     int64_t cache_ram_mib = 8192;
     // --cache-idle-slots: when a task is seated, the other idle slots' states go to the host-memory cache
     // and their cells are freed.

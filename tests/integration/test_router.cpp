@@ -386,6 +386,82 @@ TEST_CASE("router: concurrent requests to two unloaded models load each once and
     }
 }
 
+TEST_CASE("router: GET /models/sse reports every status change, sleeping included, as it happens",
+          "[integration][router]") {
+    ModelsDir d;
+    // The child sleeps after 1 s without work and says so; the router passes that on.
+    ServerProcess r(router_args(d, {"--no-models-autoload", "--sleep-idle-seconds", "1"}));
+    Client c("127.0.0.1", r.port());
+    const size_t n_models = list(c)["data"].size();
+    REQUIRE(n_models == 3);
+
+    // Each step acts once the events it waits for are in: the subscription first lists every model's
+    // status, then the load, the sleep, a request that wakes the model, and the unload follow.
+    server::http::ClientOptions bounded;
+    bounded.timeout = std::chrono::seconds(20);  // each wait for the next event
+    Client sse("127.0.0.1", r.port(), bounded);
+    Client act("127.0.0.1", r.port());
+    std::vector<std::string> seen;  // "model status" of each event after the first listing
+    std::set<std::string> listed;
+    int first_tokens = 0;
+    json loaded_info;
+    int exit_code = -1;
+    const auto res = sse.stream("GET", "/models/sse", {}, {}, [&](const SseEvent& e) {
+        const json ev = json::parse(e.data);
+        CHECK(ev["event"] == "status_change");
+        const std::string model = ev["model"], status = ev["data"]["status"];
+        if (listed.size() < n_models) {
+            CHECK(status == "unloaded");
+            listed.insert(model);
+            if (listed.size() == n_models) REQUIRE(act.post("/models/load", json{{"model", "stories"}}.dump()).status == 200);
+            return true;
+        }
+        seen.push_back(model + " " + status);
+        if (status == "loaded" && seen.size() == 2) loaded_info = ev["data"]["info"];
+        if (status == "sleeping") {
+            // A request goes to a sleeping model as to a loaded one, and wakes it.
+            const auto out = act.post("/completion", greedy("stories", "Once").dump());
+            CHECK(out.status == 200);
+            first_tokens = (int)out.json()["tokens"].size();
+        }
+        if (status == "loaded" && seen.size() == 4)
+            REQUIRE(act.post("/models/unload", json{{"model", "stories"}}.dump()).status == 200);
+        if (status == "unloaded") {
+            exit_code = ev["data"]["exit_code"];
+            CHECK_FALSE(ev["data"].contains("failed"));
+            return false;
+        }
+        return true;
+    });
+    CHECK(res.status == 200);
+    CHECK(res.aborted);
+    CHECK(listed == std::set<std::string>{"stories", "stories-q8", "sub"});
+    CHECK(seen == std::vector<std::string>{"stories loading", "stories loaded", "stories sleeping", "stories loaded",
+                                           "stories unloading", "stories unloaded"});
+    CHECK(loaded_info["id"] == "stories");  // the model server's own /v1/models entry
+    CHECK(loaded_info.contains("meta"));
+    CHECK(first_tokens == 24);
+    CHECK(exit_code == 0);
+}
+
+TEST_CASE("router: downloads and deletes are refused with the reason", "[integration][router]") {
+    ModelsDir d;
+    ServerProcess r(router_args(d));
+    Client c("127.0.0.1", r.port());
+    const auto dl = c.post("/models", json{{"model", "ggml-org/gemma-3-1b-it-GGUF"}}.dump());
+    CHECK(dl.status == 501);
+    CHECK(dl.json()["error"]["message"].get<std::string>().find("fetches nothing over the network") !=
+          std::string::npos);
+    CHECK(c.post("/models", json{{"model", ""}}.dump()).status == 400);
+    CHECK(c.post("/models", "{").status == 400);
+    const auto del = c.request("DELETE", "/models?model=stories");
+    CHECK(del.status == 400);
+    CHECK(del.json()["error"]["message"].get<std::string>().find("not removable") != std::string::npos);
+    CHECK(c.request("DELETE", "/models?model=nope").status == 404);
+    CHECK(c.request("DELETE", "/models").status == 400);
+    CHECK(list(c)["data"].size() == 3);  // nothing changed
+}
+
 TEST_CASE("router: the API key is checked by the router", "[integration][router]") {
     ModelsDir d;
     ServerProcess r(router_args(d, {"--api-key", "sekret"}));
@@ -396,6 +472,7 @@ TEST_CASE("router: the API key is checked by the router", "[integration][router]
     CHECK(no_key.status == 401);
     CHECK(status_of(c, "stories") == "unloaded");  // refused before anything loads
     CHECK(c.post("/models/load", json{{"model", "stories"}}.dump()).status == 401);
+    CHECK(c.get("/models/sse").status == 401);
     const auto with_key =
         c.post("/completion", greedy("stories", "Once").dump(), {{"Authorization", "Bearer sekret"}});
     CHECK(with_key.status == 200);
