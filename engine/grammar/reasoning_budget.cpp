@@ -34,13 +34,15 @@ bool utf8_complete(std::string_view text) {
 }
 
 ReasoningBudget::ReasoningBudget(int budget, bool opened, std::shared_ptr<const GrammarVocab> vocab,
-                                 std::vector<Token> forced, std::unique_ptr<TokenConstraint> inner, Tags tags)
+                                 std::vector<Token> forced, std::unique_ptr<TokenConstraint> inner, Tags tags,
+                                 EndSignal end)
     : budget_(budget),
       opened_(opened),
       vocab_(std::move(vocab)),
       forced_(std::move(forced)),
       inner_(std::move(inner)),
       tags_(std::move(tags)),
+      end_(std::move(end)),
       state_(opened ? State::Reasoning : State::Before) {
     if (budget_ < 0) throw std::invalid_argument("a reasoning budget must not be negative");
     if (forced_.empty())
@@ -50,7 +52,12 @@ ReasoningBudget::ReasoningBudget(int budget, bool opened, std::shared_ptr<const 
     if (state_ == State::Reasoning && budget_ == 0) state_ = State::Closing;
 }
 
+void ReasoningBudget::poll_end() {
+    if (state_ == State::Reasoning && end_asked() && utf8_complete(text_)) state_ = State::Closing;
+}
+
 void ReasoningBudget::apply(TokenDataArray& cur) {
+    poll_end();
     if (state_ == State::Closing) {
         const Token want = forced_[forced_at_];
         for (auto& c : cur.data)
@@ -60,6 +67,7 @@ void ReasoningBudget::apply(TokenDataArray& cur) {
 }
 
 bool ReasoningBudget::allows(Token token) {
+    poll_end();
     if (state_ == State::Closing && token != forced_[forced_at_]) return false;
     return !inner_ || inner_->allows(token);
 }
@@ -75,7 +83,7 @@ void ReasoningBudget::accept(Token token) {
             if (lead.substr(0, open.size()) == open) {
                 // The block opened: what follows the tag in this piece is reasoning already.
                 text_ = std::string(lead.substr(open.size()));
-                state_ = budget_ == 0 ? State::Closing : State::Reasoning;
+                state_ = budget_ == 0 || end_asked() ? State::Closing : State::Reasoning;
             } else if (lead.size() >= open.size() || open.substr(0, lead.size()) != lead) {
                 state_ = State::Done;  // the reply does not reason
                 text_.clear();
@@ -89,7 +97,7 @@ void ReasoningBudget::accept(Token token) {
             if (text_.find(tags_.close) != std::string::npos) {
                 state_ = State::Done;
                 text_.clear();
-            } else if (spent_ >= budget_ && utf8_complete(text_)) {
+            } else if ((spent_ >= budget_ || end_asked()) && utf8_complete(text_)) {
                 state_ = State::Closing;
             }
             break;
@@ -111,7 +119,7 @@ void ReasoningBudget::reset() {
 
 std::unique_ptr<TokenConstraint> ReasoningBudget::clone() const {
     auto c = std::make_unique<ReasoningBudget>(budget_, opened_, vocab_, forced_,
-                                               inner_ ? inner_->clone() : nullptr, tags_);
+                                               inner_ ? inner_->clone() : nullptr, tags_, end_);
     c->state_ = state_;
     c->text_ = text_;
     c->spent_ = spent_;

@@ -5,9 +5,13 @@
 // out inside a UTF-8 character lets the reply finish the character first. The block is the one the
 // prompt opened (`opened`) or one the reply starts with (after whitespace); budget 0 closes it at once.
 // The request's own constraint (a tool grammar; may be null) sees every token as before and may forbid
-// more.
+// more. An `end` signal, set from another thread (a client's "reasoning_end" control), closes the block
+// as a spent budget would, from the next token on (after the UTF-8 character in progress); set before
+// the block opens, it closes the block as soon as it opens.
 #pragma once
 
+#include <atomic>
+#include <climits>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -27,9 +31,12 @@ struct ReasoningBudgetTags {
 class ReasoningBudget final : public TokenConstraint {
   public:
     using Tags = ReasoningBudgetTags;
+    using EndSignal = std::shared_ptr<const std::atomic<bool>>;
+    static constexpr int kUnlimited = INT_MAX;  // a block only the end signal closes
 
     ReasoningBudget(int budget, bool opened, std::shared_ptr<const GrammarVocab> vocab,
-                    std::vector<Token> forced, std::unique_ptr<TokenConstraint> inner, Tags tags = {});
+                    std::vector<Token> forced, std::unique_ptr<TokenConstraint> inner, Tags tags = {},
+                    EndSignal end = nullptr);
 
     void apply(TokenDataArray& cur) override;
     bool allows(Token token) override;
@@ -43,12 +50,17 @@ class ReasoningBudget final : public TokenConstraint {
   private:
     enum class State { Before, Reasoning, Closing, Done };
 
+    bool end_asked() const { return end_ && end_->load(std::memory_order_relaxed); }
+    // The end signal came while reasoning: close from the next token on, once the character is whole.
+    void poll_end();
+
     int budget_;
     bool opened_;
     std::shared_ptr<const GrammarVocab> vocab_;
     std::vector<Token> forced_;
     std::unique_ptr<TokenConstraint> inner_;
     Tags tags_;
+    EndSignal end_;
     State state_;
     std::string text_;  // Before: the reply so far; Reasoning: the block's text so far
     int spent_ = 0;

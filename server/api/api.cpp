@@ -142,6 +142,8 @@ void Api::register_routes() {
     http_.post("/apply-template", offload(&Api::apply_template, openai));
     http_.post("/v1/chat/completions", large(&Api::chat_completions, openai));
     http_.post("/chat/completions", large(&Api::chat_completions, openai));
+    http_.post("/v1/chat/completions/control", bind(&Api::chat_control, openai));
+    http_.post("/chat/completions/control", bind(&Api::chat_control, openai));
     http_.post("/completion", prepare_off_io([this](Request& r) { return completion(r, Flavor::Native); }, openai));
     http_.post("/infill", large(&Api::infill, openai));
     http_.get("/lora-adapters", bind(&Api::lora_adapters_get, openai));
@@ -537,6 +539,14 @@ Api::Reply Api::detokenize(Request& req) {
             ids.push_back((engine::Token)id);
         }
     return Response::json({{"content", vocab.detokenize(ids)}});
+}
+
+Api::Reply Api::chat_control(Request& req) {
+    const json body = parse_body(req, "chat_control.json");
+    const std::string id = body["id"], action = body["action"];
+    if (action != "reasoning_end") bad_request("unknown control action '" + action + "' (known: reasoning_end)");
+    // A finished request, or one that did not set reasoning_control, is left alone: applied false.
+    return Response::json({{"id", id}, {"action", action}, {"applied", reasoning_controls_.end(id)}});
 }
 
 Api::Reply Api::apply_template(Request& req) {

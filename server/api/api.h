@@ -14,6 +14,7 @@
 #include "server/api/agent_reply.h"
 #include "server/api/chat_formatter.h"
 #include "server/api/format_pool.h"
+#include "server/api/reasoning_control.h"
 #include "server/api/request_params.h"
 #include "server/http/server.h"
 #include "server/scheduler/scheduler.h"
@@ -125,6 +126,7 @@ private:
     Reply tokenize(Request& req);
     Reply detokenize(Request& req);
     Reply apply_template(Request& req);
+    Reply chat_control(Request& req);  // POST /v1/chat/completions/control
     Reply embeddings(Request& req, bool oai);  // handlers_embeddings.cpp
     Reply rerank(Request& req);
     // --embeddings, or an encoder model (it cannot generate).
@@ -174,6 +176,7 @@ private:
     std::unique_ptr<ChatFormatter> chat_;
     std::shared_ptr<const engine::GrammarVocab> grammar_vocab_;
     std::atomic<uint64_t> next_task_id_{1};
+    ReasoningControls reasoning_controls_;
     mutable std::mutex defaults_mu_;  // guards config_.defaults (POST /props) and config_.lora_scales
     std::unique_ptr<FormatPool> format_pool_;
     // Blocking work (large tokenizations, templating) runs here, answered through a DeferredResponse, so

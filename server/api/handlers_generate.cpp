@@ -233,11 +233,14 @@ Api::Reply Api::start_generation(Request& req, Flavor flavor, const json& body, 
     for (const auto& t : prompt_texts)
         for (int c = 0; c < opts.n_choices; ++c) rc.prompt_texts.push_back(t);
     const size_t n_tasks = prompts.size() * (size_t)opts.n_choices;
+    const std::string response_id = rc.id;
     auto response = std::make_shared<GenerationResponse>(std::move(rc), model_->vocab(), n_tasks, format_pool_->serial());
 
     // What each task's sampler obeys: the grammar, within the reasoning budget when there is one.
     std::shared_ptr<const engine::TokenConstraint> constraint(std::move(grammar));
-    if (opts.reasoning_budget >= 0) {
+    engine::ReasoningBudget::EndSignal end_signal;
+    if (opts.reasoning_control) end_signal = reasoning_controls_.arm(response_id);
+    if (opts.reasoning_budget >= 0 || end_signal) {
         // The template's tags; once the budget is spent the reply gets the message, then the closing tag.
         const engine::chat::ReasoningTags tags = chat_parse ? chat_parse->options.reasoning_tags
                                                             : engine::chat::ReasoningTags{};
@@ -245,8 +248,10 @@ Api::Reply Api::start_generation(Request& req, Flavor flavor, const json& body, 
             !prompt_texts.empty() && engine::chat::prompt_opens_reasoning(prompt_texts[0], tags);
         const std::string forced = opts.reasoning_budget_message + "\n" + tags.close + "\n\n";
         constraint = std::make_shared<engine::ReasoningBudget>(
-            opts.reasoning_budget, opened, grammar_vocab_, model_->vocab().tokenize(forced, false, true),
-            constraint ? constraint->clone() : nullptr, engine::ReasoningBudget::Tags{tags.open, tags.close});
+            opts.reasoning_budget >= 0 ? opts.reasoning_budget : engine::ReasoningBudget::kUnlimited, opened,
+            grammar_vocab_, model_->vocab().tokenize(forced, false, true),
+            constraint ? constraint->clone() : nullptr, engine::ReasoningBudget::Tags{tags.open, tags.close},
+            end_signal);
     }
     std::vector<std::shared_ptr<sched::Task>> tasks;
     for (size_t p = 0; p < prompts.size(); ++p)

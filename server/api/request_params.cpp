@@ -387,6 +387,7 @@ GenerationOptions parse_generation_options(const json& body, const ApiDefaults& 
         o.t_max_predict_ms = t->get<double>();
     }
     read_into(body, "timings_per_token", o.timings_per_token);
+    read_into(body, "reasoning_control", o.reasoning_control);
     read_into(body, "return_progress", o.return_progress);
     if (auto v = get_opt<int32_t>(body, "n_cache_reuse")) {
         if (*v < 0) bad_request("'n_cache_reuse' must not be negative");

@@ -75,6 +75,9 @@ struct GenerationOptions {
     // Anthropic's thinking.budget_tokens.
     int32_t reasoning_budget = -1;
     std::string reasoning_budget_message;
+    // reasoning_control: the request can be told to end its reasoning while it runs
+    // (POST /v1/chat/completions/control; reasoning_control.h).
+    bool reasoning_control = false;
 };
 
 // raw_body is the request's text: JSON schemas are read from it in order (nlohmann::json sorts keys,

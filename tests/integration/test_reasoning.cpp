@@ -155,6 +155,71 @@ TEST_CASE("reasoning budget N closes the reasoning after N tokens, the budget me
     CHECK(props["server"]["reasoning"]["budget_message"] == "Time is up.");
 }
 
+TEST_CASE("reasoning control: a running chat told reasoning_end closes its reasoning and answers, "
+          "other ids and actions change nothing",
+          "[integration][reasoning]") {
+    TemplateFile tmpl(kThinkTemplate);
+    ServerProcess s({"-m", stories_model(), "-c", "512", "-t", "1", "--chat-template-file", tmpl.path()});
+    Client c = client(s.port());
+    Client ctl = client(s.port());
+    const std::string greedy = first_tokens(c, 400);  // what the model reasons when nothing stops it
+
+    json body = chat_body(400);
+    body["reasoning_control"] = true;
+    body["reasoning_budget_message"] = "Told to stop.";
+    body["stream"] = true;
+    std::string id, reasoning, content, finish;
+    json control;
+    const auto sr = c.stream("POST", "/v1/chat/completions", body.dump(), {}, [&](const server::http::SseEvent& e) {
+        if (e.data == "[DONE]") return true;
+        const json j = json::parse(e.data);
+        if (j["choices"].empty()) return true;
+        id = j["id"];
+        const json& d = j["choices"][0]["delta"];
+        if (d.contains("reasoning_content")) reasoning += d["reasoning_content"].get<std::string>();
+        if (d.contains("content") && d["content"].is_string()) content += d["content"].get<std::string>();
+        if (j["choices"][0]["finish_reason"].is_string()) finish = j["choices"][0]["finish_reason"];
+        if (control.is_null() && !reasoning.empty()) {  // told as soon as it reasons
+            const auto r = ctl.post("/v1/chat/completions/control", json{{"id", id}, {"action", "reasoning_end"}}.dump());
+            REQUIRE(r.status == 200);
+            control = r.json();
+        }
+        return true;
+    });
+    REQUIRE(sr.complete);
+    INFO(reasoning << " | " << content);
+    CHECK(control["applied"] == true);
+    CHECK(control["id"] == id);
+    // The model's own greedy reasoning up to where it was told, then the message; then it answered.
+    REQUIRE(ends_with(reasoning, "Told to stop."));
+    const std::string own = rtrim(reasoning.substr(0, reasoning.size() - std::string("Told to stop.").size()));
+    CHECK_FALSE(own.empty());
+    CHECK(greedy.rfind(own, 0) == 0);
+    CHECK(own.size() < greedy.size());
+    CHECK_FALSE(content.empty());
+    CHECK(content.find("</think>") == std::string::npos);
+
+    // Armed but never told: the same reply as without reasoning_control (the block never closes).
+    json armed = chat_body(60);
+    armed["reasoning_control"] = true;
+    const json untold = chat(c, armed);
+    CHECK(untold["message"]["reasoning_content"] == chat(c, chat_body(60))["message"]["reasoning_content"]);
+
+    // The finished request, an unknown id: nothing to do. A bad action or body: 400.
+    auto post = [&](const json& b) { return ctl.post("/v1/chat/completions/control", b.dump()); };
+    CHECK(post({{"id", id}, {"action", "reasoning_end"}}).json()["applied"] == false);
+    CHECK(post({{"id", "chatcmpl-nope"}, {"action", "reasoning_end"}}).json()["applied"] == false);
+    CHECK(ctl.post("/chat/completions/control", json{{"id", "x"}, {"action", "reasoning_end"}}.dump()).status == 200);
+    const auto bad = post({{"id", id}, {"action", "stop"}});
+    CHECK(bad.status == 400);
+    CHECK(bad.json()["error"]["message"].get<std::string>().find("unknown control action") != std::string::npos);
+    CHECK(post({{"action", "reasoning_end"}}).status == 400);
+    CHECK(post({{"id", 7}, {"action", "reasoning_end"}}).status == 400);
+    json wrong = chat_body(4);
+    wrong["reasoning_control"] = "yes";
+    CHECK(c.post("/v1/chat/completions", wrong.dump()).status == 400);
+}
+
 TEST_CASE("without a budget the reasoning is unrestricted, and a request's budget limits it alone",
           "[integration][reasoning]") {
     TemplateFile tmpl(kThinkTemplate);

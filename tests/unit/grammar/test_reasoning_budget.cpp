@@ -3,6 +3,7 @@
 // after the UTF-8 character in progress is whole; replies that do not reason, blocks closed in time and
 // the request's own constraint are left alone.
 #include <algorithm>
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <stdexcept>
@@ -173,4 +174,48 @@ TEST_CASE("the template's own tags open and close the limited block", "[grammar]
 
     CHECK_THROWS_AS(ReasoningBudget(1, false, vocab(), {14}, nullptr, ReasoningBudget::Tags{"", "x"}),
                     std::invalid_argument);
+}
+
+TEST_CASE("the end signal closes an open block from the next token, waiting out a UTF-8 character",
+          "[grammar][reasoning]") {
+    auto end = std::make_shared<std::atomic<bool>>(false);
+    ReasoningBudget b(ReasoningBudget::kUnlimited, true, vocab(), kClose, nullptr, {}, end);
+    for (int i = 0; i < 50; ++i) {
+        CHECK(allowed(b) == kAll);  // no budget: only the signal ends the block
+        b.accept(3);
+    }
+    b.accept(11);  // the first byte of "é"
+    end->store(true);
+    CHECK(allowed(b) == kAll);  // the character is not whole yet
+    b.accept(12);
+    auto copy = b.clone();  // a clone shares the signal and the state
+    for (Token t : kClose) {
+        CHECK(allowed(b) == std::vector<Token>{t});
+        CHECK(allowed(*copy) == std::vector<Token>{t});
+        b.accept(t);
+        copy->accept(t);
+    }
+    CHECK(allowed(b) == kAll);
+    CHECK(b.spent() == 52);
+}
+
+TEST_CASE("an end signal that comes before the block opens closes it as soon as it opens, and never limits "
+          "a reply that does not reason",
+          "[grammar][reasoning]") {
+    auto end = std::make_shared<std::atomic<bool>>(true);
+    ReasoningBudget b(ReasoningBudget::kUnlimited, false, vocab(), kClose, nullptr, {}, end);
+    CHECK(allowed(b) == kAll);
+    b.accept(0);  // "<think>"
+    CHECK(allowed(b) == std::vector<Token>{2});
+
+    ReasoningBudget plain(ReasoningBudget::kUnlimited, false, vocab(), kClose, nullptr, {}, end);
+    plain.accept(3);
+    CHECK(allowed(plain) == kAll);
+    plain.accept(0);  // a tag later in a reply that did not start with one is text
+    CHECK(allowed(plain) == kAll);
+
+    ReasoningBudget unset(ReasoningBudget::kUnlimited, true, vocab(), kClose, nullptr, {},
+                          std::make_shared<std::atomic<bool>>(false));
+    for (int i = 0; i < 20; ++i) unset.accept(4);
+    CHECK(allowed(unset) == kAll);
 }
