@@ -144,6 +144,8 @@ void Api::register_routes() {
     http_.post("/chat/completions", large(&Api::chat_completions, openai));
     http_.post("/v1/chat/completions/control", bind(&Api::chat_control, openai));
     http_.post("/chat/completions/control", bind(&Api::chat_control, openai));
+    http_.post("/v1/chat/completions/input_tokens", offload(&Api::chat_input_tokens, openai));
+    http_.post("/chat/completions/input_tokens", offload(&Api::chat_input_tokens, openai));
     http_.post("/completion", prepare_off_io([this](Request& r) { return completion(r, Flavor::Native); }, openai));
     http_.post("/infill", large(&Api::infill, openai));
     http_.get("/lora-adapters", bind(&Api::lora_adapters_get, openai));

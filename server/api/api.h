@@ -126,7 +126,8 @@ private:
     Reply tokenize(Request& req);
     Reply detokenize(Request& req);
     Reply apply_template(Request& req);
-    Reply chat_control(Request& req);  // POST /v1/chat/completions/control
+    Reply chat_control(Request& req);       // POST /v1/chat/completions/control
+    Reply chat_input_tokens(Request& req);  // POST /v1/chat/completions/input_tokens
     Reply embeddings(Request& req, bool oai);  // handlers_embeddings.cpp
     Reply rerank(Request& req);
     // --embeddings, or an encoder model (it cannot generate).

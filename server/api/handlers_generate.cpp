@@ -135,6 +135,22 @@ Api::Reply Api::chat_completions(Request& req) {
     return start_generation(req, Flavor::Chat, body, chat.opts, {chat.tokens}, {chat.prompt}, &chat.parse);
 }
 
+Api::Reply Api::chat_input_tokens(Request& req) {
+    require_ready();
+    require_generation();
+    const json body = parse_body(req, "chat_completions.json");
+    const json* messages = field(body, "messages");
+    if (!messages || !messages->is_array() || messages->empty())
+        bad_request("'messages' must be a non-empty array");
+    nlohmann::ordered_json obody = nlohmann::ordered_json::parse(req.body, nullptr, false);
+    if (!obody.is_object()) bad_request("the request body must be a JSON object");
+    if (const auto it = obody.find("reasoning_effort"); it != obody.end() && !it->is_null())
+        apply_reasoning_effort(obody, it->get<std::string>(), "reasoning_effort");
+    // The prompt the same body would generate from: template, tools, kwargs and prefill included.
+    const PreparedChat chat = prepare_chat(body, obody, req.body, {}, "call_");
+    return server::http::Response::json({{"object", "response.input_tokens"}, {"input_tokens", chat.tokens.size()}});
+}
+
 Api::PreparedChat Api::prepare_chat(const json& body, const nlohmann::ordered_json& obody,
                                     std::string_view raw_body, const std::string& prefill,
                                     const char* call_id_prefix) const {

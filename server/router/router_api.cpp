@@ -82,7 +82,8 @@ void RouterApi::register_routes() {
     for (const char* path : {"/metrics", "/slots", "/lora-adapters"}) http_.get(path, get());
     for (const char* path :
          {"/props", "/completion", "/completions", "/v1/completions", "/chat/completions", "/v1/chat/completions",
-          "/chat/completions/control", "/v1/chat/completions/control",
+          "/chat/completions/control", "/v1/chat/completions/control", "/chat/completions/input_tokens",
+          "/v1/chat/completions/input_tokens",
           "/infill", "/embedding", "/embeddings", "/v1/embeddings", "/rerank", "/reranking", "/v1/rerank",
           "/v1/reranking", "/tokenize", "/detokenize", "/apply-template", "/lora-adapters", "/slots/{id}",
           "/v1/responses", "/v1/responses/input_tokens", "/v1/messages", "/v1/messages/count_tokens"})

@@ -252,6 +252,13 @@ TEST_CASE("agent APIs: greedy text equals chat completions', streamed equals non
         REQUIRE(count.status == 200);
         CHECK(count.json() ==
               json{{"object", "response.input_tokens"}, {"input_tokens", chat_usage["prompt_tokens"]}});
+        // The chat request itself, counted without generating (llama-server's input_tokens for chat).
+        const auto chat_count = c.post("/v1/chat/completions/input_tokens",
+                                       json{{"messages", user_messages(prompt)}, {"max_tokens", 24}}.dump());
+        REQUIRE(chat_count.status == 200);
+        CHECK(chat_count.json() ==
+              json{{"object", "response.input_tokens"}, {"input_tokens", chat_usage["prompt_tokens"]}});
+        CHECK(c.post("/v1/chat/completions/input_tokens", json{{"messages", json::array()}}.dump()).status == 400);
 
         json srbody = rbody;
         srbody["stream"] = true;
