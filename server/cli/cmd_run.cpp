@@ -61,6 +61,7 @@ int cmd_run(int argc, char** argv) {
     add_unsupported_options(ap);
     add_checkpoint_options(ap);
     refuse_server_cache_options(ap);
+    refuse_tool_options(ap);
     refuse_router_options(ap);
     try {
         if (!ap.parse(argc, argv)) return 0;

@@ -24,6 +24,7 @@
 #include "engine/speculative/ngram_drafters.h"
 #include "server/api/api.h"
 #include "server/api/chat_request_options.h"
+#include "server/api/tools_api.h"
 #include "server/cli/args.h"
 #include "server/cli/commands.h"
 #include "server/cli/common_options.h"
@@ -32,6 +33,7 @@
 #include "server/cli/file_lists.h"
 #include "server/cli/gpu_options.h"
 #include "server/cli/serve_router.h"
+#include "server/cli/tool_options.h"
 #include "server/http/server.h"
 #include "server/router/child_state.h"
 #include "server/scheduler/scheduler.h"
@@ -163,6 +165,8 @@ int cmd_serve(int argc, char** argv) {
     std::string grammar_file, json_schema, json_schema_file;
     float defrag_thold = -1.0f;
     webui::WebUiOptions wo;
+    ToolOptions to;
+    std::unique_ptr<tools::Toolbox> toolbox;
     // Speculative decoding (llama-server's names).
     std::string spec_type, model_draft, device_draft, lookup_static, lookup_dynamic;
     int ngl_draft = 0, threads_draft = 0, threads_batch_draft = 0;
@@ -352,6 +356,7 @@ int cmd_serve(int argc, char** argv) {
     ap.flag("--webui,--ui", "serve the chat UI at / (default)", &webui);
     ap.flag("--no-webui,--no-ui", "do not serve the chat UI: / answers 404", &webui, false);
     ap.option("--path", "DIR", "serve the static files of DIR at / instead of the embedded chat UI", &wo.path);
+    add_tool_options(ap, to);
     ap.option("-to,--timeout", "SECONDS", "read/write timeout of HTTP connections (default 600)", &timeout_s);
     ap.option("--stream-stall-timeout", "SECONDS",
               "cancel a stream whose client has not taken any bytes for this long (default 30)", &stall_s);
@@ -458,7 +463,9 @@ int cmd_serve(int argc, char** argv) {
     try {
         if (!ap.parse(argc, argv)) return 0;
         if (print_info(ir)) return 0;
+        to.source = 1;
         ap.apply_env();  // LLAMA_ARG_*: below the command line, above --config
+        to.source = 2;
         if (!config_file.empty()) {
             std::ifstream f(config_file);
             if (!f) throw ArgError("cannot read config file '" + config_file + "'");
@@ -554,6 +561,13 @@ int cmd_serve(int argc, char** argv) {
             while (std::getline(f, line))  // one key per line; '#' starts a comment line
                 if (!line.empty() && line[0] != '#') hc.api_keys.push_back(line);
         }
+        if (!to.names.empty()) {
+            try {
+                toolbox = std::make_unique<tools::Toolbox>(to.names);
+            } catch (const std::invalid_argument& e) {
+                throw ArgError(std::string("--tools: ") + e.what());
+            }
+        }
         // Logs go to stderr (and --log-file); stdout stays free for tools that wrap the server.
         setup_logging(lo);
     } catch (const ArgError& e) {
@@ -629,6 +643,20 @@ int cmd_serve(int argc, char** argv) {
         server::http::Server http(hc);
         api::Api api(ac, http);
         api.register_routes();
+        // Built-in tools: /tools exists only when some are enabled, as in llama-server.
+        std::unique_ptr<api::ToolsApi> tools_api;
+        if (toolbox && !toolbox->empty()) {
+            const std::vector<std::string> names = toolbox->names();
+            api.set_server_setting("tools", names);
+            tools_api = std::make_unique<api::ToolsApi>(std::move(*toolbox), http);
+            tools_api->register_routes();
+            std::string list;
+            for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+            spdlog::warn("built-in tools are enabled ({}): they read, write and run anything this user can; do not "
+                         "expose this server to untrusted environments (experimental)",
+                         list);
+            if (to.agent) spdlog::warn("-ag/--agent: there is no MCP CORS proxy in ggserve (/cors-proxy is not served)");
+        }
         if (webui || !wo.path.empty()) {
             auto ui = std::make_shared<const webui::WebUi>(wo);
             http.fallback([ui](server::http::Request& req) { return ui->handle(req); });

@@ -218,10 +218,9 @@ void add_unsupported_options(ArgParser& ap) {
               "the chat UI takes its defaults from /props and keeps its settings in the browser");
     ap.refuse("--ui-mcp-proxy,--webui-mcp-proxy,--no-ui-mcp-proxy,--no-webui-mcp-proxy", false,
               "there is no MCP proxy");
-    ap.refuse("--tools", true, "there are no built-in agent tools");
-    ap.refuse("--tools-runtime", true, "there are no built-in agent tools");
+    ap.refuse("--tools-runtime", true,
+              "tools run on the server's host: there are no container or ssh runtimes for them");
     ap.refuse("--mcp-servers-config,--mcp-servers-json", true, "there are no MCP servers");
-    ap.refuse("-ag,--agent,-no-ag,--no-agent", false, "there are no built-in agent tools");
     ap.refuse("--log-prompts-dir", true, "prompts are not logged to files; -v logs requests");
     for (const char* o :
          {"--spec-draft-p-split,--draft-p-split", "--spec-draft-sampling", "--spec-synth-len",
@@ -244,6 +243,12 @@ void add_unsupported_options(ArgParser& ap) {
         ap.refuse(o, false,
                   "cannot download: this build fetches nothing over the network; download the file and pass "
                   "-m FILE");
+}
+
+void refuse_tool_options(ArgParser& ap) {
+    const std::string why = "the built-in agent tools belong to the server (ggserve serve --tools LIST)";
+    ap.refuse("--tools", true, why);
+    ap.refuse("-ag,--agent,-no-ag,--no-agent", false, why);
 }
 
 void refuse_router_options(ArgParser& ap) {

@@ -49,6 +49,8 @@ void add_unsupported_options(ArgParser& ap);
 void add_checkpoint_options(ArgParser& ap);
 // -cram and --cache-idle-slots, refused by `run` (the host-memory prompt cache is the server's).
 void refuse_server_cache_options(ArgParser& ap);
+// --tools and -ag/--agent, refused by the commands that serve no HTTP (`run`).
+void refuse_tool_options(ArgParser& ap);
 // The router's options (`serve` without -m), refused by the commands that run one model.
 void refuse_router_options(ArgParser& ap);
 

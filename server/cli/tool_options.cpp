@@ -1,0 +1,30 @@
+#include "server/cli/tool_options.h"
+
+#include "server/tools/toolbox.h"
+
+namespace cli {
+
+void add_tool_options(ArgParser& ap, ToolOptions& to) {
+    // A source weaker than the one that already decided is ignored.
+    auto decide = [&to]() {
+        if (to.source > to.decided_by) return false;
+        to.decided_by = to.source;
+        return true;
+    };
+    ap.add("--tools", "TOOL1,TOOL2,...",
+           "experimental: built-in tools for AI agents, served at GET/POST /tools; \"all\" for every tool. They "
+           "read, write and run anything the server's user can: do not expose such a server to untrusted "
+           "clients. Tools: " + tools::Toolbox::available_names() + " (default: none)",
+           [&to, decide](const std::string& v) {
+               if (decide()) to.names = tools::Toolbox::split_list(v), to.agent = false;
+           });
+    ap.flag("-ag,--agent", "--tools all (llama-server's -ag also starts an MCP CORS proxy; ggserve has none)",
+            [&to, decide] {
+                if (decide()) to.names = {"all"}, to.agent = true;
+            });
+    ap.flag("-no-ag,--no-agent", "no built-in tools (clears --tools and -ag)", [&to, decide] {
+        if (decide()) to.names.clear(), to.agent = false;
+    });
+}
+
+}  // namespace cli

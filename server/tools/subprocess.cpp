@@ -1,0 +1,158 @@
+#include "server/tools/subprocess.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+extern char** environ;
+
+namespace tools {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int exit_code_of(int status) {
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+    return -1;
+}
+
+// A pidfd (readable once the child has exited), or -1 where the kernel has none: then the child is
+// polled with waitpid(WNOHANG) at each wake-up.
+int open_pidfd(pid_t pid) {
+#ifdef SYS_pidfd_open
+    const long fd = syscall(SYS_pidfd_open, pid, 0);
+    return fd < 0 ? -1 : (int)fd;
+#else
+    (void)pid;
+    return -1;
+#endif
+}
+
+// The spawn's attributes and file actions, released however run_process leaves.
+struct SpawnSetup {
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attr;
+    SpawnSetup() {
+        posix_spawn_file_actions_init(&actions);
+        posix_spawnattr_init(&attr);
+    }
+    ~SpawnSetup() {
+        posix_spawn_file_actions_destroy(&actions);
+        posix_spawnattr_destroy(&attr);
+    }
+};
+
+}  // namespace
+
+ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& options) {
+    ProcessResult res;
+    if (argv.empty()) {
+        res.spawn_error = "no program to run";
+        return res;
+    }
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+        res.spawn_error = std::string("pipe: ") + std::strerror(errno);
+        return res;
+    }
+    SpawnSetup s;
+    posix_spawn_file_actions_addopen(&s.actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&s.actions, fds[1], 1);
+    posix_spawn_file_actions_adddup2(&s.actions, fds[1], 2);
+    if (!options.cwd.empty()) posix_spawn_file_actions_addchdir_np(&s.actions, options.cwd.c_str());
+    // Its own process group (killed as one), no signal blocked (the server's threads block SIGINT and
+    // SIGTERM, which a child would inherit) and every signal at its default action.
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setflags(&s.attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    posix_spawnattr_setpgroup(&s.attr, 0);
+    posix_spawnattr_setsigmask(&s.attr, &none);
+    posix_spawnattr_setsigdefault(&s.attr, &all);
+
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    pid_t pid = -1;
+    const int err = posix_spawnp(&pid, args[0], &s.actions, &s.attr, args.data(), environ);
+    close(fds[1]);
+    if (err != 0) {
+        close(fds[0]);
+        res.spawn_error = "cannot run '" + argv[0] + "': " + std::strerror(err);
+        return res;
+    }
+    const int out = fds[0];
+    fcntl(out, F_SETFL, fcntl(out, F_GETFL) | O_NONBLOCK);
+    const int pidfd = open_pidfd(pid);
+
+    const auto deadline = Clock::now() + options.timeout;
+    bool pipe_open = true, alive = true;
+    int status = 0;
+    char buf[16384];
+    auto reap_if_done = [&](bool block) {
+        if (!alive) return;
+        pid_t r;
+        do r = waitpid(pid, &status, block ? 0 : WNOHANG);
+        while (r < 0 && errno == EINTR);
+        if (r == pid || r < 0) alive = false;
+    };
+    auto drain = [&] {
+        for (;;) {
+            const ssize_t n = read(out, buf, sizeof buf);
+            if (n > 0) {
+                const size_t room = options.max_output - std::min(options.max_output, res.output.size());
+                res.output.append(buf, std::min(room, (size_t)n));
+                if ((size_t)n > room) res.truncated = true;
+                continue;
+            }
+            if (n == 0) pipe_open = false;  // every writer has closed it
+            else if (errno == EINTR) continue;
+            else if (errno != EAGAIN && errno != EWOULDBLOCK) pipe_open = false;
+            return;
+        }
+    };
+    while (pipe_open || alive) {
+        const auto now = Clock::now();
+        const bool cancelled = options.cancelled && options.cancelled();
+        if (now >= deadline || cancelled) {
+            (cancelled ? res.cancelled : res.timed_out) = true;
+            kill(-pid, SIGKILL);  // the group: the shell and whatever it started
+            if (alive) kill(pid, SIGKILL);
+            break;
+        }
+        // Wake at least a few times a second to see a cancelled call.
+        const auto wait = std::min<Clock::duration>(deadline - now, std::chrono::milliseconds(250));
+        pollfd pf[2];
+        nfds_t n = 0;
+        if (pipe_open) pf[n++] = {out, POLLIN, 0};
+        const bool watch_pid = alive && pidfd >= 0;
+        if (watch_pid) pf[n++] = {pidfd, POLLIN, 0};
+        // Without a pidfd, a child that closed its output is polled at a short interval.
+        const int timeout_ms =
+            (int)std::chrono::ceil<std::chrono::milliseconds>(alive && pidfd < 0 && !pipe_open
+                                                                  ? std::min<Clock::duration>(wait, std::chrono::milliseconds(20))
+                                                                  : wait)
+                .count();
+        const int r = poll(pf, n, timeout_ms);
+        if (r < 0 && errno != EINTR) break;
+        if (pipe_open) drain();
+        reap_if_done(false);
+    }
+    close(out);
+    reap_if_done(true);
+    if (pidfd >= 0) close(pidfd);
+    res.exit_code = exit_code_of(status);
+    return res;
+}
+
+}  // namespace tools
