@@ -633,7 +633,7 @@ int cmd_serve(int argc, char** argv) {
         ro.webui = webui;
         ro.webui_path = wo.path;
         ro.timeout = std::chrono::seconds(timeout_s);
-        return run_router(ap, ro, hc);
+        return run_router(ap, ro, hc, std::move(toolbox), to.agent);
     }
     if (router_mode_requested(ro) || ap.given("models-max") || ap.given("no-models-autoload"))
         spdlog::warn("--models-dir/--models-preset/--models-*: ignored, -m serves one model (router mode is "
@@ -644,19 +644,8 @@ int cmd_serve(int argc, char** argv) {
         api::Api api(ac, http);
         api.register_routes();
         // Built-in tools: /tools exists only when some are enabled, as in llama-server.
-        std::unique_ptr<api::ToolsApi> tools_api;
-        if (toolbox && !toolbox->empty()) {
-            const std::vector<std::string> names = toolbox->names();
-            api.set_server_setting("tools", names);
-            tools_api = std::make_unique<api::ToolsApi>(std::move(*toolbox), http);
-            tools_api->register_routes();
-            std::string list;
-            for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-            spdlog::warn("built-in tools are enabled ({}): they read, write and run anything this user can; do not "
-                         "expose this server to untrusted environments (experimental)",
-                         list);
-            if (to.agent) spdlog::warn("-ag/--agent: there is no MCP CORS proxy in ggserve (/cors-proxy is not served)");
-        }
+        if (toolbox && !toolbox->empty()) api.set_server_setting("tools", toolbox->names());
+        const auto tools_api = serve_tools(std::move(toolbox), http, to.agent);
         if (webui || !wo.path.empty()) {
             auto ui = std::make_shared<const webui::WebUi>(wo);
             http.fallback([ui](server::http::Request& req) { return ui->handle(req); });

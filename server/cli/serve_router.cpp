@@ -10,6 +10,7 @@
 
 #include "server/api/build_info.h"
 #include "server/cli/file_lists.h"
+#include "server/cli/tool_options.h"
 #include "server/http/server.h"
 #include "server/router/child_state.h"
 #include "server/router/model_catalog.h"
@@ -30,7 +31,8 @@ const std::set<std::string>& router_only() {
         "models-dir", "models-preset", "models-max", "models-autoload", "no-models-autoload", "tags",
         "model",      "alias",         "host",       "port",            "reuse-port",         "api-key",
         "api-key-file", "ssl-key-file", "ssl-cert-file", "api-prefix",  "path",               "webui",
-        "no-webui",   "log-file",      "log-disable", "log-colors"};
+        "no-webui",   "log-file",      "log-disable", "log-colors",  "tools",              "agent",
+        "no-agent"};
     return s;
 }
 
@@ -62,7 +64,8 @@ void add_router_options(ArgParser& ap, RouterCliOptions& ro) {
 
 bool router_mode_requested(const RouterCliOptions& ro) { return !ro.models_dir.empty() || !ro.models_preset.empty(); }
 
-int run_router(const ArgParser& ap, const RouterCliOptions& ro, const server::http::ServerConfig& hc) {
+int run_router(const ArgParser& ap, const RouterCliOptions& ro, const server::http::ServerConfig& hc,
+               std::unique_ptr<tools::Toolbox> toolbox, bool agent) {
     std::vector<router::ModelSpec> catalog;
     std::vector<std::string> base_words;
     try {
@@ -163,6 +166,7 @@ int run_router(const ArgParser& ap, const RouterCliOptions& ro, const server::ht
         server::http::Server http(hc);
         router::RouterApi api(models, rc, http);
         api.register_routes();
+        const auto tools_api = serve_tools(std::move(toolbox), http, agent);  // the router's own, as llama-server
         if (ro.webui || !ro.webui_path.empty()) {
             webui::WebUiOptions wo;
             wo.path = ro.webui_path;

@@ -2,11 +2,14 @@
 // no -m, it serves many models, one `ggserve serve` child process per loaded model (server/router).
 #pragma once
 
+#include <memory>
+
 #include <chrono>
 #include <string>
 
 #include "server/cli/args.h"
 #include "server/http/server_config.h"
+#include "server/tools/toolbox.h"
 
 namespace cli {
 
@@ -27,6 +30,8 @@ bool router_mode_requested(const RouterCliOptions& ro);
 // Runs the router until SIGINT/SIGTERM (blocked by the caller and taken here). `ap` holds the parsed
 // command line, whose options (but the router's own) every model's server gets. Returns the exit code:
 // 2 for a bad catalog (missing directory, malformed preset), 1 if the server cannot start.
-int run_router(const ArgParser& ap, const RouterCliOptions& ro, const server::http::ServerConfig& hc);
+// The router serves /tools itself when `toolbox` has tools (-ag: `agent`); the models' servers get none.
+int run_router(const ArgParser& ap, const RouterCliOptions& ro, const server::http::ServerConfig& hc,
+               std::unique_ptr<tools::Toolbox> toolbox, bool agent);
 
 }  // namespace cli

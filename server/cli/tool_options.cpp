@@ -1,5 +1,7 @@
 #include "server/cli/tool_options.h"
 
+#include <spdlog/spdlog.h>
+
 #include "server/tools/toolbox.h"
 
 namespace cli {
@@ -25,6 +27,20 @@ void add_tool_options(ArgParser& ap, ToolOptions& to) {
     ap.flag("-no-ag,--no-agent", "no built-in tools (clears --tools and -ag)", [&to, decide] {
         if (decide()) to.names.clear(), to.agent = false;
     });
+}
+
+std::unique_ptr<api::ToolsApi> serve_tools(std::unique_ptr<tools::Toolbox> toolbox, server::http::Server& http,
+                                           bool agent) {
+    if (!toolbox || toolbox->empty()) return nullptr;
+    std::string list;
+    for (const auto& n : toolbox->names()) list += (list.empty() ? "" : ", ") + n;
+    auto tools_api = std::make_unique<api::ToolsApi>(std::move(*toolbox), http);
+    tools_api->register_routes();
+    spdlog::warn("built-in tools are enabled ({}): they read, write and run anything this user can; do not "
+                 "expose this server to untrusted environments (experimental)",
+                 list);
+    if (agent) spdlog::warn("-ag/--agent: there is no MCP CORS proxy in ggserve (/cors-proxy is not served)");
+    return tools_api;
 }
 
 }  // namespace cli

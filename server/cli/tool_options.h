@@ -4,10 +4,13 @@
 // line (then the environment) said nothing about tools.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "server/api/tools_api.h"
 #include "server/cli/args.h"
+#include "server/tools/toolbox.h"
 
 namespace cli {
 
@@ -21,5 +24,10 @@ struct ToolOptions {
 };
 
 void add_tool_options(ArgParser& ap, ToolOptions& to);
+
+// Registers GET/POST /tools on `http` for the toolbox's tools and warns that they are on; nullptr (and
+// nothing registered) when there are none. `agent`: they came from -ag.
+std::unique_ptr<api::ToolsApi> serve_tools(std::unique_ptr<tools::Toolbox> toolbox, server::http::Server& http,
+                                           bool agent);
 
 }  // namespace cli

@@ -444,6 +444,26 @@ TEST_CASE("router: GET /models/sse reports every status change, sleeping include
     CHECK(exit_code == 0);
 }
 
+TEST_CASE("router: --tools are the router's own /tools, not passed to the model servers", "[integration][router]") {
+    ModelsDir d;
+    ServerProcess r(router_args(d, {"--tools", "read_file,get_info"}));
+    Client c("127.0.0.1", r.port());
+    const auto listed = c.get("/tools");
+    REQUIRE(listed.status == 200);
+    std::set<std::string> names;
+    for (const auto& t : listed.json()) names.insert(t["tool"].get<std::string>());
+    CHECK(names == std::set<std::string>{"read_file", "get_info"});
+    const auto info = c.post("/tools", json{{"tool", "get_info"}, {"params", json::object()}}.dump());
+    CHECK(info.status == 200);
+    // A model server runs without tools.
+    REQUIRE(c.post("/completion", greedy("stories", "Once").dump()).status == 200);
+    const pid_t child = child_serving(r.pid(), "stories");
+    REQUIRE(child > 0);
+    std::ifstream f("/proc/" + std::to_string(child) + "/cmdline", std::ios::binary);
+    const std::string cmd((std::istreambuf_iterator<char>(f)), {});
+    CHECK(cmd.find("--tools") == std::string::npos);
+}
+
 TEST_CASE("router: downloads and deletes are refused with the reason", "[integration][router]") {
     ModelsDir d;
     ServerProcess r(router_args(d));
