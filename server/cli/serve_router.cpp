@@ -64,42 +64,52 @@ void add_router_options(ArgParser& ap, RouterCliOptions& ro) {
 
 bool router_mode_requested(const RouterCliOptions& ro) { return !ro.models_dir.empty() || !ro.models_preset.empty(); }
 
+namespace {
+
+// The catalog as the router serves it: --models-dir and --models-preset read, every model's tags set,
+// its preset options checked (a typo stops the start, or fails a reload) and the router's own dropped.
+std::vector<router::ModelSpec> read_catalog(const ArgParser& ap, const RouterCliOptions& ro) {
+    std::vector<router::ModelSpec> catalog = router::build_catalog(ro.models_dir, ro.models_preset);
+    if (catalog.empty())
+        throw ArgError("no models to serve: " +
+                       (ro.models_dir.empty() ? std::string("") : "--models-dir '" + ro.models_dir + "' holds no .gguf file") +
+                       (ro.models_dir.empty() || ro.models_preset.empty() ? "" : " and ") +
+                       (ro.models_preset.empty() ? std::string("") : "--models-preset '" + ro.models_preset + "' names no model"));
+    const auto tags = split_list(ro.tags);
+    for (auto& m : catalog) {
+        for (const auto& w : m.warnings) spdlog::warn("router: {}", w);
+        if (m.tags.empty()) m.tags = tags;
+        router::KeyValues kept;
+        for (const auto& [k, v] : m.options) {
+            const std::string name = ap.canonical_name(k);
+            if (name.empty()) throw ArgError("--models-preset: option '" + k + "' not recognized in [" + m.name + "]");
+            if (router_only().count(name)) {
+                spdlog::warn("router: [{}] {} is the router's to set: ignored", m.name, k);
+                continue;
+            }
+            try {
+                ap.words_for(k, v);
+            } catch (const ArgError& e) {
+                throw ArgError("--models-preset [" + m.name + "]: " + e.what());
+            }
+            kept.emplace_back(k, v);
+        }
+        m.options = std::move(kept);
+    }
+    return catalog;
+}
+
+}  // namespace
+
 int run_router(const ArgParser& ap, const RouterCliOptions& ro, const server::http::ServerConfig& hc,
                std::unique_ptr<tools::Toolbox> toolbox, bool agent) {
     std::vector<router::ModelSpec> catalog;
     std::vector<std::string> base_words;
     try {
         if (ro.models_max < 0) throw ArgError("--models-max must be >= 0 (0 = no limit)");
-        catalog = router::build_catalog(ro.models_dir, ro.models_preset);
-        if (catalog.empty())
-            throw ArgError("no models to serve: " +
-                           (ro.models_dir.empty() ? std::string("") : "--models-dir '" + ro.models_dir + "' holds no .gguf file") +
-                           (ro.models_dir.empty() || ro.models_preset.empty() ? "" : " and ") +
-                           (ro.models_preset.empty() ? std::string("") : "--models-preset '" + ro.models_preset + "' names no model"));
-        const auto tags = split_list(ro.tags);
+        catalog = read_catalog(ap, ro);
         int n_startup = 0;
-        for (auto& m : catalog) {
-            for (const auto& w : m.warnings) spdlog::warn("router: {}", w);
-            if (m.tags.empty()) m.tags = tags;
-            // Check every preset key now, so that a typo stops the start rather than a later load.
-            router::KeyValues kept;
-            for (const auto& [k, v] : m.options) {
-                const std::string name = ap.canonical_name(k);
-                if (name.empty()) throw ArgError("--models-preset: option '" + k + "' not recognized in [" + m.name + "]");
-                if (router_only().count(name)) {
-                    spdlog::warn("router: [{}] {} is the router's to set: ignored", m.name, k);
-                    continue;
-                }
-                try {
-                    ap.words_for(k, v);
-                } catch (const ArgError& e) {
-                    throw ArgError("--models-preset [" + m.name + "]: " + e.what());
-                }
-                kept.emplace_back(k, v);
-            }
-            m.options = std::move(kept);
-            n_startup += m.load_on_startup;
-        }
+        for (const auto& m : catalog) n_startup += m.load_on_startup;
         if (ro.models_max > 0 && n_startup > ro.models_max)
             throw ArgError(std::to_string(n_startup) + " models have load-on-startup, more than --models-max " +
                            std::to_string(ro.models_max));
@@ -143,6 +153,7 @@ int run_router(const ArgParser& ap, const RouterCliOptions& ro, const server::ht
     rc.request_timeout = ro.timeout;
     rc.load_timeout = ro.timeout;
     rc.build_info = api::build_info();
+    rc.read_catalog = [&ap, &ro] { return read_catalog(ap, ro); };
 
     sigset_t sigs;
     sigemptyset(&sigs);

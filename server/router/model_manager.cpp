@@ -114,7 +114,7 @@ void ModelManager::subscribe(EventSink sink) {
     }
     std::erase_if(sinks_, [](const EventSink& s) { return !s.alive(); });
     for (const auto& [name, inst] : models_)
-        if (!sink.send(status_event(*inst))) return;
+        if (!inst->removed && !sink.send(status_event(*inst))) return;
     sinks_.push_back(std::move(sink));
 }
 
@@ -128,17 +128,78 @@ void ModelManager::on_child_line(Instance& inst, const std::string& line) {
 const ModelManager::Instance& ModelManager::at(const std::string& name) const { return *models_.at(name); }
 
 std::optional<std::string> ModelManager::resolve(const std::string& name) const {
-    if (models_.count(name)) return name;
+    std::lock_guard lk(mu_);
+    if (auto it = models_.find(name); it != models_.end() && !it->second->removed) return name;
     if (auto it = aliases_.find(name); it != aliases_.end()) return it->second;
     return std::nullopt;
 }
 
-std::string ModelManager::only_model() const { return models_.size() == 1 ? models_.begin()->first : ""; }
+std::size_t ModelManager::size() const {
+    std::lock_guard lk(mu_);
+    return (std::size_t)std::count_if(models_.begin(), models_.end(), [](const auto& kv) { return !kv.second->removed; });
+}
+
+std::string ModelManager::only_model() const {
+    std::lock_guard lk(mu_);
+    std::string only;
+    for (const auto& [name, inst] : models_) {
+        if (inst->removed) continue;
+        if (!only.empty()) return "";
+        only = name;
+    }
+    return only;
+}
+
+namespace {
+bool same_entry(const ModelSpec& a, const ModelSpec& b) {
+    return a.path == b.path && a.source == b.source && a.aliases == b.aliases && a.tags == b.tags &&
+           a.options == b.options && a.stop_timeout_s == b.stop_timeout_s;
+}
+}  // namespace
+
+void ModelManager::reload(std::vector<ModelSpec> catalog) {
+    std::lock_guard lk(mu_);
+    std::map<std::string, ModelSpec> fresh;
+    for (auto& spec : catalog) fresh.emplace(spec.name, std::move(spec));
+    for (auto& [name, inst] : models_) {
+        const bool running = inst->status == ModelStatus::loading || inst->status == ModelStatus::loaded ||
+                             inst->status == ModelStatus::sleeping;
+        auto it = fresh.find(name);
+        if (it == fresh.end()) {
+            if (inst->removed) continue;
+            inst->removed = true;
+            spdlog::info("router: model '{}' is no longer in the catalog{}", name, running ? ": unloading it" : "");
+            if (running) begin_unload_locked(*inst);
+            continue;
+        }
+        const bool changed = inst->removed || !same_entry(inst->spec, it->second);
+        inst->removed = false;
+        if (changed) {
+            spdlog::info("router: model '{}' {}", name, running ? "changed: unloading it" : "updated");
+            inst->spec = std::move(it->second);
+            if (running) begin_unload_locked(*inst);
+        }
+        fresh.erase(it);
+    }
+    for (auto& [name, spec] : fresh) {
+        spdlog::info("router: model '{}' added ({})", name, spec.path);
+        auto inst = std::make_unique<Instance>();
+        inst->spec = std::move(spec);
+        Instance& added = *inst;
+        models_[name] = std::move(inst);
+        set_status_locked(added, ModelStatus::unloaded);  // subscribers learn of it
+    }
+    aliases_.clear();
+    for (const auto& [name, inst] : models_)
+        if (!inst->removed)
+            for (const auto& a : inst->spec.aliases) aliases_[a] = name;
+}
 
 std::vector<ModelView> ModelManager::list() const {
     std::lock_guard lk(mu_);
     std::vector<ModelView> out;
     for (const auto& [name, inst] : models_) {
+        if (inst->removed) continue;
         ModelView v;
         v.spec = inst->spec;
         v.status = inst->status;
@@ -211,6 +272,7 @@ std::unique_ptr<ModelManager::Lease> ModelManager::acquire(const std::string& na
     bool started = false;
     for (;;) {
         if (stopping_) throw HttpError(503, "the server is shutting down", "unavailable_error");
+        if (inst.removed) throw HttpError(400, "model '" + name + "' not found (it left the catalog)");
         if (inst.status == ModelStatus::loaded || inst.status == ModelStatus::sleeping) {
             inst.last_used = steady::now();
             undo.keep = true;
@@ -244,6 +306,7 @@ void ModelManager::load(const std::string& name) {
     std::lock_guard lk(mu_);
     if (stopping_) throw HttpError(503, "the server is shutting down", "unavailable_error");
     Instance& inst = at(name);
+    if (inst.removed) throw HttpError(404, "model is not found");
     if (inst.status != ModelStatus::unloaded) throw HttpError(400, "model is already running");
     if (!try_start_load_locked(inst))
         throw HttpError(503, "cannot load '" + name + "' now: --models-max " + std::to_string(options_.models_max) +

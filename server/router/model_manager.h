@@ -73,7 +73,7 @@ class ModelManager {
 
     // The model's name for a name or alias, or nullopt.
     std::optional<std::string> resolve(const std::string& name_or_alias) const;
-    std::size_t size() const { return models_.size(); }
+    std::size_t size() const;
     // The only model's name when the catalog has exactly one, else "".
     std::string only_model() const;
     std::vector<ModelView> list() const;
@@ -105,6 +105,10 @@ class ModelManager {
     // POST /models/unload: asks its server to stop (SIGTERM; SIGKILL after the model's stop timeout) and
     // returns (HttpError 400 if it is not running).
     void unload(const std::string& name);
+    // GET /models?reload=1: the catalog read again. New models are added; a model whose entry changed
+    // (file, options, aliases, tags, stop timeout) or that is gone is unloaded if it runs; gone ones leave
+    // the list at once (requests they are answering finish).
+    void reload(std::vector<ModelSpec> catalog);
     // Adds a /models/sse subscriber; it first gets every model's current status, so that nothing is
     // missed between reading GET /models and subscribing.
     void subscribe(EventSink sink);
@@ -128,6 +132,7 @@ class ModelManager {
         std::chrono::steady_clock::time_point kill_at{};
         ChildProcess* child = nullptr;  // owned by the lifecycle thread
         nlohmann::json info;
+        bool removed = false;  // gone from the catalog (kept for its thread and its requests in flight)
         std::thread thread;  // the lifecycle thread (joined by the next one, or by stop_all)
     };
 

@@ -142,7 +142,18 @@ RouterApi::Reply RouterApi::forward(Request& req, bool from_body) {
     return out;
 }
 
-RouterApi::Reply RouterApi::models(Request&) {
+RouterApi::Reply RouterApi::models(Request& req) {
+    if (const auto reload = req.query_param("reload"); reload && (*reload == "1" || *reload == "true")) {
+        if (!config_.read_catalog) throw HttpError(501, "this router cannot reload its catalog", "not_supported_error");
+        std::vector<ModelSpec> catalog;
+        try {
+            catalog = config_.read_catalog();
+        } catch (const std::exception& e) {
+            throw HttpError(500, std::string("cannot reload the model list (the old one stays): ") + e.what(),
+                            "server_error");
+        }
+        models_.reload(std::move(catalog));
+    }
     const auto created =
         std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
     json data = json::array();

@@ -22,6 +22,8 @@ struct RouterConfig {
     std::chrono::milliseconds request_timeout{std::chrono::seconds(600)};  // each wait on a child's answer
     std::chrono::milliseconds load_timeout{std::chrono::seconds(600)};
     nlohmann::json build_info;  // /props build_info
+    // GET /models?reload=1 reads the catalog again with this (throws with the reason when it cannot).
+    std::function<std::vector<ModelSpec>()> read_catalog;
 };
 
 class RouterApi {

@@ -450,8 +450,9 @@ TEST_CASE("router: --tools are the router's own /tools, not passed to the model 
     Client c("127.0.0.1", r.port());
     const auto listed = c.get("/tools");
     REQUIRE(listed.status == 200);
+    const json tools = listed.json();
     std::set<std::string> names;
-    for (const auto& t : listed.json()) names.insert(t["tool"].get<std::string>());
+    for (const auto& t : tools) names.insert(t["tool"].get<std::string>());
     CHECK(names == std::set<std::string>{"read_file", "get_info"});
     const auto info = c.post("/tools", json{{"tool", "get_info"}, {"params", json::object()}}.dump());
     CHECK(info.status == 200);
@@ -462,6 +463,40 @@ TEST_CASE("router: --tools are the router's own /tools, not passed to the model 
     std::ifstream f("/proc/" + std::to_string(child) + "/cmdline", std::ios::binary);
     const std::string cmd((std::istreambuf_iterator<char>(f)), {});
     CHECK(cmd.find("--tools") == std::string::npos);
+}
+
+TEST_CASE("router: GET /models?reload=1 reads the directory again: new models, gone ones unloaded",
+          "[integration][router]") {
+    ModelsDir d;
+    ServerProcess r(router_args(d));
+    Client c("127.0.0.1", r.port());
+    REQUIRE(c.post("/completion", greedy("stories-q8", "Once").dump()).status == 200);
+    const pid_t q8 = child_serving(r.pid(), "stories-q8");
+    REQUIRE(q8 > 0);
+
+    fs::create_symlink(fs::absolute(shared_path("models/stories260K.gguf")), d.dir / "again.gguf");
+    fs::remove(d.dir / "stories-q8.gguf");
+    CHECK(list(c)["data"].size() == 3);  // read at startup; nothing changes without reload
+    const auto reloaded = c.get("/models?reload=1");
+    REQUIRE(reloaded.status == 200);
+    const json now = reloaded.json();
+    std::vector<std::string> ids;
+    for (const auto& m : now["data"]) ids.push_back(m["id"]);
+    CHECK(ids == std::vector<std::string>{"again", "stories", "sub"});
+    CHECK(wait_gone(q8));  // its file is gone: its server was stopped
+    CHECK(c.post("/completion", greedy("stories-q8", "Once").dump()).status == 400);
+    const auto added = c.post("/completion", greedy("again", "Once").dump());
+    CHECK(added.status == 200);
+    CHECK(added.json()["tokens"] == c.post("/completion", greedy("stories", "Once").dump()).json()["tokens"]);
+
+    // A catalog that cannot be read keeps the old one.
+    const fs::path moved = d.dir.string() + "-moved";
+    fs::rename(d.dir, moved);
+    const auto failed = c.get("/models?reload=1");
+    CHECK(failed.status == 500);
+    CHECK(failed.json()["error"]["message"].get<std::string>().find("the old one stays") != std::string::npos);
+    fs::rename(moved, d.dir);
+    CHECK(list(c)["data"].size() == 3);
 }
 
 TEST_CASE("router: downloads and deletes are refused with the reason", "[integration][router]") {
