@@ -33,6 +33,12 @@ void add_checkpoint_options(ArgParser& ap) {
            count("--checkpoint-every-n-tokens", -1));
 }
 
+void refuse_server_ui_options(ArgParser& ap) {
+    const std::string why = "the chat UI belongs to the server (ggserve serve)";
+    ap.refuse("--ui-config,--webui-config,--ui-config-file,--webui-config-file", true, why);
+    ap.refuse("--ui-mcp-proxy,--webui-mcp-proxy,--no-ui-mcp-proxy,--no-webui-mcp-proxy", false, why);
+}
+
 void refuse_server_cache_options(ArgParser& ap) {
     ap.refuse("-cram,--cache-ram", true,
               "the host-memory prompt cache belongs to the server (ggserve serve); use --prompt-cache FILE here");
@@ -214,13 +220,12 @@ void add_unsupported_options(ArgParser& ap) {
             "CORS is fixed: the request's Origin is reflected with credentials, as llama-server's default");
     ap.refuse("--cors-credentials,--no-cors-credentials", false,
               "CORS is fixed: the request's Origin is reflected with credentials, as llama-server's default");
-    ap.refuse("--ui-config,--webui-config,--ui-config-file,--webui-config-file", true,
-              "the chat UI takes its defaults from /props and keeps its settings in the browser");
-    ap.refuse("--ui-mcp-proxy,--webui-mcp-proxy,--no-ui-mcp-proxy,--no-webui-mcp-proxy", false,
-              "there is no MCP proxy");
     ap.refuse("--tools", true, "there are no built-in agent tools");
     ap.refuse("--tools-runtime", true, "there are no built-in agent tools");
-    ap.refuse("--mcp-servers-config,--mcp-servers-json", true, "there are no MCP servers");
+    ap.refuse("--mcp-servers-config,--mcp-servers-json", true,
+              "MCP servers run by the server are not supported: llama-server starts these (stdio) servers and "
+              "offers their tools through /tools with --tools; the chat UI reaches MCP servers over HTTP "
+              "through --ui-mcp-proxy instead");
     ap.refuse("-ag,--agent,-no-ag,--no-agent", false, "there are no built-in agent tools");
     ap.refuse("--log-prompts-dir", true, "prompts are not logged to files; -v logs requests");
     for (const char* o :

@@ -14,6 +14,7 @@
 #include "server/router/model_catalog.h"
 #include "server/router/model_manager.h"
 #include "server/router/router_api.h"
+#include "server/webui/cors_proxy.h"
 #include "server/webui/webui.h"
 
 extern char** environ;
@@ -29,7 +30,9 @@ const std::set<std::string>& router_only() {
         "models-dir", "models-preset", "models-max", "models-autoload", "no-models-autoload", "tags",
         "model",      "alias",         "host",       "port",            "reuse-port",         "api-key",
         "api-key-file", "ssl-key-file", "ssl-cert-file", "api-prefix",  "path",               "webui",
-        "no-webui",   "log-file",      "log-disable", "log-colors"};
+        "no-webui",   "log-file",      "log-disable", "log-colors",
+        // The chat UI talks to the router: its settings and its CORS proxy are the router's.
+        "ui-config", "ui-config-file", "ui-mcp-proxy", "no-ui-mcp-proxy"};
     return s;
 }
 
@@ -137,6 +140,8 @@ int run_router(const ArgParser& ap, const RouterCliOptions& ro, const server::ht
     rc.request_timeout = ro.timeout;
     rc.load_timeout = ro.timeout;
     rc.build_info = api::build_info();
+    rc.ui_settings = ro.ui_settings;
+    rc.cors_proxy = ro.ui_mcp_proxy;
 
     sigset_t sigs;
     sigemptyset(&sigs);
@@ -157,9 +162,11 @@ int run_router(const ArgParser& ap, const RouterCliOptions& ro, const server::ht
                          }() + "]",
                          m.path, m.source == "preset" ? " *preset" : "");
         router::ModelManager models(std::move(catalog), mo);
+        webui::CorsProxy cors_proxy({ro.ui_mcp_proxy, ro.timeout});  // outlives the server, as in cmd_serve
         server::http::Server http(hc);
         router::RouterApi api(models, rc, http);
         api.register_routes();
+        cors_proxy.register_routes(http);
         if (ro.webui || !ro.webui_path.empty()) {
             webui::WebUiOptions wo;
             wo.path = ro.webui_path;

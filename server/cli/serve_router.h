@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "server/cli/args.h"
@@ -19,6 +20,8 @@ struct RouterCliOptions {
     bool webui = true;          // --webui / --no-webui
     std::string webui_path;     // --path
     std::chrono::seconds timeout{600};  // --timeout: each wait on a model's server, and its loading
+    nlohmann::json ui_settings = nlohmann::json::object();  // --ui-config / --ui-config-file
+    bool ui_mcp_proxy = false;                              // --ui-mcp-proxy
 };
 
 // The router's options: added to serve's parser.

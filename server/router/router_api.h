@@ -22,6 +22,8 @@ struct RouterConfig {
     std::chrono::milliseconds request_timeout{std::chrono::seconds(600)};  // each wait on a child's answer
     std::chrono::milliseconds load_timeout{std::chrono::seconds(600)};
     nlohmann::json build_info;  // /props build_info
+    nlohmann::json ui_settings = nlohmann::json::object();  // /props ui_settings (--ui-config)
+    bool cors_proxy = false;                                // /props cors_proxy_enabled (--ui-mcp-proxy)
 };
 
 class RouterApi {
