@@ -223,9 +223,8 @@ void add_unsupported_options(ArgParser& ap) {
     ap.refuse("--tools", true, "there are no built-in agent tools");
     ap.refuse("--tools-runtime", true, "there are no built-in agent tools");
     ap.refuse("--mcp-servers-config,--mcp-servers-json", true,
-              "MCP servers run by the server are not supported: llama-server starts these (stdio) servers and "
-              "offers their tools through /tools with --tools; the chat UI reaches MCP servers over HTTP "
-              "through --ui-mcp-proxy instead");
+              "llama-server starts the (stdio) MCP servers listed there and offers their tools through /tools "
+              "with --tools; ggserve has neither (the chat UI reaches HTTP MCP servers through --ui-mcp-proxy)");
     ap.refuse("-ag,--agent,-no-ag,--no-agent", false, "there are no built-in agent tools");
     ap.refuse("--log-prompts-dir", true, "prompts are not logged to files; -v logs requests");
     for (const char* o :
