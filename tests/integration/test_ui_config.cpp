@@ -129,7 +129,7 @@ std::string proxy_path(const std::string& url) {
 
 }  // namespace
 
-TEST_CASE("ui config: --ui-config and --ui-config-file reach /props; bad ones stop startup", "[integration][ui-config]") {
+TEST_CASE("ui config: --ui-config and --ui-config-file reach /props, bad ones stop startup", "[integration][ui-config]") {
     const json settings = {{"systemMessage", "Answer like a pirate."}, {"temperature", 0.25}, {"theme", "dark"}};
     {
         ServerProcess s(small_stories_args({"--ui-config", settings.dump()}));
