@@ -429,6 +429,11 @@ Api::Reply Api::props_get(Request&) {
                            {"speculative", speculative_json()},
                            {"build_info", build_info()},
                            {"is_sleeping", scheduler_->sleeping()},
+                           {"ui", config_.ui},
+                           {"ui_settings", config_.ui_settings},
+                           {"webui", config_.ui},  // the names of llama-server before its --ui rename
+                           {"webui_settings", config_.ui_settings},
+                           {"cors_proxy_enabled", config_.cors_proxy},
                            {"server", server}});
 }
 

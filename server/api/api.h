@@ -43,6 +43,9 @@ struct ApiConfig {
     bool prefill_assistant = true;
     bool metrics = false;       // --metrics
     bool props_writable = false;  // --props: POST /props may change the defaults
+    bool ui = true;                                         // --ui / --no-ui, shown in /props
+    nlohmann::json ui_settings = nlohmann::json::object();  // --ui-config: /props ui_settings
+    bool cors_proxy = false;                                // --ui-mcp-proxy: /props cors_proxy_enabled
     bool slots = true;            // --no-slots disables /slots
     std::string slot_save_path;
     std::string draft_model_path;  // -md, shown in /props

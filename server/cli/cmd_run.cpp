@@ -59,6 +59,7 @@ int cmd_run(int argc, char** argv) {
     add_info_options(ap, ir);
     add_download_options(ap);
     add_unsupported_options(ap);
+    refuse_server_ui_options(ap);
     add_checkpoint_options(ap);
     refuse_server_cache_options(ap);
     refuse_tool_options(ap);

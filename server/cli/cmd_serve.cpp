@@ -37,6 +37,8 @@
 #include "server/http/server.h"
 #include "server/router/child_state.h"
 #include "server/scheduler/scheduler.h"
+#include "server/webui/cors_proxy.h"
+#include "server/webui/ui_config.h"
 #include "server/webui/webui.h"
 
 namespace cli {
@@ -167,6 +169,8 @@ int cmd_serve(int argc, char** argv) {
     webui::WebUiOptions wo;
     ToolOptions to;
     std::unique_ptr<tools::Toolbox> toolbox;
+    std::string ui_config, ui_config_file;
+    bool ui_mcp_proxy = false;
     // Speculative decoding (llama-server's names).
     std::string spec_type, model_draft, device_draft, lookup_static, lookup_dynamic;
     int ngl_draft = 0, threads_draft = 0, threads_batch_draft = 0;
@@ -357,6 +361,17 @@ int cmd_serve(int argc, char** argv) {
     ap.flag("--no-webui,--no-ui", "do not serve the chat UI: / answers 404", &webui, false);
     ap.option("--path", "DIR", "serve the static files of DIR at / instead of the embedded chat UI", &wo.path);
     add_tool_options(ap, to);
+    ap.option("--ui-config,--webui-config", "JSON",
+              "default settings of the chat UI (a JSON object, in /props as ui_settings; see docs/compatibility.md "
+              "for the keys the UI applies); the user's own settings in the browser win",
+              &ui_config);
+    ap.option("--ui-config-file,--webui-config-file", "FILE", "the same, from a JSON file", &ui_config_file);
+    ap.flag("--ui-mcp-proxy,--webui-mcp-proxy",
+            "experimental: GET/POST /cors-proxy?url=... relays the chat UI's requests to MCP servers (plain http; "
+            "upstream waits bounded by --timeout) - do not enable in untrusted environments (default: off, 403)",
+            &ui_mcp_proxy);
+    ap.flag("--no-ui-mcp-proxy,--no-webui-mcp-proxy", "no CORS proxy: /cors-proxy answers 403 (default)",
+            &ui_mcp_proxy, false);
     ap.option("-to,--timeout", "SECONDS", "read/write timeout of HTTP connections (default 600)", &timeout_s);
     ap.option("--stream-stall-timeout", "SECONDS",
               "cancel a stream whose client has not taken any bytes for this long (default 30)", &stall_s);
@@ -519,6 +534,14 @@ int cmd_serve(int argc, char** argv) {
         }
         if (!wo.path.empty() && !std::filesystem::is_directory(wo.path))
             throw ArgError("--path '" + wo.path + "' is not a directory");
+        try {
+            ac.ui_settings = webui::load_ui_config(ui_config, ui_config_file);
+        } catch (const std::runtime_error& e) {
+            throw ArgError(e.what());
+        }
+        ac.ui = webui;
+        if (to.agent) ui_mcp_proxy = true;  // -ag: every built-in tool and the MCP CORS proxy, as llama-server
+        ac.cors_proxy = ui_mcp_proxy;
         if (!router_mode && mo.n_ctx != 0 && mo.n_ctx < (uint32_t)sc.n_parallel)
             throw ArgError("--ctx-size must be at least --parallel (each slot needs context)");
         if (auto err = engine::validate(ac.defaults.sampling); !err.empty()) throw ArgError(err);
@@ -633,19 +656,24 @@ int cmd_serve(int argc, char** argv) {
         ro.webui = webui;
         ro.webui_path = wo.path;
         ro.timeout = std::chrono::seconds(timeout_s);
-        return run_router(ap, ro, hc, std::move(toolbox), to.agent);
+        ro.ui_settings = ac.ui_settings;
+        ro.ui_mcp_proxy = ui_mcp_proxy;
+        return run_router(ap, ro, hc, std::move(toolbox));
     }
     if (router_mode_requested(ro) || ap.given("models-max") || ap.given("no-models-autoload"))
         spdlog::warn("--models-dir/--models-preset/--models-*: ignored, -m serves one model (router mode is "
                      "without -m)");
 
     try {
+        // Declared before the server, so destroyed after it: relays in flight end when the server stops.
+        webui::CorsProxy cors_proxy({ui_mcp_proxy, std::chrono::seconds(timeout_s)});
         server::http::Server http(hc);
         api::Api api(ac, http);
         api.register_routes();
         // Built-in tools: /tools exists only when some are enabled, as in llama-server.
         if (toolbox && !toolbox->empty()) api.set_server_setting("tools", toolbox->names());
-        const auto tools_api = serve_tools(std::move(toolbox), http, to.agent);
+        const auto tools_api = serve_tools(std::move(toolbox), http);
+        cors_proxy.register_routes(http);
         if (webui || !wo.path.empty()) {
             auto ui = std::make_shared<const webui::WebUi>(wo);
             http.fallback([ui](server::http::Request& req) { return ui->handle(req); });

@@ -33,6 +33,12 @@ void add_checkpoint_options(ArgParser& ap) {
            count("--checkpoint-every-n-tokens", -1));
 }
 
+void refuse_server_ui_options(ArgParser& ap) {
+    const std::string why = "the chat UI belongs to the server (ggserve serve)";
+    ap.refuse("--ui-config,--webui-config,--ui-config-file,--webui-config-file", true, why);
+    ap.refuse("--ui-mcp-proxy,--webui-mcp-proxy,--no-ui-mcp-proxy,--no-webui-mcp-proxy", false, why);
+}
+
 void refuse_server_cache_options(ArgParser& ap) {
     ap.refuse("-cram,--cache-ram", true,
               "the host-memory prompt cache belongs to the server (ggserve serve); use --prompt-cache FILE here");
@@ -214,13 +220,12 @@ void add_unsupported_options(ArgParser& ap) {
             "CORS is fixed: the request's Origin is reflected with credentials, as llama-server's default");
     ap.refuse("--cors-credentials,--no-cors-credentials", false,
               "CORS is fixed: the request's Origin is reflected with credentials, as llama-server's default");
-    ap.refuse("--ui-config,--webui-config,--ui-config-file,--webui-config-file", true,
-              "the chat UI takes its defaults from /props and keeps its settings in the browser");
-    ap.refuse("--ui-mcp-proxy,--webui-mcp-proxy,--no-ui-mcp-proxy,--no-webui-mcp-proxy", false,
-              "there is no MCP proxy");
     ap.refuse("--tools-runtime", true,
               "tools run on the server's host: there are no container or ssh runtimes for them");
-    ap.refuse("--mcp-servers-config,--mcp-servers-json", true, "there are no MCP servers");
+    ap.refuse("--mcp-servers-config,--mcp-servers-json", true,
+              "llama-server starts the (stdio) MCP servers listed there and offers their tools through /tools; "
+              "ggserve's /tools has only the built-in tools (the chat UI reaches HTTP MCP servers through "
+              "--ui-mcp-proxy)");
     ap.refuse("--log-prompts-dir", true, "prompts are not logged to files; -v logs requests");
     for (const char* o :
          {"--spec-draft-p-split,--draft-p-split", "--spec-draft-sampling", "--spec-synth-len",

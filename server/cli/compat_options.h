@@ -47,6 +47,8 @@ void add_unsupported_options(ArgParser& ap);
 // ggserve's sliding-window layers keep every cell and it has no recurrent models, so a prefix is always
 // reusable: the options are checked and accepted, and change nothing (as with llama-server's --swa-full).
 void add_checkpoint_options(ArgParser& ap);
+// --ui-config, --ui-mcp-proxy and their aliases, refused where there is no chat UI (ggserve run).
+void refuse_server_ui_options(ArgParser& ap);
 // -cram and --cache-idle-slots, refused by `run` (the host-memory prompt cache is the server's).
 void refuse_server_cache_options(ArgParser& ap);
 // --tools and -ag/--agent, refused by the commands that serve no HTTP (`run`).

@@ -16,6 +16,7 @@
 #include "server/router/model_catalog.h"
 #include "server/router/model_manager.h"
 #include "server/router/router_api.h"
+#include "server/webui/cors_proxy.h"
 #include "server/webui/webui.h"
 
 extern char** environ;
@@ -32,7 +33,9 @@ const std::set<std::string>& router_only() {
         "model",      "alias",         "host",       "port",            "reuse-port",         "api-key",
         "api-key-file", "ssl-key-file", "ssl-cert-file", "api-prefix",  "path",               "webui",
         "no-webui",   "log-file",      "log-disable", "log-colors",  "tools",              "agent",
-        "no-agent"};
+        "no-agent",
+        // The chat UI talks to the router: its settings and its CORS proxy are the router's.
+        "ui-config", "ui-config-file", "ui-mcp-proxy", "no-ui-mcp-proxy"};
     return s;
 }
 
@@ -102,7 +105,7 @@ std::vector<router::ModelSpec> read_catalog(const ArgParser& ap, const RouterCli
 }  // namespace
 
 int run_router(const ArgParser& ap, const RouterCliOptions& ro, const server::http::ServerConfig& hc,
-               std::unique_ptr<tools::Toolbox> toolbox, bool agent) {
+               std::unique_ptr<tools::Toolbox> toolbox) {
     std::vector<router::ModelSpec> catalog;
     std::vector<std::string> base_words;
     try {
@@ -154,6 +157,8 @@ int run_router(const ArgParser& ap, const RouterCliOptions& ro, const server::ht
     rc.load_timeout = ro.timeout;
     rc.build_info = api::build_info();
     rc.read_catalog = [&ap, &ro] { return read_catalog(ap, ro); };
+    rc.ui_settings = ro.ui_settings;
+    rc.cors_proxy = ro.ui_mcp_proxy;
 
     sigset_t sigs;
     sigemptyset(&sigs);
@@ -174,10 +179,12 @@ int run_router(const ArgParser& ap, const RouterCliOptions& ro, const server::ht
                          }() + "]",
                          m.path, m.source == "preset" ? " *preset" : "");
         router::ModelManager models(std::move(catalog), mo);
+        webui::CorsProxy cors_proxy({ro.ui_mcp_proxy, ro.timeout});  // outlives the server, as in cmd_serve
         server::http::Server http(hc);
         router::RouterApi api(models, rc, http);
         api.register_routes();
-        const auto tools_api = serve_tools(std::move(toolbox), http, agent);  // the router's own, as llama-server
+        const auto tools_api = serve_tools(std::move(toolbox), http);  // the router's own, as llama-server
+        cors_proxy.register_routes(http);
         if (ro.webui || !ro.webui_path.empty()) {
             webui::WebUiOptions wo;
             wo.path = ro.webui_path;

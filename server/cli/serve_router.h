@@ -5,6 +5,7 @@
 #include <memory>
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "server/cli/args.h"
@@ -22,6 +23,8 @@ struct RouterCliOptions {
     bool webui = true;          // --webui / --no-webui
     std::string webui_path;     // --path
     std::chrono::seconds timeout{600};  // --timeout: each wait on a model's server, and its loading
+    nlohmann::json ui_settings = nlohmann::json::object();  // --ui-config / --ui-config-file
+    bool ui_mcp_proxy = false;                              // --ui-mcp-proxy
 };
 
 // The router's options: added to serve's parser.
@@ -30,8 +33,8 @@ bool router_mode_requested(const RouterCliOptions& ro);
 // Runs the router until SIGINT/SIGTERM (blocked by the caller and taken here). `ap` holds the parsed
 // command line, whose options (but the router's own) every model's server gets. Returns the exit code:
 // 2 for a bad catalog (missing directory, malformed preset), 1 if the server cannot start.
-// The router serves /tools itself when `toolbox` has tools (-ag: `agent`); the models' servers get none.
+// The router serves /tools itself when `toolbox` has tools; the models' servers get none.
 int run_router(const ArgParser& ap, const RouterCliOptions& ro, const server::http::ServerConfig& hc,
-               std::unique_ptr<tools::Toolbox> toolbox, bool agent);
+               std::unique_ptr<tools::Toolbox> toolbox);
 
 }  // namespace cli

@@ -18,9 +18,9 @@ void add_tool_options(ArgParser& ap, ToolOptions& to) {
            "read, write and run anything the server's user can: do not expose such a server to untrusted "
            "clients. Tools: " + tools::Toolbox::available_names() + " (default: none)",
            [&to, decide](const std::string& v) {
-               if (decide()) to.names = tools::Toolbox::split_list(v), to.agent = false;
+               if (decide()) to.names = tools::Toolbox::split_list(v);
            });
-    ap.flag("-ag,--agent", "--tools all (llama-server's -ag also starts an MCP CORS proxy; ggserve has none)",
+    ap.flag("-ag,--agent", "--tools all and --ui-mcp-proxy: every built-in tool and the MCP CORS proxy",
             [&to, decide] {
                 if (decide()) to.names = {"all"}, to.agent = true;
             });
@@ -29,8 +29,7 @@ void add_tool_options(ArgParser& ap, ToolOptions& to) {
     });
 }
 
-std::unique_ptr<api::ToolsApi> serve_tools(std::unique_ptr<tools::Toolbox> toolbox, server::http::Server& http,
-                                           bool agent) {
+std::unique_ptr<api::ToolsApi> serve_tools(std::unique_ptr<tools::Toolbox> toolbox, server::http::Server& http) {
     if (!toolbox || toolbox->empty()) return nullptr;
     std::string list;
     for (const auto& n : toolbox->names()) list += (list.empty() ? "" : ", ") + n;
@@ -39,7 +38,6 @@ std::unique_ptr<api::ToolsApi> serve_tools(std::unique_ptr<tools::Toolbox> toolb
     spdlog::warn("built-in tools are enabled ({}): they read, write and run anything this user can; do not "
                  "expose this server to untrusted environments (experimental)",
                  list);
-    if (agent) spdlog::warn("-ag/--agent: there is no MCP CORS proxy in ggserve (/cors-proxy is not served)");
     return tools_api;
 }
 

@@ -16,7 +16,7 @@ namespace cli {
 
 struct ToolOptions {
     std::vector<std::string> names;  // "all" or tool names; empty: no tools, no /tools routes
-    bool agent = false;              // -ag: also what llama-server's MCP CORS proxy would be (there is none)
+    bool agent = false;              // -ag: the MCP CORS proxy (--ui-mcp-proxy) too
     // Where the options are being read from: 0 command line, 1 environment, 2 config file. Set before
     // ArgParser::apply_env and apply_config.
     int source = 0;
@@ -26,8 +26,7 @@ struct ToolOptions {
 void add_tool_options(ArgParser& ap, ToolOptions& to);
 
 // Registers GET/POST /tools on `http` for the toolbox's tools and warns that they are on; nullptr (and
-// nothing registered) when there are none. `agent`: they came from -ag.
-std::unique_ptr<api::ToolsApi> serve_tools(std::unique_ptr<tools::Toolbox> toolbox, server::http::Server& http,
-                                           bool agent);
+// nothing registered) when there are none.
+std::unique_ptr<api::ToolsApi> serve_tools(std::unique_ptr<tools::Toolbox> toolbox, server::http::Server& http);
 
 }  // namespace cli

@@ -235,6 +235,9 @@ RouterApi::Reply RouterApi::props(Request& req) {
                                {"model_alias", "ggserve"},
                                {"model_path", "none"},
                                {"default_generation_settings", {{"params", json::object()}, {"n_ctx", 0}}},
+                               {"ui_settings", config_.ui_settings},
+                               {"webui_settings", config_.ui_settings},
+                               {"cors_proxy_enabled", config_.cors_proxy},
                                {"build_info", config_.build_info}});
     }
     return forward(req, false);

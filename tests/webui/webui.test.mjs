@@ -146,7 +146,7 @@ try {
     await shot(page, 'desktop-light-empty');
     // Replies of at most 200 tokens unless a request asks for more (the Stop test does), through the
     // page's Max tokens setting (kept in localStorage).
-    await page.evaluate(() => localStorage.setItem('ggserve.settings.v1', JSON.stringify({ max_tokens: '200' })));
+    await page.evaluate(() => localStorage.setItem('ggserve.settings.v2', JSON.stringify({ max_tokens: '200' })));
     await page.reload({ waitUntil: 'load' });
     await page.waitForFunction(() => document.querySelector('#status')?.textContent === 'Ready', WAIT);
   });
@@ -500,6 +500,48 @@ try {
     } finally {
       await ctx.close();
       await keyed.stop();
+    }
+  });
+
+  await step('--ui-config gives the page its defaults; what the user changes wins and is all that is saved', async () => {
+    const ui = { systemMessage: 'Answer like a pirate.', temperature: 0.25, theme: 'dark', max_tokens: 8, top_k: 'x' };
+    const configured = await startServer(['--ui-config', JSON.stringify(ui)]);
+    const ctx = await browser.createBrowserContext();
+    try {
+      const p = await ctx.newPage();
+      const bodies = [];
+      p.on('request', (r) => { if (r.url().endsWith('/v1/chat/completions')) bodies.push(JSON.parse(r.postData())); });
+      await p.goto(configured.url + '/', { waitUntil: 'load' });
+      await p.waitForFunction(() => document.documentElement.dataset.theme === 'dark', WAIT);
+      await p.waitForFunction(() => document.querySelector('#status')?.textContent === 'Ready', WAIT);
+      await send(p, 'Hello');
+      await p.waitForSelector('.msg-assistant .timings', WAIT);
+      await p.waitForSelector('#send', WAIT);
+      assert.deepEqual(bodies[0].messages[0], { role: 'system', content: 'Answer like a pirate.' });
+      assert.equal(bodies[0].temperature, 0.25);
+      assert.equal(bodies[0].max_tokens, 8);
+      assert.equal(bodies[0].top_k, undefined);  // not a number: ignored
+      // The settings panel shows the configured values; the user changes the temperature.
+      await p.click('#settings-btn');
+      await p.waitForSelector('#settings', WAIT);
+      assert.equal(await p.$eval('textarea[name=system]', (e) => e.value), 'Answer like a pirate.');
+      await p.$eval('input[name=temperature]', (e) => { e.focus(); e.select(); });
+      await p.keyboard.type('0.5');
+      await p.click('#settings-save');
+      await p.waitForSelector('#settings', { hidden: true, ...WAIT });
+      const saved = await p.evaluate(() => JSON.parse(localStorage.getItem('ggserve.settings.v2')));
+      assert.deepEqual(saved, { temperature: '0.5' });
+      await p.reload({ waitUntil: 'load' });
+      await p.waitForFunction(() => document.querySelector('#status')?.textContent === 'Ready', WAIT);
+      await send(p, 'Again');
+      await p.waitForFunction((n) => document.querySelectorAll('.msg-assistant .timings').length >= n, WAIT, 2);
+      const last = bodies[bodies.length - 1];
+      assert.equal(last.temperature, 0.5);
+      assert.equal(last.messages[0].content, 'Answer like a pirate.');
+      await shot(p, 'desktop-dark-ui-config');
+    } finally {
+      await ctx.close();
+      await configured.stop();
     }
   });
 

@@ -5,7 +5,7 @@ import { useEffect, useMemo, useReducer, useRef, useState } from 'preact/hooks';
 import { ApiError, getJson, streamChat } from './api.js';
 import { Store } from './store.js';
 import { renderMarkdown } from './markdown.js';
-import { buildRequest, loadSettings, saveSettings } from './settings.js';
+import { DEFAULT_SETTINGS, buildRequest, loadUserSettings, saveUserSettings, serverUiDefaults } from './settings.js';
 import { SettingsPanel } from './settings_panel.jsx';
 import { focusOnMount } from './focus.js';
 import './style.css';
@@ -38,7 +38,11 @@ async function copyText(text) {
 function App() {
   const [, bump] = useReducer((x) => x + 1, 0);
   rerender = bump;
-  const [settings, setSettings] = useState(loadSettings);
+  // The defaults under the user's changes: built-in, then the server's --ui-config (from /props).
+  const baseRef = useRef(DEFAULT_SETTINGS);
+  const userRef = useRef(null);
+  if (userRef.current === null) userRef.current = loadUserSettings();
+  const [settings, setSettings] = useState(() => ({ ...DEFAULT_SETTINGS, ...userRef.current }));
   const [activeId, setActiveId] = useState(() => store.sorted()[0]?.id ?? null);
   const [server, setServer] = useState({ model: '', nCtx: 0, slots: 0, defaults: {} });
   const [status, setStatus] = useState({ kind: 'connecting', text: 'Connecting to the server…' });
@@ -64,6 +68,8 @@ function App() {
       const key = settingsRef.current.api_key;
       const [props, models] = await Promise.all([getJson('props', key), getJson('v1/models', key)]);
       const dgs = props.default_generation_settings ?? {};
+      baseRef.current = { ...DEFAULT_SETTINGS, ...serverUiDefaults(props.ui_settings ?? props.webui_settings) };
+      setSettings({ ...baseRef.current, ...userRef.current });
       setServer({
         model: models?.data?.[0]?.id ?? props.model_alias ?? '',
         nCtx: dgs.n_ctx ?? 0,
@@ -93,7 +99,7 @@ function App() {
 
   const updateSettings = (next) => {
     setSettings(next);
-    saveSettings(next);
+    userRef.current = saveUserSettings(next, baseRef.current);
   };
 
   async function generate(c, parentId) {
@@ -293,6 +299,7 @@ function App() {
       {showSettings && (
         <SettingsPanel
           settings={settings}
+          base={baseRef.current}
           defaults={server.defaults}
           onSave={(s) => {
             updateSettings(s);

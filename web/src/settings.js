@@ -1,7 +1,13 @@
 // Generation settings, saved per browser. An empty field means "the server's default" (shown from
 // /props) and is not sent; a filled one goes into the request body under the llama-server name.
+//
+// Three layers, the later winning: the built-in defaults (DEFAULT_SETTINGS), the server's UI defaults
+// (`ui_settings` in /props, from --ui-config; serverUiDefaults maps llama.cpp's setting names onto
+// ours), and what the user changed in this browser. Only the user's changes are saved, so a setting the
+// user never touched follows the server's configuration.
 
-const KEY = 'ggserve.settings.v1';
+const KEY = 'ggserve.settings.v2';      // the user's changes only
+const OLD_KEY = 'ggserve.settings.v1';  // every setting, saved by earlier versions
 
 // [request field, label, kind ('float' | 'int'), name in /props default_generation_settings]
 export const SETTINGS_FIELDS = [
@@ -12,6 +18,8 @@ export const SETTINGS_FIELDS = [
   ['typical_p', 'Typical-p', 'float'],
   ['repeat_penalty', 'Repeat penalty', 'float'],
   ['repeat_last_n', 'Repeat last n', 'int'],
+  ['presence_penalty', 'Presence penalty', 'float'],
+  ['frequency_penalty', 'Frequency penalty', 'float'],
   ['dry_multiplier', 'DRY multiplier', 'float'],
   ['dry_base', 'DRY base', 'float'],
   ['dry_allowed_length', 'DRY allowed length', 'int'],
@@ -32,19 +40,63 @@ export const DEFAULT_SETTINGS = {
   ...Object.fromEntries(SETTINGS_FIELDS.map(([k]) => [k, ''])),
 };
 
-export function loadSettings() {
-  try {
-    const saved = JSON.parse(localStorage.getItem(KEY) ?? '{}');
-    const out = { ...DEFAULT_SETTINGS };
-    for (const k of Object.keys(DEFAULT_SETTINGS)) if (typeof saved?.[k] === 'string') out[k] = saved[k];
+// llama.cpp web UI setting names that differ from ours (its settings-config.ts); our own names are
+// taken as they are. Its other keys (samplers, dynatemp_*, display options ...) have no counterpart here.
+const LLAMA_UI_NAMES = {
+  systemMessage: 'system',
+  apiKey: 'api_key',
+  custom: 'extra',  // both: a JSON object merged into each request
+  typ_p: 'typical_p',
+};
+const THEMES = { system: 'auto', auto: 'auto', light: 'light', dark: 'dark' };
+
+// Our settings (strings, as the form holds them) from the server's `ui_settings` object; keys we do not
+// know and values of the wrong type are left out.
+export function serverUiDefaults(ui) {
+  const out = {};
+  if (!ui || typeof ui !== 'object' || Array.isArray(ui)) return out;
+  const numeric = new Set(SETTINGS_FIELDS.map(([k]) => k));
+  for (const [name, value] of Object.entries(ui)) {
+    const k = LLAMA_UI_NAMES[name] ?? name;
+    if (!(k in DEFAULT_SETTINGS)) continue;
+    if (k === 'theme') {
+      if (typeof value === 'string' && THEMES[value]) out.theme = THEMES[value];
+    } else if (numeric.has(k)) {
+      if (typeof value === 'number' && Number.isFinite(value)) out[k] = String(value);
+      else if (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value))) out[k] = value.trim();
+    } else if ((k === 'json_schema' || k === 'extra') && value && typeof value === 'object') {
+      out[k] = JSON.stringify(value);
+    } else if (typeof value === 'string') {
+      out[k] = value;
+    }
+  }
+  return out;
+}
+
+// The settings the user changed in this browser ({key: string}).
+export function loadUserSettings() {
+  const pick = (saved, keep) => {
+    const out = {};
+    if (!saved || typeof saved !== 'object') return out;
+    for (const k of Object.keys(DEFAULT_SETTINGS)) if (typeof saved[k] === 'string' && keep(k, saved[k])) out[k] = saved[k];
     return out;
+  };
+  try {
+    const saved = localStorage.getItem(KEY);
+    if (saved !== null) return pick(JSON.parse(saved), () => true);
+    // An earlier version saved every setting: those still at the built-in default were never changed.
+    return pick(JSON.parse(localStorage.getItem(OLD_KEY) ?? '{}'), (k, v) => v !== DEFAULT_SETTINGS[k]);
   } catch {
-    return { ...DEFAULT_SETTINGS };
+    return {};
   }
 }
 
-export function saveSettings(s) {
-  localStorage.setItem(KEY, JSON.stringify(s));
+// Saves what differs from `base` (the defaults before the user's changes) and returns it.
+export function saveUserSettings(s, base) {
+  const changed = {};
+  for (const k of Object.keys(DEFAULT_SETTINGS)) if (s[k] !== base[k]) changed[k] = s[k];
+  localStorage.setItem(KEY, JSON.stringify(changed));
+  return changed;
 }
 
 // Checks each filled field; returns { field: message } for the bad ones.

@@ -1,10 +1,11 @@
 // The settings dialog: sampling fields (placeholders show the server's defaults from /props), system
-// prompt, grammar or JSON schema, API key and theme. Saved per browser on "Save".
+// prompt, grammar or JSON schema, API key and theme. Saved per browser on "Save"; "Reset" goes back to
+// `base`, the built-in defaults with the server's --ui-config over them.
 import { useState } from 'preact/hooks';
 import { focusOnMount } from './focus.js';
-import { SETTINGS_FIELDS, DEFAULT_SETTINGS, validateSettings } from './settings.js';
+import { SETTINGS_FIELDS, validateSettings } from './settings.js';
 
-export function SettingsPanel({ settings, defaults, onSave, onClose }) {
+export function SettingsPanel({ settings, base, defaults, onSave, onClose }) {
   const [s, setS] = useState({ ...settings });
   const errors = validateSettings(s);
   const set = (k) => (e) => setS({ ...s, [k]: e.currentTarget.value });
@@ -66,7 +67,7 @@ export function SettingsPanel({ settings, defaults, onSave, onClose }) {
         <div class="row">
           <button type="submit" class="primary" id="settings-save" disabled={Object.keys(errors).length > 0}>Save</button>
           <button type="button" onClick={onClose}>Cancel</button>
-          <button type="button" class="push" onClick={() => setS({ ...DEFAULT_SETTINGS, api_key: s.api_key, theme: s.theme })}>
+          <button type="button" class="push" onClick={() => setS({ ...base, api_key: s.api_key, theme: s.theme })}>
             Reset to server defaults
           </button>
         </div>
