@@ -122,7 +122,9 @@ TEST_CASE("built-in tools: -ag, LLAMA_ARG_TOOLS, LLAMA_ARG_AGENT and -no-ag choo
         ServerProcess s(small_stories_args({"-ag"}));
         Client c("127.0.0.1", s.port());
         CHECK(tool_names(c) == kAll);
-        CHECK(s.wait_log("no MCP CORS proxy"));
+        // -ag turns on the MCP CORS proxy too: a request without a target is a 400, not the 403 of "off".
+        CHECK(c.get("/cors-proxy").status == 400);
+        CHECK(c.get("/props").json()["cors_proxy_enabled"] == true);
     }
     {
         ServerProcess s(small_stories_args({}), std::chrono::seconds(60), ServerProcess::WaitFor::Ready,
