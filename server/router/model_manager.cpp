@@ -122,6 +122,7 @@ void ModelManager::on_child_line(Instance& inst, const std::string& line) {
     const bool asleep = line == kChildSleeping, awake = line == kChildAwake;
     if (!asleep && !awake) return;
     std::lock_guard lk(mu_);
+    inst.asleep = asleep;
     if (asleep && inst.status == ModelStatus::loaded) set_status_locked(inst, ModelStatus::sleeping);
     if (awake && inst.status == ModelStatus::sleeping) set_status_locked(inst, ModelStatus::loaded);
 }
@@ -240,6 +241,7 @@ bool ModelManager::try_start_load_locked(Instance& inst) {
     inst.exit_code = 0;
     inst.exit_what.clear();
     inst.info = nullptr;
+    inst.asleep = false;
     inst.port = 0;
     inst.last_used = steady::now();
     set_status_locked(inst, ModelStatus::loading);
@@ -458,6 +460,8 @@ void ModelManager::lifecycle(Instance& inst, std::thread previous, std::string v
             inst.info = std::move(info);
             set_status_locked(inst, ModelStatus::loaded);
             spdlog::info("router: model '{}' loaded", name);
+            // It fell asleep while the router was still checking on it (a slow machine).
+            if (inst.asleep) set_status_locked(inst, ModelStatus::sleeping);
         }
         cv_.notify_all();
     } else {

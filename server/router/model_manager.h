@@ -132,6 +132,7 @@ class ModelManager {
         std::chrono::steady_clock::time_point kill_at{};
         ChildProcess* child = nullptr;  // owned by the lifecycle thread
         nlohmann::json info;
+        bool asleep = false;   // its server said it sleeps (it may say so before it is marked loaded)
         bool removed = false;  // gone from the catalog (kept for its thread and its requests in flight)
         std::thread thread;  // the lifecycle thread (joined by the next one, or by stop_all)
     };
