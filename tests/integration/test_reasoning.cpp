@@ -159,12 +159,13 @@ TEST_CASE("reasoning control: a running chat told reasoning_end closes its reaso
           "other ids and actions change nothing",
           "[integration][reasoning]") {
     TemplateFile tmpl(kThinkTemplate);
-    ServerProcess s({"-m", stories_model(), "-c", "512", "-t", "1", "--chat-template-file", tmpl.path()});
+    // A long reply, so that the control surely arrives while it runs even on a loaded machine.
+    ServerProcess s({"-m", stories_model(), "-c", "4096", "-t", "1", "--chat-template-file", tmpl.path()});
     Client c = client(s.port());
     Client ctl = client(s.port());
-    const std::string greedy = first_tokens(c, 400);  // what the model reasons when nothing stops it
+    const std::string greedy = first_tokens(c, 3000);  // what the model reasons when nothing stops it
 
-    json body = chat_body(400);
+    json body = chat_body(3000);
     body["reasoning_control"] = true;
     body["reasoning_budget_message"] = "Told to stop.";
     body["stream"] = true;
