@@ -3,7 +3,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <filesystem>
 
@@ -145,6 +147,11 @@ void Api::register_routes() {
     http_.post("/v1/chat/completions/control", bind(&Api::chat_control, openai));
     http_.post("/chat/completions/control", bind(&Api::chat_control, openai));
     http_.post("/v1/chat/completions/input_tokens", offload(&Api::chat_input_tokens, openai));
+    http_.get("/v1/stream", bind(&Api::stream_get, openai));
+    http_.get("/v1/stream/{id}", bind(&Api::stream_get, openai));
+    http_.del("/v1/stream", bind(&Api::stream_delete, openai));
+    http_.del("/v1/stream/{id}", bind(&Api::stream_delete, openai));
+    http_.post("/v1/streams/lookup", bind(&Api::streams_lookup, openai));
     http_.post("/chat/completions/input_tokens", offload(&Api::chat_input_tokens, openai));
     http_.post("/completion", prepare_off_io([this](Request& r) { return completion(r, Flavor::Native); }, openai));
     http_.post("/infill", large(&Api::infill, openai));
@@ -546,6 +553,66 @@ Api::Reply Api::detokenize(Request& req) {
             ids.push_back((engine::Token)id);
         }
     return Response::json({{"content", vocab.detokenize(ids)}});
+}
+
+namespace {
+// The conversation of a /v1/stream request: the path's {id}, else ?conv_id=.
+std::string stream_id_of(const server::http::Request& req) {
+    if (auto it = req.path_params.find("id"); it != req.path_params.end()) return it->second;
+    return req.query_param("conv_id").value_or("");
+}
+}  // namespace
+
+Api::Reply Api::stream_get(Request& req) {
+    const std::string id = stream_id_of(req);
+    if (id.empty()) bad_request("Missing conversation id (conv_id)");
+    size_t from = 0;
+    if (const auto f = req.query_param("from"); f && !f->empty()) {
+        char* end = nullptr;
+        errno = 0;
+        const unsigned long long v = std::strtoull(f->c_str(), &end, 10);
+        if (*end != '\0' || errno != 0 || (*f)[0] == '-') bad_request("'from' must be a byte offset, not '" + *f + "'");
+        from = (size_t)v;
+    }
+    auto session = stream_sessions_.find(id);
+    if (!session) throw server::http::HttpError(404, "Stream not found or expired", "not_found_error");
+    const size_t total = session->info()["total_bytes"];
+    if (from > total)
+        bad_request("'from' (" + std::to_string(from) + ") is beyond the stream's " + std::to_string(total) + " bytes");
+    auto out = req.stream();
+    switch (session->follow(out, from)) {
+        case StreamSession::Follow::ok:
+            break;
+        case StreamSession::Follow::beyond_end:  // raced with nothing: `from` was checked above
+        case StreamSession::Follow::too_long:
+            out->send(server::http::error_body(410, "the stream outgrew the replay buffer (" +
+                                                        std::to_string(StreamSession::kMaxBytes >> 20) + " MiB)")
+                          .dump());
+            out->close();
+            break;
+    }
+    return out;
+}
+
+Api::Reply Api::stream_delete(Request& req) {
+    const std::string id = stream_id_of(req);
+    if (id.empty()) bad_request("Missing conversation id (conv_id)");
+    stream_sessions_.remove(id);  // the generation stops; an unknown id is nothing to do
+    server::http::Response r;
+    r.status = 204;
+    return r;
+}
+
+Api::Reply Api::streams_lookup(Request& req) {
+    // Only the sessions asked for, never a list of others'; a body that is not as expected finds none.
+    json out = json::array();
+    const json body = json::parse(req.body, nullptr, false);
+    if (body.is_object())
+        if (auto it = body.find("conversation_ids"); it != body.end() && it->is_array())
+            for (const auto& v : *it)
+                if (v.is_string())
+                    if (auto s = stream_sessions_.find(v.get<std::string>())) out.push_back(s->info());
+    return Response::json(out);
 }
 
 Api::Reply Api::chat_control(Request& req) {

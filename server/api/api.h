@@ -15,6 +15,7 @@
 #include "server/api/chat_formatter.h"
 #include "server/api/format_pool.h"
 #include "server/api/reasoning_control.h"
+#include "server/api/stream_sessions.h"
 #include "server/api/request_params.h"
 #include "server/http/server.h"
 #include "server/scheduler/scheduler.h"
@@ -131,6 +132,10 @@ private:
     Reply apply_template(Request& req);
     Reply chat_control(Request& req);       // POST /v1/chat/completions/control
     Reply chat_input_tokens(Request& req);  // POST /v1/chat/completions/input_tokens
+    // Resumable streams (stream_sessions.h): GET and DELETE /v1/stream, POST /v1/streams/lookup.
+    Reply stream_get(Request& req);
+    Reply stream_delete(Request& req);
+    Reply streams_lookup(Request& req);
     Reply embeddings(Request& req, bool oai);  // handlers_embeddings.cpp
     Reply rerank(Request& req);
     // --embeddings, or an encoder model (it cannot generate).
@@ -181,6 +186,7 @@ private:
     std::shared_ptr<const engine::GrammarVocab> grammar_vocab_;
     std::atomic<uint64_t> next_task_id_{1};
     ReasoningControls reasoning_controls_;
+    StreamSessions stream_sessions_;
     mutable std::mutex defaults_mu_;  // guards config_.defaults (POST /props) and config_.lora_scales
     std::unique_ptr<FormatPool> format_pool_;
     // Blocking work (large tokenizations, templating) runs here, answered through a DeferredResponse, so

@@ -6,6 +6,7 @@
 
 #include "server/http/errors.h"
 #include "server/http/response.h"
+#include "server/http/sse.h"
 
 namespace api {
 
@@ -194,7 +195,26 @@ static json legacy_logprobs(const json& entries) {
 }
 
 void GenerationResponse::send(const json& j) {
-    if (stream_) stream_->send(dump(j));
+    if (stream_) emit(dump(j));
+}
+
+void GenerationResponse::emit(std::string_view data, std::string_view event) {
+    std::string bytes = server::http::format_sse_event(data, event);
+    if (session_) session_->append(bytes);
+    stream_->write(std::move(bytes));
+}
+
+void GenerationResponse::stop() {
+    post([self = shared_from_this()] {
+        if (self->failed_ || !self->stream_) return;
+        self->failed_ = true;  // tokens still on their way are dropped
+        self->end_stream();
+    });
+}
+
+void GenerationResponse::end_stream() {
+    if (session_) session_->finish();
+    stream_->close();
 }
 
 void GenerationResponse::send_progress(size_t i, const sched::TokenOutput& out) {
@@ -223,7 +243,7 @@ void GenerationResponse::begin() {
 }
 
 void GenerationResponse::send_events(const std::vector<ReplyEvent>& events) {
-    for (const auto& e : events) stream_->send_event(e.name, dump(e.data));
+    for (const auto& e : events) emit(dump(e.data), e.name);
 }
 
 void GenerationResponse::agent_tokens(size_t i, const sched::TokenOutput& out) {
@@ -272,7 +292,7 @@ void GenerationResponse::agent_done(size_t i, const sched::FinalOutput& f) {
         if (!fin.delta.reasoning.empty() || !fin.delta.content.empty())
             send_events(rc_.agent->delta(fin.delta.reasoning, fin.delta.content));
         send_events(rc_.agent->finish(end));
-        stream_->close();
+        end_stream();
     } else {
         end.parsed = engine::chat::parse_output(f.content, rc_.parse);
         deferred_->respond(server::http::Response::json(rc_.agent->body(end)));
@@ -502,9 +522,9 @@ void GenerationResponse::finish_stream() {
             j["usage"] = usage_json();
             send(j);
         }
-        stream_->send("[DONE]");
+        emit("[DONE]");
     }
-    stream_->close();
+    end_stream();
 }
 
 void GenerationResponse::respond_collected() {
@@ -562,10 +582,10 @@ void GenerationResponse::on_error(size_t, int status, const std::string& message
     if (on_failure_) on_failure_();
     if (stream_ && rc_.agent) {
         send_events(rc_.agent->stream_error(status, message));
-        stream_->close();
+        end_stream();
     } else if (stream_) {
         send(server::http::error_body(status, message));
-        stream_->close();
+        end_stream();
     } else if (deferred_) {
         deferred_->respond(rc_.agent ? rc_.agent->error(status, message)
                                      : server::http::error_response(status, message));

@@ -21,6 +21,7 @@
 #include "server/api/format_pool.h"
 #include "server/api/json_fields.h"
 #include "server/api/request_params.h"
+#include "server/api/stream_sessions.h"
 #include "server/http/stream_writer.h"
 #include "server/scheduler/task.h"
 
@@ -53,11 +54,18 @@ public:
 
     // Exactly one of these is installed before the tasks are submitted.
     void set_stream(std::shared_ptr<server::http::StreamWriter> w);
+    // A resumable stream (X-Conversation-Id): every event also goes to the session, which outlives the
+    // client's connection; set with set_stream, before begin().
+    void set_session(std::shared_ptr<StreamSession> s) { session_ = std::move(s); }
     void set_deferred(std::shared_ptr<server::http::DeferredResponse> d);
 
     // After set_stream, before the tasks run: an agent reply's opening events (response.created,
     // message_start) go out at once.
     void begin();
+
+    // A resumable stream stopped from outside (DELETE /v1/stream, a newer request of its conversation):
+    // the stream ends where it is, for its client and the session's followers.
+    void stop();
 
     // Called once when a choice fails, to cancel the others.
     void set_on_failure(std::function<void()> f) { on_failure_ = std::move(f); }
@@ -81,6 +89,9 @@ private:
     void send_progress(size_t i, const sched::TokenOutput& out);
     json timings_json(const sched::Timings& t) const;
     void send(const json& j);
+    // One event to the client (and the session); the end of the stream.
+    void emit(std::string_view data, std::string_view event = {});
+    void end_stream();
     void send_chat_delta(size_t i, json delta, const json& probs, const json& timings = json());
     void send_parsed_delta(size_t i, const ChatStreamParser::Delta& d, const json& timings);
     json chat_message(const sched::FinalOutput& f, const char*& finish) const;
@@ -95,6 +106,7 @@ private:
     const engine::Vocab& vocab_;
     std::shared_ptr<FormatPool::Serial> serial_;
     std::shared_ptr<server::http::StreamWriter> stream_;
+    std::shared_ptr<StreamSession> session_;
     std::shared_ptr<server::http::DeferredResponse> deferred_;
 
     struct Choice {

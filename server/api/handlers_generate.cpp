@@ -324,10 +324,24 @@ Api::Reply Api::start_generation(Request& req, Flavor flavor, const json& body, 
     };
     response->set_on_failure(cancel_all);
     Reply reply = server::http::Response{};
+    // A resumable stream goes on without its client (DELETE /v1/stream stops it); others end with it.
+    const auto conv = opts.stream ? req.headers.get("x-conversation-id") : std::nullopt;
+    const std::string conv_id = conv ? StreamSessions::valid_id(*conv) : "";
+    if (conv && conv_id.empty()) bad_request("'X-Conversation-Id' must be 1 to 256 printable ASCII characters");
     if (opts.stream) {
         auto writer = req.stream();
-        writer->on_cancel(cancel_all);
         response->set_stream(writer);
+        if (!conv_id.empty()) {
+            auto session = stream_sessions_.start(conv_id);
+            std::weak_ptr<GenerationResponse> weak_response = response;
+            session->set_cancel([cancel_all, weak_response] {
+                cancel_all();
+                if (auto r = weak_response.lock()) r->stop();
+            });
+            response->set_session(std::move(session));
+        } else {
+            writer->on_cancel(cancel_all);
+        }
         response->begin();
         reply = Reply(writer);
     } else {
