@@ -4,6 +4,7 @@
 
 #include <thread>
 
+#include "server/http/client.h"
 #include "server/http/errors.h"
 #include "server/http/json_depth.h"
 #include "server/router/router_proxy.h"
@@ -78,6 +79,11 @@ void RouterApi::register_routes() {
     http_.get("/models/sse", bind(&RouterApi::events));
     http_.post("/models", bind(&RouterApi::download));
     http_.del("/models", bind(&RouterApi::remove));
+    http_.post("/v1/streams/lookup", bind(&RouterApi::streams_lookup));
+    for (const char* path : {"/v1/stream", "/v1/stream/{id}"}) {
+        http_.get(path, bind(&RouterApi::stream_forward));
+        http_.del(path, bind(&RouterApi::stream_forward));
+    }
     http_.get("/props", bind(&RouterApi::props));
     for (const char* path : {"/metrics", "/slots", "/lora-adapters"}) http_.get(path, get());
     for (const char* path :
@@ -224,6 +230,82 @@ RouterApi::Reply RouterApi::remove(Request& req) {
     // llama-server removes only models it downloaded into its cache; every model here is the user's file.
     throw HttpError(400, "model name=" + name + " is not removable (not from cache): it is a file of --models-dir "
                          "or --models-preset, which the router never deletes");
+}
+
+json RouterApi::lookup_streams(const json& ids, std::map<std::string, std::string>* owner) {
+    json all = json::array();
+    const std::string body = json{{"conversation_ids", ids}}.dump();
+    for (const ModelView& v : models_.list()) {
+        if (v.status != ModelStatus::loaded && v.status != ModelStatus::sleeping) continue;
+        try {
+            auto lease = models_.acquire(v.spec.name, false, std::chrono::steady_clock::now() + std::chrono::seconds(5));
+            server::http::ClientOptions co;
+            co.timeout = std::chrono::seconds(5);
+            server::http::Client c("127.0.0.1", (std::uint16_t)lease->port(), co);
+            const auto r = c.post("/v1/streams/lookup", body);
+            if (r.status != 200) continue;
+            const json found = json::parse(r.body, nullptr, false);
+            if (!found.is_array()) continue;
+            for (const auto& s : found) {
+                if (owner && s.contains("conversation_id") && s["conversation_id"].is_string())
+                    (*owner)[s["conversation_id"].get<std::string>()] = v.spec.name;
+                all.push_back(s);
+            }
+        } catch (const std::exception&) {
+            // unloaded meanwhile, or not answering: it holds nothing we can reach
+        }
+    }
+    return all;
+}
+
+RouterApi::Reply RouterApi::streams_lookup(Request& req) {
+    const json body = json::parse(req.body, nullptr, false);
+    json ids = json::array();
+    if (body.is_object())
+        if (auto it = body.find("conversation_ids"); it != body.end() && it->is_array())
+            for (const auto& v : *it)
+                if (v.is_string()) ids.push_back(v);
+    auto out = req.defer();
+    run_detached([this, ids, out] {
+        out->respond(Response::json(ids.empty() ? json::array() : lookup_streams(ids, nullptr)));
+    });
+    return out;
+}
+
+RouterApi::Reply RouterApi::stream_forward(Request& req) {
+    std::string id;
+    if (auto it = req.path_params.find("id"); it != req.path_params.end()) id = it->second;
+    else id = req.query_param("conv_id").value_or("");
+    if (id.empty()) throw HttpError(400, "Missing conversation id (conv_id)");
+    auto out = req.defer();
+    UpstreamRequest up;
+    up.method = req.method;
+    up.target = encode_path(req.path) + (req.query_string.empty() ? "" : "?" + req.query_string);
+    up.headers = forward_headers(req.headers);
+    run_detached([this, id, up = std::move(up), out] {
+        std::map<std::string, std::string> owner;
+        lookup_streams(json::array({id}), &owner);
+        const auto it = owner.find(id);
+        if (it == owner.end()) {
+            if (up.method == "DELETE") {
+                server::http::Response r;
+                r.status = 204;
+                out->respond(std::move(r));
+            } else {
+                out->respond(server::http::error_response(404, "Stream not found or expired", "not_found_error"));
+            }
+            return;
+        }
+        std::unique_ptr<ModelManager::Lease> lease;
+        try {
+            lease = models_.acquire(it->second, false, std::chrono::steady_clock::now() + config_.load_timeout);
+        } catch (const HttpError& e) {
+            out->respond(server::http::error_response(e.status(), e.what(), e.type()));
+            return;
+        }
+        relay_to_child(up, lease->port(), config_.request_timeout, out, it->second);
+    });
+    return out;
 }
 
 RouterApi::Reply RouterApi::props(Request& req) {

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 
@@ -43,6 +44,12 @@ class RouterApi {
     Reply load(Request& req);
     Reply events(Request& req);       // GET /models/sse
     Reply download(Request& req);     // POST /models
+    // Resumable streams: each loaded model's server holds its own; lookup asks them all, GET and DELETE
+    // /v1/stream go to the one holding the conversation.
+    Reply streams_lookup(Request& req);
+    Reply stream_forward(Request& req);
+    // The sessions the loaded models' servers hold of `ids`, and which model holds each.
+    nlohmann::json lookup_streams(const nlohmann::json& ids, std::map<std::string, std::string>* owner);
     Reply remove(Request& req);       // DELETE /models
     Reply unload(Request& req);
     Reply props(Request& req);

@@ -506,6 +506,53 @@ TEST_CASE("router: GET /models?reload=1 reads the directory again: new models, g
     CHECK(list(c)["data"].size() == 3);
 }
 
+TEST_CASE("router: resumable streams are looked up, replayed and stopped through the router",
+          "[integration][router]") {
+    ModelsDir d;
+    ServerProcess r(router_args(d));
+    Client c("127.0.0.1", r.port());
+    json body{{"model", "stories"},
+              {"messages", json::array({{{"role", "user"}, {"content", "Once"}}})},
+              {"max_tokens", 200},
+              {"temperature", 0},
+              {"stream", true}};
+    // A named stream whose client reads one event and goes away.
+    Client a("127.0.0.1", r.port());
+    std::string first;
+    a.stream("POST", "/v1/chat/completions", body.dump(), {{"X-Conversation-Id", "rconv"}},
+             [&](const SseEvent& e) {
+                 first = e.data;
+                 return false;
+             });
+    REQUIRE_FALSE(first.empty());
+    // Followed through the router to its end: the whole answer.
+    std::string content;
+    bool done = false;
+    const auto res = c.stream("GET", "/v1/stream?conv_id=rconv", {}, {}, [&](const SseEvent& e) {
+        if (e.data == "[DONE]") {
+            done = true;
+            return true;
+        }
+        const json j = json::parse(e.data);
+        if (!j["choices"].empty() && j["choices"][0]["delta"].contains("content") &&
+            j["choices"][0]["delta"]["content"].is_string())
+            content += j["choices"][0]["delta"]["content"].get<std::string>();
+        return true;
+    });
+    CHECK(res.status == 200);
+    CHECK(done);
+    body["stream"] = false;
+    const auto plain = c.post("/v1/chat/completions", body.dump());
+    CHECK(content == plain.json()["choices"][0]["message"]["content"]);
+    const auto found = c.post("/v1/streams/lookup", json{{"conversation_ids", {"rconv", "other"}}}.dump());
+    REQUIRE(found.status == 200);
+    const json sessions = found.json();
+    REQUIRE(sessions.size() == 1);
+    CHECK(sessions[0]["conversation_id"] == "rconv");
+    CHECK(c.request("DELETE", "/v1/stream?conv_id=rconv").status == 204);
+    CHECK(c.get("/v1/stream?conv_id=rconv").status == 404);
+}
+
 TEST_CASE("router: downloads and deletes are refused with the reason", "[integration][router]") {
     ModelsDir d;
     ServerProcess r(router_args(d));
