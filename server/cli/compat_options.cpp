@@ -224,7 +224,9 @@ void add_unsupported_options(ArgParser& ap) {
               "llama-server starts the (stdio) MCP servers listed there and offers their tools through /tools; "
               "ggserve's /tools has only the built-in tools (the chat UI reaches HTTP MCP servers through "
               "--ui-mcp-proxy)");
-    ap.refuse("--log-prompts-dir", true, "prompts are not logged to files; -v logs requests");
+    ap.refuse("--log-prompts-dir", true,
+              "prompts are not logged to files (what llama-server writes there could not be established from its "
+              "source); -v logs requests");
     for (const char* o :
          {"--spec-draft-p-split,--draft-p-split", "--spec-draft-sampling", "--spec-synth-len",
           "--spec-synth-rates", "-Cd,--cpu-mask-draft,--spec-draft-cpu-mask",
