@@ -171,6 +171,8 @@ int cmd_serve(int argc, char** argv) {
     std::unique_ptr<tools::Toolbox> toolbox;
     std::string ui_config, ui_config_file;
     bool ui_mcp_proxy = false;
+    std::string cors_origins = "*", cors_methods = "GET, POST, DELETE, OPTIONS", cors_headers = "*";
+    bool cors_origins_explicit = false, cors_credentials = true;
     // Speculative decoding (llama-server's names).
     std::string spec_type, model_draft, device_draft, lookup_static, lookup_dynamic;
     int ngl_draft = 0, threads_draft = 0, threads_batch_draft = 0;
@@ -259,6 +261,25 @@ int cmd_serve(int argc, char** argv) {
     ap.option("--api-prefix", "PREFIX",
               "serve every route under PREFIX, e.g. /llm: /llm/v1/models, /llm/health (no trailing /)",
               &hc.api_prefix);
+    ap.add("--cors-origins", "ORIGINS",
+           "origins whose pages may read the answers (CORS): * (any; with credentials the request's Origin is "
+           "reflected), localhost (pages from localhost, 127.0.0.1 or [::1], any port) or a comma-separated list "
+           "of origins such as https://app.example (default: *, or localhost with --tools)",
+           [&](const std::string& v) {
+               cors_origins = v;
+               cors_origins_explicit = true;
+           });
+    ap.option("--cors-methods", "METHODS",
+              "Access-Control-Allow-Methods of preflights, comma-separated (default: GET, POST, DELETE, OPTIONS)",
+              &cors_methods);
+    ap.option("--cors-headers", "HEADERS",
+              "Access-Control-Allow-Headers of preflights, comma-separated; * echoes the headers asked for "
+              "(default: *)",
+              &cors_headers);
+    ap.flag("--cors-credentials", "allow credentials (cookies, Authorization) in cross-origin requests (default)",
+            &cors_credentials);
+    ap.flag("--no-cors-credentials", "no credentials: with --cors-origins * the answer is Access-Control-Allow-Origin: *",
+            &cors_credentials, false);
     ap.add("--api-key", "KEY", "API key(s) clients must send (comma-separated)", [&hc](const std::string& v) {
         for (auto& k : split_list(v)) hc.api_keys.push_back(k);
     });
@@ -504,6 +525,14 @@ int cmd_serve(int argc, char** argv) {
             finish_control_vector_options(cvo);
         }
         check_api_prefix(hc.api_prefix);
+        // As llama-server: a server whose model can run tools answers only pages of this machine.
+        const bool cors_localhost_for_tools = !to.names.empty() && !cors_origins_explicit;
+        if (cors_localhost_for_tools) cors_origins = "localhost";
+        try {
+            hc.cors = server::http::CorsPolicy::from_options(cors_origins, cors_methods, cors_headers, cors_credentials);
+        } catch (const std::invalid_argument& e) {
+            throw ArgError(e.what());
+        }
         if (sc.n_cache_reuse < 0) throw ArgError("--cache-reuse must not be negative");
         if (ac.embd_normalize < -1) throw ArgError("--embd-normalize must be >= -1");
         if (!(sc.slot_prompt_similarity >= 0.0f && sc.slot_prompt_similarity <= 1.0f))
@@ -593,6 +622,8 @@ int cmd_serve(int argc, char** argv) {
         }
         // Logs go to stderr (and --log-file); stdout stays free for tools that wrap the server.
         setup_logging(lo);
+        if (cors_localhost_for_tools)
+            spdlog::warn("server tools are enabled, using localhost as default CORS origin (change via --cors-origins)");
     } catch (const ArgError& e) {
         std::fprintf(stderr, "ggserve serve: %s\n", e.what());
         return 2;

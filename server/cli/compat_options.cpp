@@ -37,6 +37,10 @@ void refuse_server_ui_options(ArgParser& ap) {
     const std::string why = "the chat UI belongs to the server (ggserve serve)";
     ap.refuse("--ui-config,--webui-config,--ui-config-file,--webui-config-file", true, why);
     ap.refuse("--ui-mcp-proxy,--webui-mcp-proxy,--no-ui-mcp-proxy,--no-webui-mcp-proxy", false, why);
+    const std::string cors = "CORS belongs to the server (ggserve serve)";
+    for (const char* o : {"--cors-origins", "--cors-methods", "--cors-headers"}) ap.refuse(o, true, cors);
+    ap.refuse("--cors-credentials", false, cors);
+    ap.refuse("--no-cors-credentials", false, cors);
 }
 
 void refuse_server_cache_options(ArgParser& ap) {
@@ -214,19 +218,15 @@ void add_unsupported_options(ArgParser& ap) {
     for (const char* o : {"--image-min-tokens", "--image-max-tokens", "--mtmd-batch-max-tokens",
                           "--video-fps", "--video-timestamp-interval", "--video-ffmpeg-dir", "--media-path"})
         ap.refuse(o, true, "multimodal input is not supported: ggserve serves text models");
-    for (const char* o : {"--cors-origins", "--cors-methods", "--cors-headers"})
-        ap.refuse(
-            o, true,
-            "CORS is fixed: the request's Origin is reflected with credentials, as llama-server's default");
-    ap.refuse("--cors-credentials,--no-cors-credentials", false,
-              "CORS is fixed: the request's Origin is reflected with credentials, as llama-server's default");
     ap.refuse("--tools-runtime", true,
               "tools run on the server's host: there are no container or ssh runtimes for them");
     ap.refuse("--mcp-servers-config,--mcp-servers-json", true,
               "llama-server starts the (stdio) MCP servers listed there and offers their tools through /tools; "
               "ggserve's /tools has only the built-in tools (the chat UI reaches HTTP MCP servers through "
               "--ui-mcp-proxy)");
-    ap.refuse("--log-prompts-dir", true, "prompts are not logged to files; -v logs requests");
+    ap.refuse("--log-prompts-dir", true,
+              "prompts are not logged to files (what llama-server writes there could not be established from its "
+              "source); -v logs requests");
     for (const char* o :
          {"--spec-draft-p-split,--draft-p-split", "--spec-draft-sampling", "--spec-synth-len",
           "--spec-synth-rates", "-Cd,--cpu-mask-draft,--spec-draft-cpu-mask",

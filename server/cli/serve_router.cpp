@@ -35,7 +35,9 @@ const std::set<std::string>& router_only() {
         "no-webui",   "log-file",      "log-disable", "log-colors",  "tools",              "agent",
         "no-agent",
         // The chat UI talks to the router: its settings and its CORS proxy are the router's.
-        "ui-config", "ui-config-file", "ui-mcp-proxy", "no-ui-mcp-proxy"};
+        "ui-config", "ui-config-file", "ui-mcp-proxy", "no-ui-mcp-proxy",
+        // The browser talks to the router, which answers CORS (the servers' CORS fields are not passed back).
+        "cors-origins", "cors-methods", "cors-headers", "cors-credentials", "no-cors-credentials"};
     return s;
 }
 

@@ -326,8 +326,8 @@ std::shared_ptr<ExchangeState> Connection::make_exchange(ExchangeKind kind, cons
 void Connection::finalize_headers(Headers& headers) {
     if (stopping_ || core_->stopping) keep_alive_ = false;  // the header and the close must agree
     headers.set("Connection", keep_alive_ ? "keep-alive" : "close");
-    if (core_->config.cors && request_ && !headers.contains("Access-Control-Allow-Origin")) {
-        add_cors_headers(request_->headers, headers);
+    if (request_ && !headers.contains("Access-Control-Allow-Origin")) {
+        add_cors_headers(core_->config.cors, request_->headers, headers);
     }
     if (!core_->config.server_name.empty() && !headers.contains("Server")) {
         headers.set("Server", core_->config.server_name);

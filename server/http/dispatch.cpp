@@ -59,7 +59,7 @@ std::optional<std::string> strip_path_prefix(std::string_view path, std::string_
 
 Reply dispatch_request(const Router& router, const DispatchPolicy& policy, Request& req,
                        std::string_view raw_path) {
-    if (policy.cors && req.method == "OPTIONS") return preflight_response(req.headers);
+    if (policy.cors.enabled && req.method == "OPTIONS") return preflight_response(policy.cors, req.headers);
     std::string unprefixed_raw;
     if (!policy.path_prefix.empty()) {
         auto raw = strip_path_prefix(raw_path, policy.path_prefix);

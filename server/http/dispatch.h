@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "server/http/auth.h"
+#include "server/http/cors.h"
 #include "server/http/errors.h"
 #include "server/http/message.h"
 #include "server/http/router.h"
@@ -20,7 +21,7 @@ namespace server::http {
 
 struct DispatchPolicy {
     ApiKeyAuth auth;
-    bool cors = true;
+    CorsPolicy cors;
     // Answers GET and HEAD requests that no route matches (the web UI's static files), without an API
     // key: the key protects the API, not the page. Empty: those requests get 404.
     Handler fallback;

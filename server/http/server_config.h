@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "server/http/cors.h"
+
 namespace server::http {
 
 struct ServerConfig {
@@ -42,7 +44,7 @@ struct ServerConfig {
     std::vector<std::string> api_keys;  // empty: no authentication
     // As llama-server: health and the model list need no key.
     std::vector<std::string> public_paths = {"/", "/health", "/v1/health", "/models", "/v1/models"};
-    bool cors = true;
+    CorsPolicy cors;  // --cors-*: the CORS answers (cors.enabled = false: none)
     std::string server_name = "ggserve";  // Server header; empty: none
 
     // HTTPS: a PEM private key and certificate chain (both, or neither for plain HTTP). Needs a build

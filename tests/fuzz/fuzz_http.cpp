@@ -51,8 +51,8 @@ struct SplitRng {
     }
 };
 
-void answer(Response response, const Headers& request_headers, bool cors) {
-    if (cors) add_cors_headers(request_headers, response.headers);
+void answer(Response response, const Headers& request_headers, const CorsPolicy& cors) {
+    add_cors_headers(cors, request_headers, response.headers);
     if (status_allows_body(response.status))
         response.headers.set("Content-Length", std::to_string(response.body.size()));
     const std::string head = serialize_head(response.status, response.headers);
@@ -73,7 +73,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const size_t max_header = (mode & 1) ? 256 : 64 * 1024;
     const size_t max_body = (mode & 2) ? 64 : 1024 * 1024;
     DispatchPolicy policy;
-    policy.cors = mode & 4;
+    policy.cors.enabled = mode & 4;
     if (mode & 8) policy.auth = ApiKeyAuth({"secret"}, {"/health"});
     if (mode & 16)
         policy.fallback = [](Request& req) -> Reply { return Response::text("static " + req.path); };
@@ -94,7 +94,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (progress.error_status) {
             if (progress.error_status != 400 && progress.error_status != 413 && progress.error_status != 431)
                 std::abort();
-            answer(error_response(progress.error_status, progress.error_message), {}, false);
+            CorsPolicy none;
+            none.enabled = false;
+            answer(error_response(progress.error_status, progress.error_message), {}, none);
             return 0;  // the connection closes
         }
         if (!progress.done) {

@@ -49,27 +49,28 @@ TEST_CASE("ApiKeyAuth allows public paths and configured keys only", "[http][aut
 }
 
 TEST_CASE("CORS headers reflect the origin and preflight allows what is asked", "[http][cors]") {
+    const CorsPolicy policy;  // llama-server's defaults
     Headers out;
-    add_cors_headers({{"Origin", "http://ui.local"}}, out);
+    add_cors_headers(policy, {{"Origin", "http://ui.local"}}, out);
     CHECK(out.value_or("Access-Control-Allow-Origin") == "http://ui.local");
     CHECK(out.value_or("Access-Control-Allow-Credentials") == "true");
     Headers star;
-    add_cors_headers({}, star);
+    add_cors_headers(policy, {}, star);
     CHECK(star.value_or("Access-Control-Allow-Origin") == "*");
 
-    Response pre = preflight_response({{"Origin", "http://ui.local"},
-                                       {"Access-Control-Request-Method", "POST"},
-                                       {"Access-Control-Request-Headers", "authorization, content-type"}});
+    Response pre = preflight_response(policy, {{"Origin", "http://ui.local"},
+                                                {"Access-Control-Request-Method", "POST"},
+                                                {"Access-Control-Request-Headers", "authorization, content-type"}});
     CHECK(pre.status == 204);
     CHECK(pre.headers.value_or("Access-Control-Allow-Headers") == "authorization, content-type");
-    CHECK(pre.headers.value_or("Access-Control-Allow-Methods").find("POST") != std::string::npos);
+    CHECK(pre.headers.value_or("Access-Control-Allow-Methods") == "GET, POST, DELETE, OPTIONS");
 }
 
 TEST_CASE("dispatch answers preflight before auth, then 401, 404 and 405", "[http][dispatch]") {
     Router router;
     router.add("GET", "/v1/models", [](Request&) { return Response::text("models"); });
     router.add("GET", "/health", [](Request&) { return Response::text("ok"); });
-    DispatchPolicy policy{ApiKeyAuth({"secret"}, {"/health"}), true, {}, {}, {}};
+    DispatchPolicy policy{ApiKeyAuth({"secret"}, {"/health"}), CorsPolicy{}, {}, {}, {}};
 
     CHECK(dispatch(router, policy, make_request("OPTIONS", "/v1/models")).status == 204);
     CHECK(dispatch(router, policy, make_request("GET", "/health")).body == "ok");
@@ -145,7 +146,7 @@ TEST_CASE("the static fallback answers unrouted GET/HEAD without a key, the API 
 
 TEST_CASE("CORS keeps the Vary of the response and adds Origin", "[http][cors]") {
     Headers out{{"Vary", "Accept-Encoding"}};
-    add_cors_headers({{"Origin", "http://ui.local"}}, out);
+    add_cors_headers(CorsPolicy{}, {{"Origin", "http://ui.local"}}, out);
     CHECK(out.value_or("Vary") == "Accept-Encoding, Origin");
 }
 
