@@ -5,15 +5,21 @@
 // each bounded; nothing sleeps.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import puppeteer from 'puppeteer-core';
 
-const [bin, model, outDir] = process.argv.slice(2);
-if (!bin || !model || !outDir) {
+const [binArg, modelArg, outDir] = process.argv.slice(2);
+if (!binArg || !modelArg || !outDir) {
   console.error('usage: node webui.test.mjs GGSERVE_BINARY MODEL OUTPUT_DIR');
   process.exit(2);
 }
+// Absolute: the tool servers run in a directory of their own.
+const bin = resolve(binArg);
+const model = resolve(modelArg);
+// A template with tool calls (Hermes style), as tests/integration/test_tools.cpp.
+const TOOL_TEMPLATE = resolve(model, '../../templates/Qwen-Qwen2.5-7B-Instruct.jinja');
 mkdirSync(outDir, { recursive: true });
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 // Generous: on a loaded machine the browser, the server and the compilers share few cores.
@@ -21,12 +27,12 @@ const WAIT = { timeout: 60000 };
 
 // ---- the server -------------------------------------------------------------------------------
 
-// Starts `ggserve serve` on a free port and resolves once it logs "ready:".
-function startServer(extra = []) {
+// Starts `ggserve serve` on a free port and resolves once it logs "ready:"; `cwd`: its directory.
+function startServer(extra = [], { cwd } = {}) {
   // No -n by default: as in llama-server it caps every request, and the Stop and busy tests ask for
   // 30000 tokens. The page's own replies are kept short by its Max tokens setting (200, set below).
   const args = ['serve', '--port', '0', '-m', model, '-np', '1', '-c', '32768', '-t', '1', ...extra];
-  const proc = spawn(bin, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const proc = spawn(bin, args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server not ready in 60 s:\n${log}`)), 60000);
@@ -112,6 +118,34 @@ function sse(deltas, timings) {
   events.push({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], timings });
   return events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('') + 'data: [DONE]\n\n';
 }
+
+// A fresh browser context on `url` with these settings saved (as the settings dialog saves them). It
+// records the bodies the page posts to /v1/chat/completions and to /tools.
+async function openWithSettings(url, settings) {
+  const ctx = await browser.createBrowserContext();
+  const page = await ctx.newPage();
+  await page.setViewport({ width: 1280, height: 820 });
+  const sent = { chats: [], tools: [], errors: [] };
+  page.on('request', (r) => {
+    if (r.method() !== 'POST') return;
+    if (r.url().endsWith('/v1/chat/completions')) sent.chats.push(JSON.parse(r.postData()));
+    else if (r.url().endsWith('/tools')) sent.tools.push({ body: JSON.parse(r.postData()), headers: r.headers() });
+  });
+  page.on('console', (m) => m.type() === 'error' && sent.errors.push(m.text()));
+  page.on('pageerror', (e) => sent.errors.push(String(e)));
+  await page.goto(url + '/', { waitUntil: 'load' });
+  await page.evaluate((s) => localStorage.setItem('ggserve.settings.v2', JSON.stringify(s)), settings);
+  await page.reload({ waitUntil: 'load' });
+  await page.waitForFunction(() => document.querySelector('#status')?.textContent === 'Ready', WAIT);
+  return { ctx, page, sent };
+}
+
+// What the page shows of each tool result: [{ status class, tool name, text }].
+const toolResults = (page) => page.$$eval('.msg-tool', (list) => list.map((a) => ({
+  status: [...a.classList].find((c) => c.startsWith('tool-'))?.slice(5),
+  name: a.querySelector('summary code')?.textContent,
+  text: a.querySelector('pre')?.textContent,
+})));
 
 // ---- the tests --------------------------------------------------------------------------------
 
@@ -457,6 +491,31 @@ try {
     await page.waitForFunction(() => document.querySelector('#status').textContent === 'Ready', WAIT);
   });
 
+  await step('a server without tools: no tool UI, and requests carry no tools field', async () => {
+    assert.equal(await page.$('#tools-info'), null);
+    await page.click('#settings-btn');
+    await page.waitForSelector('#settings', WAIT);
+    assert.equal(await page.$('#tools-settings'), null);
+    await page.click('#settings button[type=button]');  // Cancel
+    await page.waitForSelector('#settings', { hidden: true, ...WAIT });
+    const sent = new Promise((done) => {
+      const h = (req) => {
+        if (req.url().endsWith('/v1/chat/completions')) {
+          page.off('request', h);
+          done(JSON.parse(req.postData()));
+        }
+      };
+      page.on('request', h);
+    });
+    await page.click('#new-chat');
+    await send(page, 'No tools here');
+    const body = await sent;
+    await page.waitForSelector('#send', WAIT);
+    assert.equal(body.tools, undefined);
+    assert.equal(body.tool_choice, undefined);
+    assert.equal(await page.$('.msg-tool'), null);
+  });
+
   await step('the page ran with no console errors', async () => {
     assert.deepEqual(consoleErrors, []);
   });
@@ -564,6 +623,165 @@ try {
     } finally {
       await ctx.close();
       await prefixed.stop();
+    }
+  });
+
+  // stories260K never calls a tool by itself: tool_choice "required" (in the extra request fields) makes
+  // the grammar force one call per reply, at every turn, so the loop runs until the turn limit.
+  await step('with --tools get_info the page runs the calls through POST /tools, shows them and stops at max turns', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ggserve-webui-tools-'));
+    const srv = await startServer(['--tools', 'get_info', '--chat-template-file', TOOL_TEMPLATE, '--api-key', 'tool-key',
+      '-n', '400'], { cwd: dir });
+    let ctx;
+    try {
+      const auth = { Authorization: 'Bearer tool-key' };
+      // A bias for "}" (token 128) closes get_info's empty arguments at once.
+      const extra = { tool_choice: 'required', parallel_tool_calls: false, logit_bias: [[128, 100]] };
+      let page, sent;
+      ({ ctx, page, sent } = await openWithSettings(srv.url, { api_key: 'tool-key', extra: JSON.stringify(extra) }));
+      await page.waitForFunction(() => / · 1 tool$/.test(document.querySelector('#tools-info')?.textContent ?? ''), WAIT);
+      // Tools are on by default; the max turns, through the settings dialog.
+      await page.click('#settings-btn');
+      await page.waitForSelector('#tools-settings', WAIT);
+      assert.equal(await page.$eval('input[name=use_tools]', (e) => e.checked), true);
+      assert.match(await page.$eval('#tools-settings', (e) => e.textContent), /get_info/);
+      await page.$eval('input[name=max_turns]', (e) => { e.focus(); e.select(); });
+      await page.keyboard.type('2');
+      await shot(page, 'desktop-light-tools-settings');
+      await page.click('#settings-save');
+      await page.waitForSelector('#settings', { hidden: true, ...WAIT });
+
+      await send(page, 'Where do you run?');
+      await page.waitForFunction(() => /turn limit \(2\)/.test(document.querySelector('#status')?.textContent), WAIT);
+      await page.waitForSelector('#send', WAIT);
+      // Two replies (the limit), each one's call run through POST /tools with the API key.
+      assert.equal(sent.chats.length, 2);
+      assert.equal(sent.tools.length, 2);
+      for (const t of sent.tools) {
+        assert.deepEqual(t.body, { tool: 'get_info', params: {} });
+        assert.equal(t.headers.authorization, 'Bearer tool-key');
+      }
+      const defs = await (await fetch(srv.url + '/tools', { headers: auth })).json();
+      assert.deepEqual(sent.chats[0].tools, defs.map((t) => t.definition));
+      assert.equal(sent.chats[0].tool_choice, 'required');
+      // The result is what the server's get_info answers: the OS and the server's directory.
+      const expected = await (await fetch(srv.url + '/tools', {
+        method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ tool: 'get_info', params: {} }),
+      })).json();
+      assert.equal(expected.cwd, dir);
+      assert.ok(expected.os);
+      const shown = await toolResults(page);
+      assert.equal(shown.length, 2);
+      for (const r of shown) {
+        assert.equal(r.status, 'ok');
+        assert.equal(r.name, 'get_info');
+        assert.ok(r.text.includes(dir) && r.text.includes(expected.os.split(' ')[0]), r.text);
+        assert.deepEqual(JSON.parse(r.text), expected);
+      }
+      const calls = await page.$$eval('.msg-assistant .tool-call', (l) => l.map((e) => e.textContent));
+      assert.equal(calls.length, 2);
+      for (const c of calls) assert.match(c, /get_info\s*\{\}/);
+      assert.equal(await page.$eval('.msg-tool:last-of-type .note', (e) => e.textContent), 'turn limit reached (2)');
+      // The second request carries the first reply's call and its whole result.
+      const msgs = sent.chats[1].messages;
+      assert.deepEqual(msgs.map((m) => m.role), ['user', 'assistant', 'tool']);
+      const call = msgs[1].tool_calls?.[0];
+      assert.ok(call?.id);
+      assert.deepEqual(call.function, { name: 'get_info', arguments: '{}' });
+      assert.equal(msgs[2].tool_call_id, call.id);
+      assert.deepEqual(JSON.parse(msgs[2].content), expected);
+      assert.deepEqual(sent.errors, []);
+      await page.click('.msg-tool summary');
+      await shot(page, 'desktop-light-tools-loop');
+
+      // Errors become the call's result: arguments that are not JSON, an HTTP error from POST /tools.
+      const first = sse([
+        { role: 'assistant', content: '' },
+        { tool_calls: [{ index: 0, id: 'call_bad', type: 'function', function: { name: 'get_info', arguments: '{"x": ' } }] },
+        { tool_calls: [{ index: 1, id: 'call_500', type: 'function', function: { name: 'get_info', arguments: '{}' } }] },
+      ]);
+      let mockedChat = false;
+      let mockedTool = false;
+      await page.setRequestInterception(true);
+      page.on('request', (req) => {
+        if (req.url().endsWith('/v1/chat/completions') && !mockedChat) {
+          mockedChat = true;
+          req.respond({ status: 200, contentType: 'text/event-stream', body: first });
+        } else if (req.url().endsWith('/tools') && req.method() === 'POST' && !mockedTool) {
+          mockedTool = true;
+          req.respond({ status: 500, contentType: 'application/json', body: '{"error":{"message":"the tool broke","code":500}}' });
+        } else req.continue();
+      });
+      const before = sent.chats.length;
+      await page.click('#new-chat');
+      await send(page, 'Try again');
+      await page.waitForFunction(() => /turn limit/.test(document.querySelector('#status')?.textContent), WAIT);
+      await page.waitForSelector('#send', WAIT);
+      const next = sent.chats[before + 1].messages;
+      assert.deepEqual(next.map((m) => m.role), ['user', 'assistant', 'tool', 'tool']);
+      assert.equal(next[2].tool_call_id, 'call_bad');
+      assert.match(next[2].content, /^Error: the arguments are not valid JSON/);
+      assert.deepEqual(next[3], { role: 'tool', tool_call_id: 'call_500', content: 'Error: the tool broke' });
+      const errs = (await toolResults(page)).slice(0, 2);
+      assert.deepEqual(errs.map((r) => r.status), ['error', 'error']);
+    } finally {
+      await ctx?.close();
+      await srv.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  await step('a write tool asks first: Deny sends "denied" and writes nothing, Stop ends the loop, Always allow runs it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ggserve-webui-tools-'));
+    const srv = await startServer(['--tools', 'write_file', '--chat-template-file', TOOL_TEMPLATE], { cwd: dir });
+    let ctx;
+    try {
+      // A fixed seed: the same calls (with short, plain file names) at every run.
+      const extra = { tool_choice: 'required', parallel_tool_calls: false, seed: 3, max_tokens: 400 };
+      let page, sent;
+      ({ ctx, page, sent } = await openWithSettings(srv.url, { extra: JSON.stringify(extra), max_turns: '2' }));
+      await send(page, 'Write a story');
+      await page.waitForSelector('#tool-confirm', WAIT);
+      assert.match(await page.$eval('#tool-confirm', (e) => e.textContent), /write_file[\s\S]*"path"/);
+      assert.equal(await page.evaluate(() => document.activeElement?.id), 'tool-deny');  // Enter does not allow
+      await shot(page, 'desktop-light-tools-confirm');
+      await page.click('#tool-deny');
+      await until('the next request', () => sent.chats.length === 2);
+      const msgs = sent.chats[1].messages;
+      assert.deepEqual(msgs.map((m) => m.role), ['user', 'assistant', 'tool']);
+      assert.equal(msgs[2].tool_call_id, msgs[1].tool_calls[0].id);
+      assert.match(msgs[2].content, /denied/);
+      // The second reply asks again; Stop ends the loop there.
+      await page.waitForSelector('#tool-confirm', WAIT);
+      await page.click('#tool-stop');
+      await page.waitForSelector('#send', WAIT);
+      assert.equal(await page.$eval('#status', (e) => e.textContent), 'Stopped');
+      assert.equal(await page.$('#tool-confirm'), null);
+      assert.equal(sent.chats.length, 2);
+      assert.equal(sent.tools.length, 0, 'POST /tools was never called');
+      assert.deepEqual(readdirSync(dir), [], 'no file was written');
+      assert.deepEqual((await toolResults(page)).map((r) => r.status), ['denied']);
+
+      // "Always allow": this call runs, and the next one without asking.
+      await send(page, 'Now write it');
+      await page.waitForSelector('#tool-confirm', WAIT);
+      await page.click('#tool-always');
+      await page.waitForFunction(() => /turn limit/.test(document.querySelector('#status')?.textContent), WAIT);
+      await page.waitForSelector('#send', WAIT);
+      assert.equal(sent.tools.length, 2);
+      for (const { body } of sent.tools) {
+        assert.equal(body.tool, 'write_file');
+        const file = resolve(dir, body.params.path);
+        assert.ok(file.startsWith(dir + '/'), `a file inside the directory: ${body.params.path}`);
+        assert.equal(readFileSync(file, 'utf8'), body.params.content);
+      }
+      assert.deepEqual((await toolResults(page)).map((r) => r.status), ['denied', 'ok', 'ok']);
+      assert.deepEqual(sent.errors, []);
+    } finally {
+      await ctx?.close();
+      await srv.stop();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 } finally {

@@ -50,6 +50,12 @@ export async function getJson(path, apiKey) {
   return res.json();
 }
 
+export async function postJson(path, body, apiKey, signal) {
+  const res = await send(path, { method: 'POST', headers: headers(apiKey, true), body: JSON.stringify(body), signal });
+  if (!res.ok) throw await errorFrom(res);
+  return res.json();
+}
+
 // Yields each parsed `data:` object of the stream until `[DONE]`. Aborting `signal` closes the
 // connection, which makes the server cancel the request and free its slot.
 export async function* streamChat(body, apiKey, signal) {

@@ -1,12 +1,15 @@
-// The ggserve chat UI: conversations in a sidebar, a chat that streams from /v1/chat/completions,
-// settings saved per browser (defaults from /props), and a status line from /props and /v1/models.
+// The ggserve chat UI: conversations in a sidebar, a chat that streams from /v1/chat/completions (and,
+// when the server has built-in tools, runs the model's tool calls: tools.js), settings saved per browser
+// (defaults from /props), and a status line from /props and /v1/models.
 import { render } from 'preact';
 import { useEffect, useMemo, useReducer, useRef, useState } from 'preact/hooks';
 import { ApiError, getJson, streamChat } from './api.js';
 import { Store } from './store.js';
 import { renderMarkdown } from './markdown.js';
-import { DEFAULT_SETTINGS, buildRequest, loadUserSettings, saveUserSettings, serverUiDefaults } from './settings.js';
+import { DEFAULT_SETTINGS, buildRequest, loadUserSettings, maxTurns, saveUserSettings, serverUiDefaults } from './settings.js';
 import { SettingsPanel } from './settings_panel.jsx';
+import { agentLoop, loadTools } from './tools.js';
+import { ToolConfirm, ToolResult } from './tool_views.jsx';
 import { focusOnMount } from './focus.js';
 import './style.css';
 
@@ -47,6 +50,8 @@ function App() {
   const [server, setServer] = useState({ model: '', nCtx: 0, slots: 0, defaults: {} });
   const [status, setStatus] = useState({ kind: 'connecting', text: 'Connecting to the server…' });
   const [gen, setGen] = useState(null);  // { convId, nodeId, controller }
+  const [serverTools, setServerTools] = useState([]);  // GET /tools, when /props lists tools
+  const [toolAsk, setToolAsk] = useState(null);  // a write tool waiting for the user: { tool, args, answer }
   const [showSettings, setShowSettings] = useState(false);
   const [askKey, setAskKey] = useState(false);
   const [sidebar, setSidebar] = useState(false);
@@ -56,6 +61,8 @@ function App() {
   const listRef = useRef(null);
   const settingsRef = useRef(settings);
   settingsRef.current = settings;
+  const toolsRef = useRef(serverTools);
+  toolsRef.current = serverTools;
 
   useEffect(() => applyTheme(settings.theme), [settings.theme]);
 
@@ -68,6 +75,8 @@ function App() {
       const key = settingsRef.current.api_key;
       const [props, models] = await Promise.all([getJson('props', key), getJson('v1/models', key)]);
       const dgs = props.default_generation_settings ?? {};
+      // ggserve lists its built-in tools in /props; a server without any gets no tools request at all.
+      setServerTools(props.server?.tools?.length ? await loadTools(key).catch(() => []) : []);
       baseRef.current = { ...DEFAULT_SETTINGS, ...serverUiDefaults(props.ui_settings ?? props.webui_settings) };
       setSettings({ ...baseRef.current, ...userRef.current });
       setServer({
@@ -102,17 +111,8 @@ function App() {
     userRef.current = saveUserSettings(next, baseRef.current);
   };
 
-  async function generate(c, parentId) {
-    let request;
-    try {
-      request = buildRequest(settingsRef.current, store.path(c, parentId));
-    } catch (e) {
-      setStatus({ kind: 'error', text: e.message });
-      return;
-    }
-    const node = store.addNode(c, parentId, 'assistant', '');
-    const controller = new AbortController();
-    setGen({ convId: c.id, nodeId: node.id, controller });
+  // Streams one model reply into `node`; a failure is the node's error (an abort is thrown on).
+  async function streamInto(node, request, signal) {
     let started = false;
     // A reply that does not start soon may be queued behind other requests: say so.
     const busyCheck = setTimeout(async () => {
@@ -127,7 +127,7 @@ function App() {
       }
     }, 1500);
     try {
-      for await (const chunk of streamChat(request, settingsRef.current.api_key, controller.signal)) {
+      for await (const chunk of streamChat(request, settingsRef.current.api_key, signal)) {
         if (!started) {
           started = true;
           setStatus({ kind: 'ok', text: 'Generating…' });
@@ -145,22 +145,76 @@ function App() {
         if (chunk.choices?.[0]?.finish_reason) node.finish = chunk.choices[0].finish_reason;
         if (chunk.timings) node.timings = chunk.timings;
         if (chunk.model) node.model = chunk.model;
-        c.updated = Date.now();
         store.saveSoon();
         renderSoon();
       }
-      setStatus({ kind: 'ok', text: 'Ready' });
+      // Every call needs an id for its result to name.
+      node.toolCalls?.forEach((t, i) => { t.id ||= `call_${node.id}_${i}`; });
     } catch (e) {
-      if (e?.name === 'AbortError') {
-        node.finish = 'stopped';
-        setStatus({ kind: 'ok', text: 'Stopped' });
-      } else {
-        node.error = e.message;
-        setStatus({ kind: e.kind ?? 'error', text: e.message });
-        if (e.kind === 'auth') setAskKey(true);
-      }
+      if (e?.name === 'AbortError') throw e;
+      node.error = e.message;
+      setStatus({ kind: e.kind ?? 'error', text: e.message });
+      if (e.kind === 'auth') setAskKey(true);
     } finally {
       clearTimeout(busyCheck);
+      store.save();
+    }
+  }
+
+  // Asks the user whether a write tool may run; stopping the loop closes the question.
+  const confirmTool = (signal) => (tool, args) => new Promise((resolve) => {
+    const answer = (decision) => {
+      signal.removeEventListener('abort', onAbort);
+      setToolAsk(null);
+      resolve(decision);
+    };
+    const onAbort = () => answer('deny');
+    signal.addEventListener('abort', onAbort);
+    setToolAsk({ tool, args, answer });
+  });
+
+  // Replies to the branch ending at `parentId`: one model reply, or with tools on, the agent loop.
+  async function generate(c, parentId) {
+    const s = settingsRef.current;
+    const tools = s.use_tools !== 'off' ? toolsRef.current : [];
+    const controller = new AbortController();
+    let current = null;  // the newest reply
+    setGen({ convId: c.id, nodeId: null, controller });
+    const reply = async (parent) => {
+      const request = buildRequest(settingsRef.current, store.path(c, parent), tools.map((t) => t.definition));
+      current = store.addNode(c, parent, 'assistant', '');
+      setGen({ convId: c.id, nodeId: current.id, controller });
+      await streamInto(current, request, controller.signal);
+      c.updated = Date.now();
+      return current;
+    };
+    const addResult = (parent, call, result) => {
+      const node = store.addNode(c, parent.id, 'tool', result.content);
+      Object.assign(node, { toolCallId: call.id, toolName: call.name, status: result.status });
+      store.save();
+      return node;
+    };
+    try {
+      const turns = maxTurns(s);
+      const { limit, last } = await agentLoop({
+        parentId, tools, maxTurns: turns, reply, addResult,
+        apiKey: s.api_key, signal: controller.signal, confirm: confirmTool(controller.signal),
+        onStatus: (text) => setStatus({ kind: 'ok', text }),
+      });
+      if (limit) {
+        last.note = `turn limit reached (${turns})`;
+        setStatus({ kind: 'ok', text: `Stopped: the turn limit (${turns}) is reached` });
+      } else if (!current?.error) {
+        setStatus({ kind: 'ok', text: 'Ready' });
+      }
+    } catch (e) {
+      if (e?.name === 'AbortError') {
+        if (current) current.finish = 'stopped';
+        setStatus({ kind: 'ok', text: 'Stopped' });
+      } else {
+        setStatus({ kind: 'error', text: e.message });
+      }
+    } finally {
       store.save();
       setGen(null);
       bump();
@@ -237,6 +291,11 @@ function App() {
             <strong>{server.model || 'ggserve'}</strong>
             {server.nCtx ? <span> · context {server.nCtx}</span> : null}
             {server.slots ? <span> · {server.slots} slot{server.slots > 1 ? 's' : ''}</span> : null}
+            {serverTools.length > 0 && (
+              <span id="tools-info" title={serverTools.map((t) => t.name).join(', ')}>
+                {' · '}{serverTools.length} tool{serverTools.length > 1 ? 's' : ''}{settings.use_tools === 'off' ? ' (off)' : ''}
+              </span>
+            )}
           </div>
           <div class={`status status-${status.kind}`} id="status" role="status" aria-live="polite">{status.text}</div>
           <button type="button" class="icon" aria-label="Toggle theme" title="Theme"
@@ -253,7 +312,9 @@ function App() {
               <p>Enter sends, Shift+Enter adds a line, Escape stops a reply.</p>
             </div>
           ) : (
-            path.map((n) => (
+            path.map((n) => n.role === 'tool' ? (
+              <ToolResult key={n.id} node={n} note={n.note} />
+            ) : (
               <Message
                 key={n.id}
                 node={n}
@@ -301,6 +362,7 @@ function App() {
           settings={settings}
           base={baseRef.current}
           defaults={server.defaults}
+          tools={serverTools}
           onSave={(s) => {
             updateSettings(s);
             setShowSettings(false);
@@ -308,6 +370,10 @@ function App() {
           }}
           onClose={() => setShowSettings(false)}
         />
+      )}
+      {toolAsk && (
+        <ToolConfirm tool={toolAsk.tool} args={toolAsk.args}
+          answer={(decision) => (decision === 'stop' ? stop() : toolAsk.answer(decision))} />
       )}
       {askKey && (
         <ApiKeyDialog

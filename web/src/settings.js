@@ -35,6 +35,10 @@ export const DEFAULT_SETTINGS = {
   grammar: '',
   json_schema: '',
   extra: '',
+  // The server's built-in tools (only when it has some): 'on' or 'off', and the most model replies one
+  // message may start (each reply that calls tools is followed by another, with the tools' results).
+  use_tools: 'on',
+  max_turns: '10',
   api_key: '',
   theme: 'auto',
   ...Object.fromEntries(SETTINGS_FIELDS.map(([k]) => [k, ''])),
@@ -47,6 +51,7 @@ const LLAMA_UI_NAMES = {
   apiKey: 'api_key',
   custom: 'extra',  // both: a JSON object merged into each request
   typ_p: 'typical_p',
+  agenticMaxTurns: 'max_turns',
 };
 const THEMES = { system: 'auto', auto: 'auto', light: 'light', dark: 'dark' };
 
@@ -55,7 +60,7 @@ const THEMES = { system: 'auto', auto: 'auto', light: 'light', dark: 'dark' };
 export function serverUiDefaults(ui) {
   const out = {};
   if (!ui || typeof ui !== 'object' || Array.isArray(ui)) return out;
-  const numeric = new Set(SETTINGS_FIELDS.map(([k]) => k));
+  const numeric = new Set([...SETTINGS_FIELDS.map(([k]) => k), 'max_turns']);
   for (const [name, value] of Object.entries(ui)) {
     const k = LLAMA_UI_NAMES[name] ?? name;
     if (!(k in DEFAULT_SETTINGS)) continue;
@@ -126,26 +131,58 @@ export function validateSettings(s) {
       errors.extra = `not JSON: ${e.message}`;
     }
   }
+  const turns = s.max_turns.trim();
+  if (turns && !(Number.isInteger(Number(turns)) && Number(turns) >= 1 && Number(turns) <= 100)) {
+    errors.max_turns = 'a whole number from 1 to 100';
+  }
   if (s.grammar.trim() && s.json_schema.trim()) errors.grammar = 'give a grammar or a JSON schema, not both';
   return errors;
 }
 
-// The /v1/chat/completions body for the branch `path` (root to the last user message).
-export function buildRequest(s, path) {
+// The chat messages of the branch `path`. A reply's tool calls go with the results that follow it (its
+// `tool` nodes); a call without a result (a stopped loop, a server without tools) is left out.
+export function chatMessages(path) {
+  const messages = [];
+  path.forEach((n, i) => {
+    if (n.role === 'tool') {
+      messages.push({ role: 'tool', tool_call_id: n.toolCallId, content: n.content });
+      return;
+    }
+    const m = { role: n.role, content: n.content };
+    if (n.role === 'assistant' && n.toolCalls?.length) {
+      const answered = new Set();
+      for (let j = i + 1; path[j]?.role === 'tool'; j++) answered.add(path[j].toolCallId);
+      const calls = n.toolCalls.filter((t) => answered.has(t.id));
+      if (calls.length) {
+        m.tool_calls = calls.map((t) => ({ id: t.id, type: 'function', function: { name: t.name, arguments: t.arguments } }));
+      }
+    }
+    messages.push(m);
+  });
+  return messages;
+}
+
+// The most model replies one message may start (the max turns setting; empty: 10).
+export const maxTurns = (s) => Number(s.max_turns.trim() || 10);
+
+// The /v1/chat/completions body for the branch `path` (root to the last user or tool message); `tools`:
+// the tool definitions offered to the model, or none.
+export function buildRequest(s, path, tools = null) {
   const errors = validateSettings(s);
   const bad = Object.keys(errors);
   if (bad.length) throw new Error(`Settings: ${bad[0]} must be ${errors[bad[0]]}`);
   const messages = [];
   if (s.system.trim()) messages.push({ role: 'system', content: s.system });
-  for (const n of path) messages.push({ role: n.role, content: n.content });
+  messages.push(...chatMessages(path));
   const body = { messages, stream: true };
+  if (tools?.length) body.tools = tools;
   for (const [k] of SETTINGS_FIELDS) {
     const v = s[k].trim();
     if (v) body[k] = Number(v);
   }
   if (s.grammar.trim()) body.grammar = s.grammar;
   if (s.json_schema.trim()) body.json_schema = JSON.parse(s.json_schema);
-  // Any other field the server takes (llama-server's names: ignore_eos, logit_bias, samplers, ...).
+  // Any other field the server takes (llama-server's names: ignore_eos, logit_bias, samplers, tool_choice...).
   if (s.extra.trim()) {
     const { messages: _m, stream: _s, ...extra } = JSON.parse(s.extra);
     Object.assign(body, extra);

@@ -1,11 +1,11 @@
 // The settings dialog: sampling fields (placeholders show the server's defaults from /props), system
-// prompt, grammar or JSON schema, API key and theme. Saved per browser on "Save"; "Reset" goes back to
+// prompt, grammar or JSON schema, the server's tools (when it has some), API key and theme. Saved per browser on "Save"; "Reset" goes back to
 // `base`, the built-in defaults with the server's --ui-config over them.
 import { useState } from 'preact/hooks';
 import { focusOnMount } from './focus.js';
 import { SETTINGS_FIELDS, validateSettings } from './settings.js';
 
-export function SettingsPanel({ settings, base, defaults, onSave, onClose }) {
+export function SettingsPanel({ settings, base, defaults, tools = [], onSave, onClose }) {
   const [s, setS] = useState({ ...settings });
   const errors = validateSettings(s);
   const set = (k) => (e) => setS({ ...s, [k]: e.currentTarget.value });
@@ -52,6 +52,24 @@ export function SettingsPanel({ settings, base, defaults, onSave, onClose }) {
             placeholder='{"ignore_eos": false}' aria-invalid={!!errors.extra} />
           {errors.extra && <span class="field-error">{errors.extra}</span>}
         </label>
+        {tools.length > 0 && (
+          <fieldset id="tools-settings">
+            <legend>Tools <small>(the server's built-in tools)</small></legend>
+            <div class="grid">
+              <label class="check">
+                <input type="checkbox" name="use_tools" checked={s.use_tools !== 'off'}
+                  onChange={(e) => setS({ ...s, use_tools: e.currentTarget.checked ? 'on' : 'off' })} />
+                Let the model use them
+              </label>
+              <label>Max turns (model replies per message)
+                <input name="max_turns" inputMode="numeric" value={s.max_turns} placeholder="10" onInput={set('max_turns')}
+                  aria-invalid={!!errors.max_turns} />
+                {errors.max_turns && <span class="field-error">must be {errors.max_turns}</span>}
+              </label>
+            </div>
+            <p class="tools-list">{tools.map((t) => `${t.name}${t.write ? ' (asks first: writes)' : ''}`).join(', ')}</p>
+          </fieldset>
+        )}
         <div class="grid">
           <label>API key
             <input name="api_key" type="password" autocomplete="off" value={s.api_key} onInput={set('api_key')} />

@@ -1,0 +1,53 @@
+// How the agent loop looks: a tool's result in the conversation (collapsed, its first lines), and the
+// dialog that asks before a write tool runs.
+import { focusOnMount } from './focus.js';
+import { resultPreview } from './tools.js';
+
+const STATUS_LABEL = { ok: 'Result', error: 'Error', denied: 'Denied' };
+
+export function ToolResult({ node, note }) {
+  const { shown, cut } = resultPreview(node.content);
+  return (
+    <article class={`msg msg-tool tool-${node.status}`} data-role="tool">
+      <details class="tool-result">
+        <summary>
+          <span class="tool-label">{STATUS_LABEL[node.status] ?? 'Result'}</span> <code>{node.toolName}</code>
+        </summary>
+        <pre>{shown}</pre>
+        {cut > 0 && <div class="note">… {cut} more characters (the model gets the whole result)</div>}
+      </details>
+      {note && <footer class="msg-foot"><span class="note">{note}</span></footer>}
+    </article>
+  );
+}
+
+// answer(decision): 'allow' | 'always' | 'deny', or 'stop' (ends the loop).
+export function ToolConfirm({ tool, args, answer }) {
+  let pretty = args;
+  try {
+    pretty = JSON.stringify(JSON.parse(args), null, 2);
+  } catch {
+    // shown as the model wrote it
+  }
+  return (
+    <div class="overlay">
+      <div class="dialog" id="tool-confirm" role="dialog" aria-modal="true" aria-labelledby="tool-confirm-title"
+        onKeyDown={(e) => {
+          if (e.key === 'Escape') {
+            e.stopPropagation();
+            answer('deny');
+          }
+        }}>
+        <h2 id="tool-confirm-title">Run {tool.label}?</h2>
+        <p>The model wants to run <code>{tool.name}</code>, which can change files on the server, with:</p>
+        <pre class="tool-args">{pretty}</pre>
+        <div class="row">
+          <button type="button" class="primary" id="tool-allow" onClick={() => answer('allow')}>Allow</button>
+          <button type="button" id="tool-always" onClick={() => answer('always')}>Always allow {tool.name} (this session)</button>
+          <button type="button" class="push danger" id="tool-deny" ref={focusOnMount} onClick={() => answer('deny')}>Deny</button>
+          <button type="button" id="tool-stop" onClick={() => answer('stop')}>Stop</button>
+        </div>
+      </div>
+    </div>
+  );
+}
