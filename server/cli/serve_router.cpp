@@ -159,6 +159,7 @@ int run_router(const ArgParser& ap, const RouterCliOptions& ro, const server::ht
     rc.load_timeout = ro.timeout;
     rc.build_info = api::build_info();
     rc.read_catalog = [&ap, &ro] { return read_catalog(ap, ro); };
+    if (toolbox) rc.tools = toolbox->names();
     rc.ui_settings = ro.ui_settings;
     rc.cors_proxy = ro.ui_mcp_proxy;
 

@@ -320,6 +320,7 @@ RouterApi::Reply RouterApi::props(Request& req) {
                                {"ui_settings", config_.ui_settings},
                                {"webui_settings", config_.ui_settings},
                                {"cors_proxy_enabled", config_.cors_proxy},
+                               {"server", {{"tools", config_.tools}}},  // the router's own /tools
                                {"build_info", config_.build_info}});
     }
     return forward(req, false);

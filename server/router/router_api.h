@@ -25,6 +25,7 @@ struct RouterConfig {
     nlohmann::json build_info;  // /props build_info
     // GET /models?reload=1 reads the catalog again with this (throws with the reason when it cannot).
     std::function<std::vector<ModelSpec>()> read_catalog;
+    std::vector<std::string> tools;  // the built-in tools the router serves (/props server.tools)
     nlohmann::json ui_settings = nlohmann::json::object();  // /props ui_settings (--ui-config)
     bool cors_proxy = false;                                // /props cors_proxy_enabled (--ui-mcp-proxy)
 };

@@ -461,6 +461,7 @@ TEST_CASE("router: --tools are the router's own /tools, not passed to the model 
     std::set<std::string> names;
     for (const auto& t : tools) names.insert(t["tool"].get<std::string>());
     CHECK(names == std::set<std::string>{"read_file", "get_info"});
+    CHECK(c.get("/props").json()["server"]["tools"] == json{"read_file", "get_info"});  // the chat UI reads these
     const auto info = c.post("/tools", json{{"tool", "get_info"}, {"params", json::object()}}.dump());
     CHECK(info.status == 200);
     // A model server runs without tools.
