@@ -169,6 +169,7 @@ int cmd_serve(int argc, char** argv) {
     webui::WebUiOptions wo;
     ToolOptions to;
     std::unique_ptr<tools::Toolbox> toolbox;
+    std::vector<std::string> tool_warnings;
     std::string ui_config, ui_config_file;
     bool ui_mcp_proxy = false;
     // Speculative decoding (llama-server's names).
@@ -584,13 +585,7 @@ int cmd_serve(int argc, char** argv) {
             while (std::getline(f, line))  // one key per line; '#' starts a comment line
                 if (!line.empty() && line[0] != '#') hc.api_keys.push_back(line);
         }
-        if (!to.names.empty()) {
-            try {
-                toolbox = std::make_unique<tools::Toolbox>(to.names);
-            } catch (const std::invalid_argument& e) {
-                throw ArgError(std::string("--tools: ") + e.what());
-            }
-        }
+        toolbox = make_toolbox(to, tool_warnings);
         // Logs go to stderr (and --log-file); stdout stays free for tools that wrap the server.
         setup_logging(lo);
     } catch (const ArgError& e) {
@@ -651,6 +646,11 @@ int cmd_serve(int argc, char** argv) {
     sigaddset(&sigs, SIGINT);
     sigaddset(&sigs, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+
+    for (const auto& w : tool_warnings) spdlog::warn("{}", w);
+    // MCP servers start before the HTTP server (each bounded by 10 s), so /tools lists their tools from
+    // the first request; in router mode the router runs them.
+    if (toolbox) toolbox->start_mcp();
 
     if (router_mode) {
         ro.webui = webui;
