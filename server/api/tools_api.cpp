@@ -66,7 +66,7 @@ Reply ToolsApi::call(Request& req) {
     params.erase("runtime");
     params.erase("resp_type");
     try {
-        tools::check_params(*tool, params);
+        if (tool->check_schema) tools::check_params(*tool, params);
     } catch (const tools::ParamError& e) {
         throw HttpError(400, std::string("tool \"") + name + "\": " + e.what());
     }

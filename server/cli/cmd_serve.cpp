@@ -169,6 +169,7 @@ int cmd_serve(int argc, char** argv) {
     webui::WebUiOptions wo;
     ToolOptions to;
     std::unique_ptr<tools::Toolbox> toolbox;
+    std::vector<std::string> tool_warnings;
     std::string ui_config, ui_config_file;
     bool ui_mcp_proxy = false;
     std::string cors_origins = "*", cors_methods = "GET, POST, DELETE, OPTIONS", cors_headers = "*";
@@ -264,7 +265,7 @@ int cmd_serve(int argc, char** argv) {
     ap.add("--cors-origins", "ORIGINS",
            "origins whose pages may read the answers (CORS): * (any; with credentials the request's Origin is "
            "reflected), localhost (pages from localhost, 127.0.0.1 or [::1], any port) or a comma-separated list "
-           "of origins such as https://app.example (default: *, or localhost with --tools)",
+           "of origins such as https://app.example (default: *, or localhost with --tools or --mcp-servers-*)",
            [&](const std::string& v) {
                cors_origins = v;
                cors_origins_explicit = true;
@@ -526,7 +527,9 @@ int cmd_serve(int argc, char** argv) {
         }
         check_api_prefix(hc.api_prefix);
         // As llama-server: a server whose model can run tools answers only pages of this machine.
-        const bool cors_localhost_for_tools = !to.names.empty() && !cors_origins_explicit;
+        // As llama-server: built-in tools or MCP servers make pages of this machine the default origins.
+        const bool cors_localhost_for_tools =
+            (!to.names.empty() || !to.mcp_config.empty() || !to.mcp_json.empty()) && !cors_origins_explicit;
         if (cors_localhost_for_tools) cors_origins = "localhost";
         try {
             hc.cors = server::http::CorsPolicy::from_options(cors_origins, cors_methods, cors_headers, cors_credentials);
@@ -613,13 +616,7 @@ int cmd_serve(int argc, char** argv) {
             while (std::getline(f, line))  // one key per line; '#' starts a comment line
                 if (!line.empty() && line[0] != '#') hc.api_keys.push_back(line);
         }
-        if (!to.names.empty()) {
-            try {
-                toolbox = std::make_unique<tools::Toolbox>(to.names);
-            } catch (const std::invalid_argument& e) {
-                throw ArgError(std::string("--tools: ") + e.what());
-            }
-        }
+        toolbox = make_toolbox(to, tool_warnings);
         // Logs go to stderr (and --log-file); stdout stays free for tools that wrap the server.
         setup_logging(lo);
         if (cors_localhost_for_tools)
@@ -682,6 +679,11 @@ int cmd_serve(int argc, char** argv) {
     sigaddset(&sigs, SIGINT);
     sigaddset(&sigs, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+
+    for (const auto& w : tool_warnings) spdlog::warn("{}", w);
+    // MCP servers start before the HTTP server (each bounded by 10 s), so /tools lists their tools from
+    // the first request; in router mode the router runs them.
+    if (toolbox) toolbox->start_mcp();
 
     if (router_mode) {
         ro.webui = webui;

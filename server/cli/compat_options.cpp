@@ -220,10 +220,6 @@ void add_unsupported_options(ArgParser& ap) {
         ap.refuse(o, true, "multimodal input is not supported: ggserve serves text models");
     ap.refuse("--tools-runtime", true,
               "tools run on the server's host: there are no container or ssh runtimes for them");
-    ap.refuse("--mcp-servers-config,--mcp-servers-json", true,
-              "llama-server starts the (stdio) MCP servers listed there and offers their tools through /tools; "
-              "ggserve's /tools has only the built-in tools (the chat UI reaches HTTP MCP servers through "
-              "--ui-mcp-proxy)");
     ap.refuse("--log-prompts-dir", true,
               "prompts are not logged to files (what llama-server writes there could not be established from its "
               "source); -v logs requests");
@@ -254,6 +250,8 @@ void refuse_tool_options(ArgParser& ap) {
     const std::string why = "the built-in agent tools belong to the server (ggserve serve --tools LIST)";
     ap.refuse("--tools", true, why);
     ap.refuse("-ag,--agent,-no-ag,--no-agent", false, why);
+    ap.refuse("--mcp-servers-config,--mcp-servers-json", true,
+              "MCP servers' tools are served by the server (ggserve serve --mcp-servers-config FILE)");
 }
 
 void refuse_router_options(ArgParser& ap) {

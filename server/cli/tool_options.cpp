@@ -20,6 +20,13 @@ void add_tool_options(ArgParser& ap, ToolOptions& to) {
            [&to, decide](const std::string& v) {
                if (decide()) to.names = tools::Toolbox::split_list(v);
            });
+    ap.option("--mcp-servers-config", "FILE",
+              "experimental: a JSON file listing stdio MCP servers ({\"mcpServers\": {\"NAME\": {\"command\", \"args\", "
+              "\"env\", \"cwd\", \"timeout_ms\"}}}, Cursor/Claude's format); the server starts them and offers their "
+              "tools at GET/POST /tools as NAME_TOOL, beside the built-in ones. They run as the server's user: do "
+              "not expose such a server to untrusted clients",
+              &to.mcp_config);
+    ap.option("--mcp-servers-json", "JSON", "experimental: the same list of MCP servers, inline", &to.mcp_json);
     ap.flag("-ag,--agent", "--tools all and --ui-mcp-proxy: every built-in tool and the MCP CORS proxy",
             [&to, decide] {
                 if (decide()) to.names = {"all"}, to.agent = true;
@@ -29,15 +36,42 @@ void add_tool_options(ArgParser& ap, ToolOptions& to) {
     });
 }
 
+std::unique_ptr<tools::Toolbox> make_toolbox(const ToolOptions& to, std::vector<std::string>& warnings) {
+    std::unique_ptr<tools::Toolbox> tb;
+    try {
+        tb = std::make_unique<tools::Toolbox>(to.names);
+    } catch (const std::invalid_argument& e) {
+        throw ArgError(std::string("--tools: ") + e.what());
+    }
+    if (!to.mcp_config.empty() || !to.mcp_json.empty()) {
+        std::vector<tools::McpServerConfig> configs;
+        try {
+            configs = tools::load_mcp_configs(to.mcp_config, to.mcp_json, warnings);
+        } catch (const std::runtime_error& e) {
+            throw ArgError(e.what());
+        }
+        if (!configs.empty()) tb->set_mcp(std::make_shared<tools::McpServers>(std::move(configs)));
+    }
+    if (tb->empty()) return nullptr;
+    return tb;
+}
+
 std::unique_ptr<api::ToolsApi> serve_tools(std::unique_ptr<tools::Toolbox> toolbox, server::http::Server& http) {
     if (!toolbox || toolbox->empty()) return nullptr;
-    std::string list;
+    std::string list, servers;
     for (const auto& n : toolbox->names()) list += (list.empty() ? "" : ", ") + n;
+    if (toolbox->mcp())
+        for (const auto& c : toolbox->mcp()->configs()) servers += (servers.empty() ? "" : ", ") + c.name;
     auto tools_api = std::make_unique<api::ToolsApi>(std::move(*toolbox), http);
     tools_api->register_routes();
-    spdlog::warn("built-in tools are enabled ({}): they read, write and run anything this user can; do not "
-                 "expose this server to untrusted environments (experimental)",
-                 list);
+    if (!servers.empty())
+        spdlog::warn("MCP servers are enabled ({}; tools: {}): they run as this user; do not expose this server "
+                     "to untrusted environments (experimental)",
+                     servers, list.empty() ? "none" : list);
+    else
+        spdlog::warn("built-in tools are enabled ({}): they read, write and run anything this user can; do not "
+                     "expose this server to untrusted environments (experimental)",
+                     list);
     return tools_api;
 }
 

@@ -1,7 +1,9 @@
-// llama-server's built-in agent tool options for `serve`: --tools LIST (LLAMA_ARG_TOOLS) and
-// -ag/--agent (`--tools all`), -no-ag/--no-agent (none). On the command line the last of them wins; the
-// environment (LLAMA_ARG_TOOLS, LLAMA_ARG_AGENT) and then a --config file count only where the command
-// line (then the environment) said nothing about tools.
+// llama-server's agent tool options for `serve`: --tools LIST (LLAMA_ARG_TOOLS) and -ag/--agent
+// (`--tools all`), -no-ag/--no-agent (none). On the command line the last of them wins; the environment
+// (LLAMA_ARG_TOOLS, LLAMA_ARG_AGENT) and then a --config file count only where the command line (then the
+// environment) said nothing about tools. --mcp-servers-config FILE / --mcp-servers-json JSON
+// (LLAMA_ARG_MCP_SERVERS_CONFIG / _JSON): stdio MCP servers whose tools /tools offers beside the built-in
+// ones (with or without --tools, as llama-server).
 #pragma once
 
 #include <memory>
@@ -21,9 +23,17 @@ struct ToolOptions {
     // ArgParser::apply_env and apply_config.
     int source = 0;
     int decided_by = 3;  // the strongest source that set them
+    std::string mcp_config;  // --mcp-servers-config FILE
+    std::string mcp_json;    // --mcp-servers-json JSON
 };
 
 void add_tool_options(ArgParser& ap, ToolOptions& to);
+
+// The toolbox the options ask for: the built-in tools and the MCP servers' configuration (not started:
+// Toolbox::start_mcp). nullptr when there is neither. Throws ArgError for an unknown tool, an unreadable
+// MCP file, bad JSON or a malformed entry; what llama-server only warns about (no servers, an entry
+// without a command, a name listed twice) goes to `warnings`.
+std::unique_ptr<tools::Toolbox> make_toolbox(const ToolOptions& to, std::vector<std::string>& warnings);
 
 // Registers GET/POST /tools on `http` for the toolbox's tools and warns that they are on; nullptr (and
 // nothing registered) when there are none.

@@ -8,7 +8,7 @@ using json = nlohmann::json;
 json Tool::to_json() const {
     return {{"display_name", display_name},
             {"tool", name},
-            {"type", "builtin"},
+            {"type", type},
             {"permissions", {{"write", write}}},
             {"uses_cwd", uses_cwd},
             {"definition", definition}};

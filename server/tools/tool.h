@@ -1,4 +1,5 @@
-// One built-in agent tool (llama-server's `--tools`): a row of the tool table (tool_table.cpp). A row is
+// One agent tool: a built-in one (llama-server's `--tools`), a row of the tool table (tool_table.cpp), or
+// an MCP server's (mcp_servers.h, made at startup). A row is
 // its name, how the chat UI shows it, whether it writes, whether it reads the working directory, its
 // OpenAI function definition and the function that runs it. Adding a tool is a new file with its row
 // function plus one line in the table.
@@ -24,6 +25,8 @@ struct Tool {
     std::string display_name;  // "Read file"
     bool write = false;        // permissions.write: it changes files or runs commands
     bool uses_cwd = true;
+    std::string type = "builtin";  // GET /tools' "type": "builtin", or "mcp" for an MCP server's tool
+    bool check_schema = true;      // POST /tools checks the parameters (check_params) before invoke
     // {"type": "function", "function": {"name", "description", "parameters"}}; the parameters' schema is
     // also what check_params validates a call against.
     nlohmann::json definition;

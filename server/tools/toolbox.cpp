@@ -33,6 +33,15 @@ Toolbox::Toolbox(const std::vector<std::string>& names) {
         if (all || std::find(names.begin(), names.end(), t.name) != names.end()) tools_.push_back(&t);
 }
 
+void Toolbox::start_mcp() {
+    if (!mcp_) return;
+    mcp_->start();
+    for (Tool& t : mcp_tool_rows(mcp_, names())) {
+        own_.push_back(std::make_shared<const Tool>(std::move(t)));
+        tools_.push_back(own_.back().get());
+    }
+}
+
 std::vector<std::string> Toolbox::names() const {
     std::vector<std::string> out;
     for (const Tool* t : tools_) out.push_back(t->name);

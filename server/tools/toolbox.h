@@ -1,9 +1,12 @@
-// The tools a server enables (`--tools LIST`, `-ag`) and the calls made to them, independent of HTTP.
+// The tools a server enables (`--tools LIST`, `-ag`, the tools of --mcp-servers-*) and the calls made to
+// them, independent of HTTP.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "server/tools/mcp_servers.h"
 #include "server/tools/tool.h"
 
 namespace tools {
@@ -18,7 +21,15 @@ class Toolbox {
     // Every tool's name, in table order ("read_file, file_glob_search, ...").
     static std::string available_names();
 
-    bool empty() const { return tools_.empty(); }
+    // Takes the MCP servers (configured, not yet started), which the toolbox keeps running while it lives.
+    void set_mcp(std::shared_ptr<McpServers> servers) { mcp_ = std::move(servers); }
+    // Starts the MCP servers and adds their tools after the built-in ones (see mcp_tool_rows).
+    void start_mcp();
+    const std::shared_ptr<McpServers>& mcp() const { return mcp_; }
+
+    // No tools and no MCP servers configured (with MCP servers /tools is served even if none of them
+    // started, as llama-server).
+    bool empty() const { return tools_.empty() && !mcp_; }
     std::vector<std::string> names() const;
     // GET /tools: one entry per enabled tool.
     nlohmann::json list_json() const;
@@ -26,7 +37,9 @@ class Toolbox {
     const Tool* find(const std::string& name) const;
 
   private:
-    std::vector<const Tool*> tools_;
+    std::vector<const Tool*> tools_;  // rows of tool_table() or of own_
+    std::vector<std::shared_ptr<const Tool>> own_;
+    std::shared_ptr<McpServers> mcp_;
 };
 
 }  // namespace tools

@@ -126,6 +126,12 @@ TEST_CASE("cors: --tools makes localhost the default, an explicit --cors-origins
                         .headers.contains("Access-Control-Allow-Origin"));
     }
     {
+        // MCP servers too (the list may be empty: no server started, the default changes all the same).
+        ServerProcess s(small_stories_args({"--no-warmup", "--mcp-servers-json", R"({"mcpServers": {}})"}));
+        Client c("127.0.0.1", s.port());
+        CHECK_FALSE(c.get("/health", origin("https://page.example")).headers.contains("Access-Control-Allow-Origin"));
+    }
+    {
         ServerProcess s(small_stories_args({"--no-warmup", "--tools", "get_info", "--cors-origins", "*"}));
         Client c("127.0.0.1", s.port());
         CHECK(c.get("/health", origin("https://page.example")).headers.value_or("Access-Control-Allow-Origin") ==

@@ -473,6 +473,31 @@ TEST_CASE("router: --tools are the router's own /tools, not passed to the model 
     CHECK(cmd.find("--tools") == std::string::npos);
 }
 
+TEST_CASE("router: MCP servers are the router's own /tools, not passed to the model servers",
+          "[integration][router][mcp]") {
+    ModelsDir d;
+    const json mcp = {{"mcpServers",
+                       {{"fake", {{"command", "python3"},
+                                  {"args", {std::string(GGSERVE_SOURCE_DIR) + "/tests/fixtures/fake_mcp_server.py"}}}}}}};
+    ServerProcess r(router_args(d, {"--mcp-servers-json", mcp.dump()}));
+    Client c("127.0.0.1", r.port());
+    const auto listed = c.get("/tools");
+    REQUIRE(listed.status == 200);
+    const json tools = listed.json();
+    std::set<std::string> names;
+    for (const auto& t : tools) names.insert(t["tool"].get<std::string>());
+    CHECK(names.count("fake_echo"));
+    const auto echo = c.post("/tools", json{{"tool", "fake_echo"}, {"params", {{"text", "router"}}}}.dump());
+    CHECK(echo.status == 200);
+    CHECK(echo.json() == json{{"plain_text_response", "router"}});
+    REQUIRE(c.post("/completion", greedy("stories", "Once").dump()).status == 200);
+    const pid_t child = child_serving(r.pid(), "stories");
+    REQUIRE(child > 0);
+    std::ifstream f("/proc/" + std::to_string(child) + "/cmdline", std::ios::binary);
+    const std::string cmd((std::istreambuf_iterator<char>(f)), {});
+    CHECK(cmd.find("--mcp-servers") == std::string::npos);
+}
+
 TEST_CASE("router: GET /models?reload=1 reads the directory again: new models, gone ones unloaded",
           "[integration][router]") {
     ModelsDir d;
