@@ -25,6 +25,7 @@
 #include "server/api/api.h"
 #include "server/api/chat_request_options.h"
 #include "server/api/tools_api.h"
+#include "server/api/vertex_predict.h"
 #include "server/cli/args.h"
 #include "server/cli/commands.h"
 #include "server/cli/common_options.h"
@@ -672,6 +673,14 @@ int cmd_serve(int argc, char** argv) {
     hc.stream_stall_timeout = std::chrono::seconds(stall_s);
     hc.sse_ping_interval = std::chrono::seconds(std::max(sse_ping_s, 0));
     hc.stream_queue_bytes = (size_t)stream_queue_kib * 1024;
+    // Vertex AI (AIP_MODE=PREDICTION): its port, health route and predict route (vertex_predict.h).
+    try {
+        ro.vertex = api::vertex_config_from_env();
+        api::apply_vertex_config(ro.vertex, hc);
+    } catch (const std::invalid_argument& e) {
+        std::fprintf(stderr, "ggserve serve: %s\n", e.what());
+        return 2;
+    }
 
     // Signals are waited for by this thread only: block them before any other thread starts.
     sigset_t sigs;
@@ -707,6 +716,7 @@ int cmd_serve(int argc, char** argv) {
         if (toolbox && !toolbox->empty()) api.set_server_setting("tools", toolbox->names());
         const auto tools_api = serve_tools(std::move(toolbox), http);
         cors_proxy.register_routes(http);
+        if (ro.vertex.enabled) api::register_vertex_routes(http, ro.vertex, [&http] { return http.port(); }, hc.api_prefix);
         if (webui || !wo.path.empty()) {
             auto ui = std::make_shared<const webui::WebUi>(wo);
             http.fallback([ui](server::http::Request& req) { return ui->handle(req); });

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "server/api/build_info.h"
+#include "server/api/vertex_predict.h"
 #include "server/cli/file_lists.h"
 #include "server/cli/tool_options.h"
 #include "server/http/server.h"
@@ -188,6 +189,7 @@ int run_router(const ArgParser& ap, const RouterCliOptions& ro, const server::ht
         api.register_routes();
         const auto tools_api = serve_tools(std::move(toolbox), http);  // the router's own, as llama-server
         cors_proxy.register_routes(http);
+        if (ro.vertex.enabled) api::register_vertex_routes(http, ro.vertex, [&http] { return http.port(); }, hc.api_prefix);
         if (ro.webui || !ro.webui_path.empty()) {
             webui::WebUiOptions wo;
             wo.path = ro.webui_path;

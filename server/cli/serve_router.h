@@ -9,6 +9,7 @@
 #include <string>
 
 #include "server/cli/args.h"
+#include "server/api/vertex_predict.h"
 #include "server/http/server_config.h"
 #include "server/tools/toolbox.h"
 
@@ -22,7 +23,8 @@ struct RouterCliOptions {
     std::string tags;           // --tags: tags of every model (comma-separated)
     bool webui = true;          // --webui / --no-webui
     std::string webui_path;     // --path
-    std::chrono::seconds timeout{600};  // --timeout: each wait on a model's server, and its loading
+    std::chrono::seconds timeout{600};
+    api::VertexConfig vertex;   // AIP_MODE=PREDICTION: the predict route (the single server's too)  // --timeout: each wait on a model's server, and its loading
     nlohmann::json ui_settings = nlohmann::json::object();  // --ui-config / --ui-config-file
     bool ui_mcp_proxy = false;                              // --ui-mcp-proxy
 };

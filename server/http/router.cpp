@@ -21,6 +21,12 @@ static std::vector<std::string_view> split_segments(std::string_view path) {
     return out;
 }
 
+std::vector<std::pair<std::string, std::string>> Router::list() const {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& r : routes_) out.emplace_back(r.method, r.pattern);
+    return out;
+}
+
 void Router::add(std::string_view method, std::string_view pattern, Handler handler) {
     if (method.empty() || pattern.empty() || pattern.front() != '/') {
         throw std::invalid_argument("route pattern must start with '/': " + std::string(pattern));

@@ -30,6 +30,8 @@ class Router {
     Match match(std::string_view method, std::string_view raw_path) const;
 
     bool empty() const { return routes_.empty(); }
+    // (method, pattern) of every route, in the order they were added.
+    std::vector<std::pair<std::string, std::string>> list() const;
 
   private:
     struct Segment {

@@ -75,6 +75,8 @@ void Server::route(std::string_view method, std::string_view pattern, Handler ha
     core_->router.add(method, pattern, std::move(handler));
 }
 
+std::vector<std::pair<std::string, std::string>> Server::routes() const { return core_->router.list(); }
+
 void Server::fallback(Handler handler) {
     std::lock_guard lock(rt_->mu);
     if (rt_->state != Runtime::State::created) throw std::logic_error("the fallback must be set before start()");

@@ -8,7 +8,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "server/http/errors.h"
 #include "server/http/message.h"
@@ -35,6 +38,8 @@ class Server {
     void get(std::string_view pattern, Handler handler) { route("GET", pattern, std::move(handler)); }
     void post(std::string_view pattern, Handler handler) { route("POST", pattern, std::move(handler)); }
     void del(std::string_view pattern, Handler handler) { route("DELETE", pattern, std::move(handler)); }
+    // (method, pattern) of every route registered so far, in order.
+    std::vector<std::pair<std::string, std::string>> routes() const;
     // The handler of GET/HEAD requests that no route matches (static files); it needs no API key.
     // Set before start(), like routes.
     void fallback(Handler handler);

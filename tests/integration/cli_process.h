@@ -14,9 +14,9 @@ struct CliResult {
     double seconds;
 };
 
-// `ggserve ARGS` (ARGS as a shell would split them), stderr merged into the output.
-inline CliResult run_ggserve(const std::string& args) {
-    const std::string cmd = std::string(GGSERVE_BIN_DIR) + "/ggserve " + args + " 2>&1";
+// A shell command line, stderr merged into the output.
+inline CliResult run_ggserve_cmd(const std::string& command) {
+    const std::string cmd = command + " 2>&1";
     const auto t0 = std::chrono::steady_clock::now();
     FILE* p = popen(cmd.c_str(), "r");
     REQUIRE(p);
@@ -28,4 +28,14 @@ inline CliResult run_ggserve(const std::string& args) {
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return r;
+}
+
+// `ggserve ARGS` (ARGS as a shell would split them), stderr merged into the output.
+inline CliResult run_ggserve(const std::string& args) {
+    return run_ggserve_cmd(std::string(GGSERVE_BIN_DIR) + "/ggserve " + args);
+}
+
+// The same with environment assignments ("A=1 B=2") before the program.
+inline CliResult run_ggserve_env(const std::string& env, const std::string& args) {
+    return run_ggserve_cmd("env " + env + " " + std::string(GGSERVE_BIN_DIR) + "/ggserve " + args);
 }

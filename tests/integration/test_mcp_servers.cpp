@@ -181,7 +181,7 @@ TEST_CASE("MCP servers: a bad configuration stops the start, failing servers onl
     CHECK(cn.get("/tools").status == 404);
 }
 
-TEST_CASE("MCP servers: /health answers while an MCP call blocks; a timeout and a crash are errors",
+TEST_CASE("MCP servers: /health answers while an MCP call blocks, a timeout and a crash are errors",
           "[integration][mcp]") {
     TempDir d;
     const std::string fifo = (d.path / "gate").string();
