@@ -167,8 +167,9 @@ void Api::register_routes() {
     for (const char* path : {"/v1/rerank", "/rerank", "/reranking", "/v1/reranking"})
         http_.post(path, large(&Api::rerank, openai));
     // OpenAI Responses API: no stored responses, so GET and DELETE of one are 404s that say so.
-    http_.post("/v1/responses", large(&Api::responses, openai));
-    http_.post("/v1/responses/input_tokens", offload(&Api::responses_input_tokens, openai));
+    for (const char* path : {"/v1/responses", "/responses"}) http_.post(path, large(&Api::responses, openai));
+    for (const char* path : {"/v1/responses/input_tokens", "/responses/input_tokens"})
+        http_.post(path, offload(&Api::responses_input_tokens, openai));
     http_.get("/v1/responses/{id}", bind(&Api::response_not_stored, openai));
     http_.del("/v1/responses/{id}", bind(&Api::response_not_stored, openai));
     // Anthropic Messages API, with Anthropic's error shape for everything under /v1/messages (routing
@@ -176,6 +177,14 @@ void Api::register_routes() {
     http_.error_format("/v1/messages", anthropic);
     http_.post("/v1/messages", large(&Api::messages, anthropic));
     http_.post("/v1/messages/count_tokens", offload(&Api::messages_count_tokens, anthropic));
+    // Audio transcription needs an audio model (llama-server's multimodal path); said plainly.
+    for (const char* path : {"/v1/audio/transcriptions", "/audio/transcriptions"})
+        http_.post(path, [](Request&) -> Reply {
+            return server::http::error_response(501,
+                                                "audio transcription is not supported: ggserve serves text models "
+                                                "(no audio projector, --mmproj)",
+                                                "not_supported_error");
+        });
 }
 
 void Api::attach(const engine::Model& model, sched::Scheduler& scheduler) {

@@ -92,7 +92,8 @@ void RouterApi::register_routes() {
           "/v1/chat/completions/input_tokens",
           "/infill", "/embedding", "/embeddings", "/v1/embeddings", "/rerank", "/reranking", "/v1/rerank",
           "/v1/reranking", "/tokenize", "/detokenize", "/apply-template", "/lora-adapters", "/slots/{id}",
-          "/v1/responses", "/v1/responses/input_tokens", "/v1/messages", "/v1/messages/count_tokens"})
+          "/v1/responses", "/v1/responses/input_tokens", "/responses", "/responses/input_tokens", "/v1/messages",
+          "/v1/messages/count_tokens", "/v1/audio/transcriptions", "/audio/transcriptions"})
         http_.post(path, post());
 }
 

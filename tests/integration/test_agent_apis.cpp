@@ -248,8 +248,10 @@ TEST_CASE("agent APIs: greedy text equals chat completions', streamed equals non
                           {"role", "user"},
                           {"content", json::array({{{"type", "input_text"}, {"text", prompt}}})}}});
         CHECK(output_text(c.post("/v1/responses", items.dump()).json()) == chat);
+        CHECK(output_text(c.post("/responses", items.dump()).json()) == chat);  // llama-server's alias
         const auto count = c.post("/v1/responses/input_tokens", json{{"input", prompt}}.dump());
         REQUIRE(count.status == 200);
+        CHECK(c.post("/responses/input_tokens", json{{"input", prompt}}.dump()).json() == count.json());
         CHECK(count.json() ==
               json{{"object", "response.input_tokens"}, {"input_tokens", chat_usage["prompt_tokens"]}});
         // The chat request itself, counted without generating (llama-server's input_tokens for chat).
@@ -259,6 +261,9 @@ TEST_CASE("agent APIs: greedy text equals chat completions', streamed equals non
         CHECK(chat_count.json() ==
               json{{"object", "response.input_tokens"}, {"input_tokens", chat_usage["prompt_tokens"]}});
         CHECK(c.post("/v1/chat/completions/input_tokens", json{{"messages", json::array()}}.dump()).status == 400);
+        const auto audio = c.post("/v1/audio/transcriptions", "{}");  // text models only, said so
+        CHECK(audio.status == 501);
+        CHECK(audio.json()["error"]["message"].get<std::string>().find("text models") != std::string::npos);
 
         json srbody = rbody;
         srbody["stream"] = true;
