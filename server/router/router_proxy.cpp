@@ -65,7 +65,11 @@ std::string encode_path(const std::string& path) {
 }
 
 void relay_to_child(const UpstreamRequest& req, int port, std::chrono::milliseconds timeout,
-                    const std::shared_ptr<server::http::DeferredResponse>& out, const std::string& model) {
+                    const std::shared_ptr<server::http::DeferredResponse>& out, const std::string& model,
+                    const std::function<void()>& upstream_done) {
+    auto done = [&] {
+        if (upstream_done) upstream_done();
+    };
     server::http::ClientOptions co;
     co.timeout = timeout;
     auto client = std::make_shared<server::http::Client>("127.0.0.1", (std::uint16_t)port, co);
@@ -97,6 +101,7 @@ void relay_to_child(const UpstreamRequest& req, int port, std::chrono::milliseco
                 whole.body.append(bytes);
                 return true;
             });
+        done();
         if (writer) {
             if (!result.complete && !result.aborted) {
                 spdlog::warn("router: {} mid-stream: {}", broke_off, result.error);
@@ -112,6 +117,7 @@ void relay_to_child(const UpstreamRequest& req, int port, std::chrono::milliseco
             out->respond(server::http::error_response(503, broke_off + " (" + result.error + ")", "unavailable_error"));
         }
     } catch (const server::http::ClientError& e) {
+        done();
         if (writer) {
             writer->close();
             return;

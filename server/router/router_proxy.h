@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -29,7 +30,10 @@ std::string encode_path(const std::string& path);
 
 // Sends `req` to 127.0.0.1:`port` and answers `out` with the child's answer. `model` names the model in
 // errors: a child that cannot be reached or breaks off gets a 503 (or, mid-stream, an error event).
+// `upstream_done` runs once the child's part is over, before the client gets the end of the answer: a
+// client that sends its next request at once then finds the model no longer busy with this one.
 void relay_to_child(const UpstreamRequest& req, int port, std::chrono::milliseconds timeout,
-                    const std::shared_ptr<server::http::DeferredResponse>& out, const std::string& model);
+                    const std::shared_ptr<server::http::DeferredResponse>& out, const std::string& model,
+                    const std::function<void()>& upstream_done = {});
 
 }  // namespace router
