@@ -155,6 +155,9 @@ private:
     };
     // `body` (validated) and `obody` (the same, in the client's key order; raw_body its text) are a chat
     // completions request; tool calls get ids call_id_prefix + random + "_" + index. 400s for bad input.
+    // A chat completions request's body checked (into `body`) and prepared, as both /v1/chat/completions
+    // and its input_tokens take it.
+    PreparedChat prepare_chat_request(const Request& req, json& body);
     PreparedChat prepare_chat(const json& body, const nlohmann::ordered_json& obody,
                               std::string_view raw_body, const std::string& prefill,
                               const char* call_id_prefix) const;

@@ -118,10 +118,10 @@ Api::Reply Api::completion(Request& req, Flavor flavor) {
     return start_generation(req, flavor, body, opts, tokens, texts);
 }
 
-Api::Reply Api::chat_completions(Request& req) {
+Api::PreparedChat Api::prepare_chat_request(const Request& req, json& body) {
     require_ready();
     require_generation();
-    const json body = parse_body(req, "chat_completions.json");
+    body = parse_body(req, "chat_completions.json");
     const json* messages = field(body, "messages");
     if (!messages || !messages->is_array() || messages->empty())
         bad_request("'messages' must be a non-empty array");
@@ -131,23 +131,19 @@ Api::Reply Api::chat_completions(Request& req) {
     // reasoning_effort reaches the template as the Responses API's reasoning.effort does.
     if (const auto it = obody.find("reasoning_effort"); it != obody.end() && !it->is_null())
         apply_reasoning_effort(obody, it->get<std::string>(), "reasoning_effort");
-    PreparedChat chat = prepare_chat(body, obody, req.body, {}, "call_");
+    return prepare_chat(body, obody, req.body, {}, "call_");
+}
+
+Api::Reply Api::chat_completions(Request& req) {
+    json body;
+    PreparedChat chat = prepare_chat_request(req, body);
     return start_generation(req, Flavor::Chat, body, chat.opts, {chat.tokens}, {chat.prompt}, &chat.parse);
 }
 
 Api::Reply Api::chat_input_tokens(Request& req) {
-    require_ready();
-    require_generation();
-    const json body = parse_body(req, "chat_completions.json");
-    const json* messages = field(body, "messages");
-    if (!messages || !messages->is_array() || messages->empty())
-        bad_request("'messages' must be a non-empty array");
-    nlohmann::ordered_json obody = nlohmann::ordered_json::parse(req.body, nullptr, false);
-    if (!obody.is_object()) bad_request("the request body must be a JSON object");
-    if (const auto it = obody.find("reasoning_effort"); it != obody.end() && !it->is_null())
-        apply_reasoning_effort(obody, it->get<std::string>(), "reasoning_effort");
     // The prompt the same body would generate from: template, tools, kwargs and prefill included.
-    const PreparedChat chat = prepare_chat(body, obody, req.body, {}, "call_");
+    json body;
+    const PreparedChat chat = prepare_chat_request(req, body);
     return server::http::Response::json({{"object", "response.input_tokens"}, {"input_tokens", chat.tokens.size()}});
 }
 

@@ -31,27 +31,7 @@ RouterApi::RouterApi(ModelManager& models, RouterConfig config, server::http::Se
 
 RouterApi::~RouterApi() { wait_idle(std::chrono::seconds(10)); }
 
-void RouterApi::run_detached(std::function<void()> fn) {
-    {
-        std::lock_guard lk(mu_);
-        ++running_;
-    }
-    std::thread([this, fn = std::move(fn)] {
-        try {
-            fn();
-        } catch (const std::exception& e) {
-            spdlog::error("router: forwarding failed: {}", e.what());
-        }
-        std::lock_guard lk(mu_);
-        --running_;
-        cv_.notify_all();
-    }).detach();
-}
-
-bool RouterApi::wait_idle(std::chrono::milliseconds timeout) {
-    std::unique_lock lk(mu_);
-    return cv_.wait_for(lk, timeout, [this] { return running_ == 0; });
-}
+bool RouterApi::wait_idle(std::chrono::milliseconds timeout) { return forwarding_.wait_idle(timeout); }
 
 void RouterApi::register_routes() {
     auto guard = [](std::function<Reply(Request&)> fn) {
@@ -135,7 +115,7 @@ RouterApi::Reply RouterApi::forward(Request& req, bool from_body) {
     up.target = encode_path(req.path) + (req.query_string.empty() ? "" : "?" + req.query_string);
     up.body = std::move(req.body);
     up.headers = forward_headers(req.headers);
-    run_detached([this, up = std::move(up), out, name, load] {
+    forwarding_.run([this, up = std::move(up), out, name, load] {
         std::unique_ptr<ModelManager::Lease> lease;
         try {
             lease = models_.acquire(name, load, std::chrono::steady_clock::now() + config_.load_timeout);
@@ -144,7 +124,7 @@ RouterApi::Reply RouterApi::forward(Request& req, bool from_body) {
             return;
         }
         if (out->cancelled()) return;
-        relay_to_child(up, lease->port(), config_.request_timeout, out, name);
+        relay_to_child(up, lease->port(), config_.request_timeout, out, name, [&lease] { lease.reset(); });
     });
     return out;
 }
@@ -267,7 +247,7 @@ RouterApi::Reply RouterApi::streams_lookup(Request& req) {
             for (const auto& v : *it)
                 if (v.is_string()) ids.push_back(v);
     auto out = req.defer();
-    run_detached([this, ids, out] {
+    forwarding_.run([this, ids, out] {
         out->respond(Response::json(ids.empty() ? json::array() : lookup_streams(ids, nullptr)));
     });
     return out;
@@ -283,7 +263,7 @@ RouterApi::Reply RouterApi::stream_forward(Request& req) {
     up.method = req.method;
     up.target = encode_path(req.path) + (req.query_string.empty() ? "" : "?" + req.query_string);
     up.headers = forward_headers(req.headers);
-    run_detached([this, id, up = std::move(up), out] {
+    forwarding_.run([this, id, up = std::move(up), out] {
         std::map<std::string, std::string> owner;
         lookup_streams(json::array({id}), &owner);
         const auto it = owner.find(id);
@@ -304,7 +284,7 @@ RouterApi::Reply RouterApi::stream_forward(Request& req) {
             out->respond(server::http::error_response(e.status(), e.what(), e.type()));
             return;
         }
-        relay_to_child(up, lease->port(), config_.request_timeout, out, it->second);
+        relay_to_child(up, lease->port(), config_.request_timeout, out, it->second, [&lease] { lease.reset(); });
     });
     return out;
 }

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <string>
 
+#include "server/http/detached_tasks.h"
 #include "server/http/server.h"
 #include "server/router/model_manager.h"
 
@@ -59,14 +60,11 @@ class RouterApi {
     // The canonical name a request asks for (an alias resolved); HttpError 400 when missing or unknown.
     std::string requested_model(const Request& req, bool from_body) const;
     bool autoload(const Request& req) const;
-    void run_detached(std::function<void()> fn);
 
     ModelManager& models_;
     const RouterConfig config_;
     server::http::Server& http_;
-    std::mutex mu_;
-    std::condition_variable cv_;
-    int running_ = 0;  // forwarding threads
+    server::http::DetachedTasks forwarding_{"router: forwarding failed"};
 };
 
 }  // namespace router

@@ -136,10 +136,7 @@ Headers proxy_response_headers(const Headers& in) {
 
 CorsProxy::CorsProxy(CorsProxyOptions options) : options_(options) {}
 
-CorsProxy::~CorsProxy() {
-    std::unique_lock lk(mu_);
-    cv_.wait_for(lk, std::chrono::seconds(10), [this] { return running_ == 0; });
-}
+CorsProxy::~CorsProxy() = default;  // relays_ waits for the relays in flight
 
 void CorsProxy::register_routes(server::http::Server& http) {
     if (!options_.enabled) {
@@ -178,7 +175,7 @@ server::http::Reply CorsProxy::handle(server::http::Request& req) {
     const bool default_port = to.port == (to.scheme == "https" ? 443 : 80);
     headers.set("Host", default_port ? to.host : to.host + ":" + std::to_string(to.port));
     auto out = req.defer();
-    run_detached([this, to = std::move(to), method = req.method, body = std::move(req.body),
+    relays_.run([this, to = std::move(to), method = req.method, body = std::move(req.body),
                   headers = std::move(headers), out]() mutable {
         relay(std::move(to), std::move(method), std::move(body), std::move(headers), out);
     });
@@ -260,23 +257,6 @@ void CorsProxy::relay(ProxyTarget to, std::string method, std::string body, Head
             (timeout ? where + " did not answer in time (" : "cannot reach " + where + " (") + what + ")",
             "server_error"));
     }
-}
-
-void CorsProxy::run_detached(std::function<void()> fn) {
-    {
-        std::lock_guard lk(mu_);
-        ++running_;
-    }
-    std::thread([this, fn = std::move(fn)] {
-        try {
-            fn();
-        } catch (const std::exception& e) {
-            spdlog::error("cors-proxy: {}", e.what());
-        }
-        std::lock_guard lk(mu_);
-        --running_;
-        cv_.notify_all();
-    }).detach();
 }
 
 }  // namespace webui

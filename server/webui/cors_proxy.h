@@ -10,14 +10,13 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <string_view>
 
+#include "server/http/detached_tasks.h"
 #include "server/http/headers.h"
 #include "server/http/message.h"
 
@@ -68,12 +67,9 @@ class CorsProxy {
     // Relays one request on its own thread (the upstream client blocks) and answers `out`.
     void relay(ProxyTarget to, std::string method, std::string body, server::http::Headers headers,
                const std::shared_ptr<server::http::DeferredResponse>& out) const;
-    void run_detached(std::function<void()> fn);
 
     const CorsProxyOptions options_;
-    std::mutex mu_;
-    std::condition_variable cv_;
-    int running_ = 0;
+    server::http::DetachedTasks relays_{"cors-proxy"};  // waited for when the proxy goes away
 };
 
 }  // namespace webui

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "cli_process.h"
+#include "context_util.h"
 #include "server/http/client.h"
 #include "server_process.h"
 
@@ -22,18 +23,7 @@ using server::http::Headers;
 
 namespace {
 
-struct TempDir {
-    std::filesystem::path path;
-    TempDir() {
-        std::string tmpl = (std::filesystem::temp_directory_path() / "ggserve-itools-XXXXXX").string();
-        REQUIRE(mkdtemp(tmpl.data()));
-        path = tmpl;
-    }
-    ~TempDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-};
+using ctxtest::TempDir;
 
 std::vector<std::string> tool_names(Client& c) {
     const auto r = c.get("/tools");

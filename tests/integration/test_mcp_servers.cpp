@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "cli_process.h"
+#include "context_util.h"
 #include "server/http/client.h"
 #include "server_process.h"
 
@@ -23,18 +24,7 @@ using server::http::Client;
 
 namespace {
 
-struct TempDir {
-    std::filesystem::path path;
-    TempDir() {
-        std::string tmpl = (std::filesystem::temp_directory_path() / "ggserve-imcp-XXXXXX").string();
-        REQUIRE(mkdtemp(tmpl.data()));
-        path = tmpl;
-    }
-    ~TempDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-};
+using ctxtest::TempDir;
 
 json fake_entry(const std::string& mode = "normal", int timeout_ms = 0) {
     json e = {{"command", "python3"},

@@ -107,17 +107,30 @@ std::vector<pid_t> children_of(pid_t parent) {
     return out;
 }
 
+// The command line of process `pid`, its arguments separated by NULs.
+std::string cmdline_of(pid_t pid) {
+    std::ifstream f("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(f)), {});
+}
+
 // The child serving `alias` (its command line has "--alias NAME").
 pid_t child_serving(pid_t router, const std::string& name) {
-    for (pid_t pid : children_of(router)) {
-        std::ifstream f("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
-        std::string cmd((std::istreambuf_iterator<char>(f)), {});
-        if (cmd.find(std::string("--alias") + '\0' + name + '\0') != std::string::npos) return pid;
-    }
+    for (pid_t pid : children_of(router))
+        if (cmdline_of(pid).find(std::string("--alias") + '\0' + name + '\0') != std::string::npos) return pid;
     return -1;
 }
 
 bool gone(pid_t pid) { return kill(pid, 0) != 0; }
+
+// The names GET /tools lists.
+std::set<std::string> tool_names(Client& c) {
+    const auto listed = c.get("/tools");
+    REQUIRE(listed.status == 200);
+    const json tools = listed.json();
+    std::set<std::string> names;
+    for (const auto& t : tools) names.insert(t["tool"].get<std::string>());
+    return names;
+}
 
 bool wait_gone(pid_t pid) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -455,12 +468,7 @@ TEST_CASE("router: --tools are the router's own /tools, not passed to the model 
     ModelsDir d;
     ServerProcess r(router_args(d, {"--tools", "read_file,get_info"}));
     Client c("127.0.0.1", r.port());
-    const auto listed = c.get("/tools");
-    REQUIRE(listed.status == 200);
-    const json tools = listed.json();
-    std::set<std::string> names;
-    for (const auto& t : tools) names.insert(t["tool"].get<std::string>());
-    CHECK(names == std::set<std::string>{"read_file", "get_info"});
+    CHECK(tool_names(c) == std::set<std::string>{"read_file", "get_info"});
     CHECK(c.get("/props").json()["server"]["tools"] == json{"read_file", "get_info"});  // the chat UI reads these
     const auto info = c.post("/tools", json{{"tool", "get_info"}, {"params", json::object()}}.dump());
     CHECK(info.status == 200);
@@ -468,9 +476,7 @@ TEST_CASE("router: --tools are the router's own /tools, not passed to the model 
     REQUIRE(c.post("/completion", greedy("stories", "Once").dump()).status == 200);
     const pid_t child = child_serving(r.pid(), "stories");
     REQUIRE(child > 0);
-    std::ifstream f("/proc/" + std::to_string(child) + "/cmdline", std::ios::binary);
-    const std::string cmd((std::istreambuf_iterator<char>(f)), {});
-    CHECK(cmd.find("--tools") == std::string::npos);
+    CHECK(cmdline_of(child).find("--tools") == std::string::npos);
 }
 
 TEST_CASE("router: MCP servers are the router's own /tools, not passed to the model servers",
@@ -481,21 +487,14 @@ TEST_CASE("router: MCP servers are the router's own /tools, not passed to the mo
                                   {"args", {std::string(GGSERVE_SOURCE_DIR) + "/tests/fixtures/fake_mcp_server.py"}}}}}}};
     ServerProcess r(router_args(d, {"--mcp-servers-json", mcp.dump()}));
     Client c("127.0.0.1", r.port());
-    const auto listed = c.get("/tools");
-    REQUIRE(listed.status == 200);
-    const json tools = listed.json();
-    std::set<std::string> names;
-    for (const auto& t : tools) names.insert(t["tool"].get<std::string>());
-    CHECK(names.count("fake_echo"));
+    CHECK(tool_names(c).count("fake_echo"));
     const auto echo = c.post("/tools", json{{"tool", "fake_echo"}, {"params", {{"text", "router"}}}}.dump());
     CHECK(echo.status == 200);
     CHECK(echo.json() == json{{"plain_text_response", "router"}});
     REQUIRE(c.post("/completion", greedy("stories", "Once").dump()).status == 200);
     const pid_t child = child_serving(r.pid(), "stories");
     REQUIRE(child > 0);
-    std::ifstream f("/proc/" + std::to_string(child) + "/cmdline", std::ios::binary);
-    const std::string cmd((std::istreambuf_iterator<char>(f)), {});
-    CHECK(cmd.find("--mcp-servers") == std::string::npos);
+    CHECK(cmdline_of(child).find("--mcp-servers") == std::string::npos);
 }
 
 TEST_CASE("router: GET /models?reload=1 reads the directory again: new models, gone ones unloaded",
