@@ -1,5 +1,7 @@
 #include "server/tools/piped_process.h"
 
+#include "server/tools/spawn_setup.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -34,19 +36,6 @@ struct Pipe {
     }
 };
 
-struct SpawnSetup {
-    posix_spawn_file_actions_t actions;
-    posix_spawnattr_t attr;
-    SpawnSetup() {
-        posix_spawn_file_actions_init(&actions);
-        posix_spawnattr_init(&attr);
-    }
-    ~SpawnSetup() {
-        posix_spawn_file_actions_destroy(&actions);
-        posix_spawnattr_destroy(&attr);
-    }
-};
-
 void set_nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
 }  // namespace
@@ -55,18 +44,10 @@ PipedProcess::PipedProcess(const std::vector<std::string>& argv, const std::map<
                            const std::string& cwd) {
     if (argv.empty() || argv[0].empty()) throw std::runtime_error("no program to run");
     Pipe in, out, err;
-    SpawnSetup s;
+    SpawnSetup s(cwd);
     posix_spawn_file_actions_adddup2(&s.actions, in.fd[0], 0);
     posix_spawn_file_actions_adddup2(&s.actions, out.fd[1], 1);
     posix_spawn_file_actions_adddup2(&s.actions, err.fd[1], 2);
-    if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&s.actions, cwd.c_str());
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    posix_spawnattr_setflags(&s.attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    posix_spawnattr_setpgroup(&s.attr, 0);
-    posix_spawnattr_setsigmask(&s.attr, &none);
-    posix_spawnattr_setsigdefault(&s.attr, &all);
 
     std::vector<std::string> env_s;
     for (char** e = environ; *e; ++e) {

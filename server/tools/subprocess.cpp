@@ -1,5 +1,7 @@
 #include "server/tools/subprocess.h"
 
+#include "server/tools/spawn_setup.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -38,20 +40,6 @@ int open_pidfd(pid_t pid) {
 #endif
 }
 
-// The spawn's attributes and file actions, released however run_process leaves.
-struct SpawnSetup {
-    posix_spawn_file_actions_t actions;
-    posix_spawnattr_t attr;
-    SpawnSetup() {
-        posix_spawn_file_actions_init(&actions);
-        posix_spawnattr_init(&attr);
-    }
-    ~SpawnSetup() {
-        posix_spawn_file_actions_destroy(&actions);
-        posix_spawnattr_destroy(&attr);
-    }
-};
-
 }  // namespace
 
 ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& options) {
@@ -65,20 +53,10 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
         res.spawn_error = std::string("pipe: ") + std::strerror(errno);
         return res;
     }
-    SpawnSetup s;
+    SpawnSetup s(options.cwd);
     posix_spawn_file_actions_addopen(&s.actions, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&s.actions, fds[1], 1);
     posix_spawn_file_actions_adddup2(&s.actions, fds[1], 2);
-    if (!options.cwd.empty()) posix_spawn_file_actions_addchdir_np(&s.actions, options.cwd.c_str());
-    // Its own process group (killed as one), no signal blocked (the server's threads block SIGINT and
-    // SIGTERM, which a child would inherit) and every signal at its default action.
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    posix_spawnattr_setflags(&s.attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    posix_spawnattr_setpgroup(&s.attr, 0);
-    posix_spawnattr_setsigmask(&s.attr, &none);
-    posix_spawnattr_setsigdefault(&s.attr, &all);
 
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
