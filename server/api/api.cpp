@@ -55,7 +55,9 @@ Api::Api(ApiConfig config, server::http::Server& http)
     : config_(std::move(config)),
       http_(http),
       format_pool_(std::make_unique<FormatPool>(config_.format_threads)),
-      work_pool_(std::make_unique<FormatPool>(config_.work_threads)) {}
+      work_pool_(std::make_unique<FormatPool>(config_.work_threads)) {
+    if (!config_.log_prompts_dir.empty()) prompt_log_ = std::make_unique<PromptLog>(config_.log_prompts_dir);
+}
 Api::~Api() = default;
 
 void Api::finish_formatting() {

@@ -14,6 +14,7 @@
 #include "server/api/agent_reply.h"
 #include "server/api/chat_formatter.h"
 #include "server/api/format_pool.h"
+#include "server/api/prompt_log.h"
 #include "server/api/reasoning_control.h"
 #include "server/api/stream_sessions.h"
 #include "server/api/request_params.h"
@@ -24,6 +25,7 @@ namespace api {
 
 struct ApiConfig {
     std::string model_alias;  // name reported as "model"; default: the model file name
+    std::string log_prompts_dir;  // --log-prompts-dir (prompt_log.h); "" off
     ApiDefaults defaults;
     std::string chat_template;  // --chat-template
     bool jinja = false;         // --jinja
@@ -189,6 +191,7 @@ private:
     std::shared_ptr<const engine::GrammarVocab> grammar_vocab_;
     std::atomic<uint64_t> next_task_id_{1};
     ReasoningControls reasoning_controls_;
+    std::unique_ptr<PromptLog> prompt_log_;  // --log-prompts-dir
     StreamSessions stream_sessions_;
     mutable std::mutex defaults_mu_;  // guards config_.defaults (POST /props) and config_.lora_scales
     std::unique_ptr<FormatPool> format_pool_;

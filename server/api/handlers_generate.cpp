@@ -265,6 +265,9 @@ Api::Reply Api::start_generation(Request& req, Flavor flavor, const json& body, 
             constraint ? constraint->clone() : nullptr, engine::ReasoningBudget::Tags{tags.open, tags.close},
             end_signal);
     }
+    if (prompt_log_)
+        for (size_t p = 0; p < prompts.size(); ++p)
+            prompt_log_->write(p < prompt_texts.size() ? prompt_texts[p] : model_->vocab().detokenize(prompts[p]));
     std::vector<std::shared_ptr<sched::Task>> tasks;
     for (size_t p = 0; p < prompts.size(); ++p)
         for (int c = 0; c < opts.n_choices; ++c) {

@@ -383,6 +383,10 @@ int cmd_serve(int argc, char** argv) {
     ap.flag("--webui,--ui", "serve the chat UI at / (default)", &webui);
     ap.flag("--no-webui,--no-ui", "do not serve the chat UI: / answers 404", &webui, false);
     ap.option("--path", "DIR", "serve the static files of DIR at / instead of the embedded chat UI", &wo.path);
+    ap.option("--log-prompts-dir", "DIR",
+              "write the prompt of every generation request (the chat template applied) to a file of its own in "
+              "DIR (an existing directory), named after the milliseconds since the start: for comparing prompts",
+              &ac.log_prompts_dir);
     add_tool_options(ap, to);
     ap.option("--ui-config,--webui-config", "JSON",
               "default settings of the chat UI (a JSON object, in /props as ui_settings; see docs/compatibility.md "
@@ -567,6 +571,8 @@ int cmd_serve(int argc, char** argv) {
         }
         if (!wo.path.empty() && !std::filesystem::is_directory(wo.path))
             throw ArgError("--path '" + wo.path + "' is not a directory");
+        if (!ac.log_prompts_dir.empty() && !std::filesystem::is_directory(ac.log_prompts_dir))
+            throw ArgError("--log-prompts-dir '" + ac.log_prompts_dir + "' is not a directory");
         try {
             ac.ui_settings = webui::load_ui_config(ui_config, ui_config_file);
         } catch (const std::runtime_error& e) {

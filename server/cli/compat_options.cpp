@@ -220,9 +220,6 @@ void add_unsupported_options(ArgParser& ap) {
         ap.refuse(o, true, "multimodal input is not supported: ggserve serves text models");
     ap.refuse("--tools-runtime", true,
               "tools run on the server's host: there are no container or ssh runtimes for them");
-    ap.refuse("--log-prompts-dir", true,
-              "prompts are not logged to files (what llama-server writes there could not be established from its "
-              "source); -v logs requests");
     for (const char* o :
          {"--spec-draft-p-split,--draft-p-split", "--spec-draft-sampling", "--spec-synth-len",
           "--spec-synth-rates", "-Cd,--cpu-mask-draft,--spec-draft-cpu-mask",
