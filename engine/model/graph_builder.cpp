@@ -212,6 +212,10 @@ Tensor* GraphBuilder::outputs_only(Tensor* t, uint32_t il) const {
     return ggml::get_rows(ctx, t, in.out_ids);
 }
 
+Tensor* GraphBuilder::residual(Tensor* sub, Tensor* x, uint32_t il) const {
+    return ggml::add(ctx, outputs_only(sub, il), outputs_only(x, il));
+}
+
 Tensor* GraphBuilder::logits(Tensor* x) const {
     hidden = x;
     if (shape.n_logit_rows == 0) return x;

@@ -118,6 +118,9 @@ public:
     ggml::Tensor* layer_out(ggml::Tensor* x, uint32_t il) const;
     // At the last layer, the rows of the tokens that want logits (everything else is not needed).
     ggml::Tensor* outputs_only(ggml::Tensor* t, uint32_t il) const;
+    // x + sub, the residual around a layer's attention: at the last layer only the rows that want outputs
+    // of both go on (outputs_only), so the layer's feed-forward runs on those rows alone.
+    ggml::Tensor* residual(ggml::Tensor* sub, ggml::Tensor* x, uint32_t il) const;
     // The logits: the output matrix (+ bias) times the final hidden states. Records x as `hidden`, which a
     // context made for embeddings returns instead (the logits and what follows them are then not computed),
     // and which tokens that asked for their hidden state read beside the others' logits (only the rows of

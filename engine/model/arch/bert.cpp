@@ -49,8 +49,7 @@ Tensor* build(GraphBuilder& g) {
         // x = LayerNorm(x + Wo attn(Wq x, Wk x, Wv x))
         auto [q, k, v] = g.qkv(w, x);
         Tensor* cur = g.mm(w.wo, g.attention(il, q, k, v, kq_scale), w.bo);
-        x = g.layer_norm(ggml::add(g.ctx, g.outputs_only(cur, il), g.outputs_only(x, il)), w.attn_out_norm,
-                         w.attn_out_norm_b);
+        x = g.layer_norm(g.residual(cur, x, il), w.attn_out_norm, w.attn_out_norm_b);
         // x = LayerNorm(x + down(gelu(up x)))
         Tensor* ff = g.mm(w.w_down, ggml::gelu(g.ctx, g.mm(w.w_up, x, w.b_up)), w.b_down);
         x = g.layer_norm(ggml::add(g.ctx, ff, x), w.layer_out_norm, w.layer_out_norm_b);

@@ -30,7 +30,7 @@ Tensor* build(GraphBuilder& g) {
         auto [q, k, v] = g.qkv(w, g.rms_norm(x, w.attn_norm));
         q = ggml::scale(g.ctx, g.rope(q, il), q_scale);
         Tensor* cur = g.mm(w.wo, g.attention(il, q, g.rope(k, il), v, 1.0f));
-        x = ggml::add(g.ctx, g.outputs_only(cur, il), g.outputs_only(x, il));
+        x = g.residual(cur, x, il);
 
         // feed-forward: x + geglu(rmsnorm(x))
         x = g.layer_out(ggml::add(g.ctx, g.ffn_geglu(w, g.rms_norm(x, w.ffn_norm)), x), il);

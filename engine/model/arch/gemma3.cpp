@@ -40,7 +40,7 @@ Tensor* build(GraphBuilder& g) {
         q = ggml::scale(g.ctx, g.rope(g.rms_norm(q, w.q_norm), il), q_scale);
         k = g.rope(g.rms_norm(k, w.k_norm), il);
         Tensor* cur = g.rms_norm(g.mm(w.wo, g.attention(il, q, k, v, 1.0f)), w.attn_post_norm);
-        x = ggml::add(g.ctx, g.outputs_only(cur, il), g.outputs_only(x, il));
+        x = g.residual(cur, x, il);
 
         // feed-forward: x + rmsnorm(geglu(rmsnorm(x)))
         Tensor* ffn = g.rms_norm(g.ffn_geglu(w, g.rms_norm(x, w.ffn_norm)), w.ffn_post_norm);

@@ -52,7 +52,7 @@ Tensor* build(GraphBuilder& g) {
         // attention: x + Wo attn(rope(Wq h), rope(Wk h), Wv h), h = rmsnorm(x)
         auto [q, k, v] = g.qkv(w, g.rms_norm(x, w.attn_norm));
         Tensor* cur = g.mm(w.wo, g.attention(il, g.rope(q, il), g.rope(k, il), v, kq_scale), w.bo);
-        x = ggml::add(g.ctx, g.outputs_only(cur, il), g.outputs_only(x, il));
+        x = g.residual(cur, x, il);
 
         // feed-forward: x + swiglu(rmsnorm(x)), or the experts' weighted sum
         Tensor* h = g.rms_norm(x, w.ffn_norm);

@@ -55,8 +55,7 @@ Tensor* build(GraphBuilder& g) {
         // x = LayerNorm(x + Wo attn(rope(Wq x), rope(Wk x), Wv x))
         auto [q, k, v] = g.qkv(w, x);
         Tensor* cur = g.mm(w.wo, g.attention(il, g.rope(q, il), g.rope(k, il), v, kq_scale), w.bo);
-        x = g.layer_norm(ggml::add(g.ctx, g.outputs_only(cur, il), g.outputs_only(x, il)), w.attn_out_norm,
-                         w.attn_out_norm_b);
+        x = g.layer_norm(g.residual(cur, x, il), w.attn_out_norm, w.attn_out_norm_b);
         // x = LayerNorm(x + down(silu(gate x) * up x))
         x = g.layer_norm(ggml::add(g.ctx, g.ffn_swiglu(w, x), x), w.layer_out_norm, w.layer_out_norm_b);
     }

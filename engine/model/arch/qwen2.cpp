@@ -42,7 +42,7 @@ Tensor* build(GraphBuilder& g) {
         // attention: x + Wo attn(rope(Wq h + bq), rope(Wk h + bk), Wv h + bv), h = rmsnorm(x)
         auto [q, k, v] = g.qkv(w, g.rms_norm(x, w.attn_norm));
         Tensor* cur = g.mm(w.wo, g.attention(il, g.rope(q, il), g.rope(k, il), v, kq_scale));
-        x = ggml::add(g.ctx, g.outputs_only(cur, il), g.outputs_only(x, il));
+        x = g.residual(cur, x, il);
 
         // feed-forward: x + swiglu(rmsnorm(x))
         x = g.layer_out(ggml::add(g.ctx, g.ffn_swiglu(w, g.rms_norm(x, w.ffn_norm)), x), il);

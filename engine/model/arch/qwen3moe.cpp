@@ -55,7 +55,7 @@ Tensor* build(GraphBuilder& g) {
         q = g.rope(g.rms_norm(q, w.q_norm), il);
         k = g.rope(g.rms_norm(k, w.k_norm), il);
         Tensor* cur = g.mm(w.wo, g.attention(il, q, k, v, kq_scale));
-        x = ggml::add(g.ctx, g.outputs_only(cur, il), g.outputs_only(x, il));
+        x = g.residual(cur, x, il);
 
         // experts: x + sum over the chosen e of p_e / sum(p) swiglu_e(rmsnorm(x))
         x = g.layer_out(ggml::add(g.ctx, g.ffn_moe(w, g.rms_norm(x, w.ffn_norm), true), x), il);
