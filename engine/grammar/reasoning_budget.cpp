@@ -1,5 +1,7 @@
 #include "engine/grammar/reasoning_budget.h"
 
+#include "engine/util/utf8_tail.h"
+
 #include <cmath>
 #include <stdexcept>
 #include <string_view>
@@ -16,22 +18,7 @@ std::string_view ltrim(std::string_view s) {
 
 }  // namespace
 
-bool utf8_complete(std::string_view text) {
-    // Walk back over at most three continuation bytes to the lead byte of the last character.
-    size_t n = 0;
-    while (n < text.size() && n < 4 && ((unsigned char)text[text.size() - 1 - n] & 0xC0) == 0x80) ++n;
-    if (n == text.size()) return true;  // only continuation bytes (or nothing): no lead byte waits
-    const unsigned char lead = (unsigned char)text[text.size() - 1 - n];
-    size_t want = 0;  // continuation bytes the lead byte announces (ASCII and invalid bytes: none)
-    if ((lead & 0xE0) == 0xC0) {
-        want = 1;
-    } else if ((lead & 0xF0) == 0xE0) {
-        want = 2;
-    } else if ((lead & 0xF8) == 0xF0) {
-        want = 3;
-    }
-    return n >= want;
-}
+bool utf8_complete(std::string_view text) { return incomplete_utf8_tail(text) == 0; }
 
 ReasoningBudget::ReasoningBudget(int budget, bool opened, std::shared_ptr<const GrammarVocab> vocab,
                                  std::vector<Token> forced, std::unique_ptr<TokenConstraint> inner, Tags tags,

@@ -144,22 +144,5 @@ int unicode_to_byte(uint32_t cp) {
     return cp < 512 ? byte_maps().from_unicode[cp] : -1;
 }
 
-size_t incomplete_utf8_tail(std::string_view s) {
-    // Look back over at most three bytes for the lead byte of the last sequence.
-    for (size_t k = 1; k <= 3 && k <= s.size(); ++k) {
-        const uint8_t b = uint8_t(s[s.size() - k]);
-        if ((b & 0xC0) == 0x80) continue;  // continuation byte: keep looking for the lead
-        size_t need = 0;
-        if ((b & 0xE0) == 0xC0) {
-            need = 2;
-        } else if ((b & 0xF0) == 0xE0) {
-            need = 3;
-        } else if ((b & 0xF8) == 0xF0) {
-            need = 4;
-        }
-        return need > k ? k : 0;
-    }
-    return 0;
-}
 
 }  // namespace engine::unicode

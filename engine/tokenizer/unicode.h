@@ -2,6 +2,8 @@
 // lowercasing, first-code-point NFD, and GPT-2's byte <-> printable code point mapping.
 #pragma once
 
+#include "engine/util/utf8_tail.h"
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -92,8 +94,6 @@ std::string encode_utf8(uint32_t cp);
 const std::string& byte_to_unicode(uint8_t b);  // UTF-8 of the mapped code point
 int unicode_to_byte(uint32_t cp);               // the byte, or -1 if cp is not in the alphabet
 
-// How many bytes at the end of s form an incomplete UTF-8 sequence (0 if s ends on a boundary or
-// with bytes that can never complete, which callers pass through as they are).
-size_t incomplete_utf8_tail(std::string_view s);
+using engine::incomplete_utf8_tail;  // engine/util/utf8_tail.h
 
 }  // namespace engine::unicode
