@@ -1,13 +1,18 @@
 // Helpers of the context-management integration tests: greedy requests, the CLI, temp directories.
 #pragma once
 
+#include <fcntl.h>
 #include <stdlib.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "server/http/client.h"
@@ -82,6 +87,24 @@ inline CliResult run_cli(const std::vector<std::string>& args, const std::vector
     std::ifstream e(tmp.file("err"));
     r.err.assign(std::istreambuf_iterator<char>(e), {});
     return r;
+}
+
+// Opens the FIFO `fifo` for writing. The open returns once the process under test has opened it for
+// reading, which is how a test knows that a call blocking on it is running (no sleeps). If that does
+// not happen within 30 s the open is released, `caller` (the thread making the call) is joined and the
+// test fails, naming `what`.
+inline int open_fifo_writer(const std::string& fifo, std::thread& caller, const std::string& what) {
+    auto opened = std::async(std::launch::async, [&] { return open(fifo.c_str(), O_WRONLY | O_CLOEXEC); });
+    if (opened.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+        const int unblock = open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);  // let the open return
+        close(opened.get());
+        close(unblock);
+        caller.join();
+        FAIL(what << " never opened the FIFO");
+    }
+    const int w = opened.get();
+    REQUIRE(w >= 0);
+    return w;
 }
 
 }  // namespace ctxtest

@@ -194,17 +194,8 @@ TEST_CASE("built-in tools: /health answers while a tool call blocks", "[integrat
         status = r.status;
         body = r.body;
     });
-    // Opening the FIFO for writing returns once the command has opened it for reading: the call runs.
-    auto opened = std::async(std::launch::async, [&] { return open(fifo.c_str(), O_WRONLY | O_CLOEXEC); });
-    if (opened.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
-        const int unblock = open(fifo.c_str(), O_RDONLY | O_CLOEXEC);  // let the open return
-        close(opened.get());
-        close(unblock);
-        caller.join();
-        FAIL("the tool call never opened the FIFO");
-    }
-    const int w = opened.get();
-    REQUIRE(w >= 0);
+    // The open returns once the command has opened the FIFO for reading: the call runs.
+    const int w = ctxtest::open_fifo_writer(fifo, caller, "the tool call");
     {
         Client c("127.0.0.1", port);
         const auto t0 = std::chrono::steady_clock::now();
