@@ -11,6 +11,7 @@ Template::Template(std::string_view source, const LexerOptions& options)
     : root_(parse_template(source, options)) {}
 
 std::string Template::render(const Json& context, const RenderOptions& options) const {
+    RenderArena arena;  // the context's containers are this render's too
     if (!context.is_object() && !context.is_null()) {
         throw TemplateError(TemplateError::Kind::Runtime, "the render context must be a JSON object");
     }
@@ -23,6 +24,7 @@ std::string Template::render(const Json& context, const RenderOptions& options) 
 
 std::string Template::render(const std::vector<std::pair<std::string, Value>>& context,
                              const RenderOptions& options) const {
+    RenderArena arena;  // what the template makes is emptied when it is done (jinja_value.h)
     RenderState state(options);
     auto frame = state.make_frame(make_global_frame(state));
     for (const auto& [k, v] : context) frame->set(k, v);

@@ -14,21 +14,53 @@ Value Value::undefined(std::string reason) {
     return v;
 }
 
+namespace {
+thread_local RenderArena* current_arena = nullptr;
+}  // namespace
+
+RenderArena::RenderArena() : previous_(current_arena) { current_arena = this; }
+
+RenderArena::~RenderArena() {
+    current_arena = previous_;
+    // Emptying one container may free others (their weak references then expire): lock each in turn.
+    for (const auto& w : arrays_)
+        if (auto a = w.lock()) a->items.clear();
+    for (const auto& w : objects_)
+        if (auto o = w.lock()) {
+            o->items.clear();
+            o->call = nullptr;
+        }
+}
+
+void RenderArena::record(const std::shared_ptr<ArrayData>& a) {
+    if (current_arena) current_arena->arrays_.push_back(a);
+}
+
+void RenderArena::record(const std::shared_ptr<ObjectData>& o) {
+    if (current_arena) current_arena->objects_.push_back(o);
+}
+
 Value Value::array(std::vector<Value> items) {
+    auto a = std::make_shared<ArrayData>(ArrayData{std::move(items), false});
+    RenderArena::record(a);
     Value v;
-    v.v_ = std::make_shared<ArrayData>(ArrayData{std::move(items), false});
+    v.v_ = std::move(a);
     return v;
 }
 
 Value Value::tuple(std::vector<Value> items) {
+    auto a = std::make_shared<ArrayData>(ArrayData{std::move(items), true});
+    RenderArena::record(a);
     Value v;
-    v.v_ = std::make_shared<ArrayData>(ArrayData{std::move(items), true});
+    v.v_ = std::move(a);
     return v;
 }
 
 Value Value::object() {
+    auto o = std::make_shared<ObjectData>();
+    RenderArena::record(o);
     Value v;
-    v.v_ = std::make_shared<ObjectData>();
+    v.v_ = std::move(o);
     return v;
 }
 

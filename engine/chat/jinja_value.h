@@ -123,6 +123,26 @@ struct FunctionData {
     NativeFunction fn;
 };
 
+// The lists and dicts made while a render runs, emptied when it ends. A template can make a container
+// hold itself ({% set ns.x = ns %}, l.append(l)): a reference cycle that shared ownership never frees,
+// so a hostile template would leak on every request. The arena is the thread's while it lives (renders
+// run on one thread; an inner arena restores the outer one).
+class RenderArena {
+  public:
+    RenderArena();
+    ~RenderArena();  // empties every recorded container that is still alive, which breaks any cycle
+    RenderArena(const RenderArena&) = delete;
+    RenderArena& operator=(const RenderArena&) = delete;
+    // Called by Value's container factories; nothing happens outside a render.
+    static void record(const std::shared_ptr<ArrayData>& a);
+    static void record(const std::shared_ptr<ObjectData>& o);
+
+  private:
+    RenderArena* previous_;
+    std::vector<std::weak_ptr<ArrayData>> arrays_;
+    std::vector<std::weak_ptr<ObjectData>> objects_;
+};
+
 // Arguments of a call: positional values and keyword arguments, in call order.
 struct CallArgs {
     std::vector<Value> positional;
