@@ -125,6 +125,13 @@ async function openWithSettings(url, settings) {
   const ctx = await browser.createBrowserContext();
   const page = await ctx.newPage();
   await page.setViewport({ width: 1280, height: 820 });
+  // The settings are saved before the app's first script runs, once per tab (later reloads keep what the
+  // page saved): loading the app without its API key first would log a 401 that races a reload.
+  await page.evaluateOnNewDocument((s) => {
+    if (sessionStorage.getItem('test.seeded')) return;
+    localStorage.setItem('ggserve.settings.v2', JSON.stringify(s));
+    sessionStorage.setItem('test.seeded', '1');
+  }, settings);
   const sent = { chats: [], tools: [], errors: [] };
   page.on('request', (r) => {
     if (r.method() !== 'POST') return;
@@ -134,8 +141,6 @@ async function openWithSettings(url, settings) {
   page.on('console', (m) => m.type() === 'error' && sent.errors.push(m.text()));
   page.on('pageerror', (e) => sent.errors.push(String(e)));
   await page.goto(url + '/', { waitUntil: 'load' });
-  await page.evaluate((s) => localStorage.setItem('ggserve.settings.v2', JSON.stringify(s)), settings);
-  await page.reload({ waitUntil: 'load' });
   await page.waitForFunction(() => document.querySelector('#status')?.textContent === 'Ready', WAIT);
   return { ctx, page, sent };
 }
