@@ -24,6 +24,8 @@ class ToolsApi {
   private:
     server::http::Reply list(server::http::Request& req);
     server::http::Reply call(server::http::Request& req);
+    static void run_streamed(const tools::Tool& tool, const nlohmann::json& params, tools::CallContext ctx,
+                             server::http::DeferredResponse& deferred, const std::atomic<bool>& stopping);
 
     tools::Toolbox toolbox_;
     server::http::Server& http_;

@@ -698,6 +698,12 @@ int cmd_serve(int argc, char** argv) {
     for (const auto& w : tool_warnings) spdlog::warn("{}", w);
     // MCP servers start before the HTTP server (each bounded by 10 s), so /tools lists their tools from
     // the first request; in router mode the router runs them.
+    try {
+        start_tools_runtime(to, toolbox.get());
+    } catch (const std::exception& e) {
+        spdlog::error("{}", e.what());
+        return 1;
+    }
     if (toolbox) toolbox->start_mcp();
 
     if (router_mode) {

@@ -218,8 +218,6 @@ void add_unsupported_options(ArgParser& ap) {
     for (const char* o : {"--image-min-tokens", "--image-max-tokens", "--mtmd-batch-max-tokens",
                           "--video-fps", "--video-timestamp-interval", "--video-ffmpeg-dir", "--media-path"})
         ap.refuse(o, true, "multimodal input is not supported: ggserve serves text models");
-    ap.refuse("--tools-runtime", true,
-              "tools run on the server's host: there are no container or ssh runtimes for them");
     for (const char* o :
          {"--spec-draft-p-split,--draft-p-split", "--spec-draft-sampling", "--spec-synth-len",
           "--spec-synth-rates", "-Cd,--cpu-mask-draft,--spec-draft-cpu-mask",

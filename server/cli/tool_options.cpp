@@ -27,6 +27,13 @@ void add_tool_options(ArgParser& ap, ToolOptions& to) {
               "not expose such a server to untrusted clients",
               &to.mcp_config);
     ap.option("--mcp-servers-json", "JSON", "experimental: the same list of MCP servers, inline", &to.mcp_json);
+    ap.option("--tools-runtime", "SPEC",
+              "experimental: where the built-in tools read, write and run commands: docker:IMAGE or podman:IMAGE "
+              "(a container the server starts from IMAGE at startup and removes when it stops), "
+              "docker-container:ID or podman-container:ID (a running container), ssh:[USER@]HOST (key "
+              "authentication, a known host key; remoting, not isolation). The isolate needs sh, cat, head, wc, "
+              "mkdir, dirname, find and timeout (default: this host)",
+              &to.runtime);
     ap.flag("-ag,--agent", "--tools all and --ui-mcp-proxy: every built-in tool and the MCP CORS proxy",
             [&to, decide] {
                 if (decide()) to.names = {"all"}, to.agent = true;
@@ -52,8 +59,24 @@ std::unique_ptr<tools::Toolbox> make_toolbox(const ToolOptions& to, std::vector<
         }
         if (!configs.empty()) tb->set_mcp(std::make_shared<tools::McpServers>(std::move(configs)));
     }
+    if (!to.runtime.empty()) {
+        try {
+            tools::parse_runtime_spec(to.runtime);
+        } catch (const std::invalid_argument& e) {
+            throw ArgError(std::string("--tools-runtime: ") + e.what());
+        }
+    }
     if (tb->empty()) return nullptr;
     return tb;
+}
+
+void start_tools_runtime(const ToolOptions& to, tools::Toolbox* toolbox) {
+    if (to.runtime.empty()) return;
+    if (!toolbox || toolbox->names().empty()) {  // before start_mcp: the built-in tools only
+        spdlog::warn("--tools-runtime {}: no built-in tools are enabled (--tools), nothing runs there", to.runtime);
+        return;
+    }
+    toolbox->set_runtime(std::make_shared<tools::ToolsRuntime>(to.runtime));
 }
 
 std::unique_ptr<api::ToolsApi> serve_tools(std::unique_ptr<tools::Toolbox> toolbox, server::http::Server& http) {

@@ -25,6 +25,7 @@ struct ToolOptions {
     int decided_by = 3;  // the strongest source that set them
     std::string mcp_config;  // --mcp-servers-config FILE
     std::string mcp_json;    // --mcp-servers-json JSON
+    std::string runtime;     // --tools-runtime SPEC: where the built-in tools run ("" = this host)
 };
 
 void add_tool_options(ArgParser& ap, ToolOptions& to);
@@ -34,6 +35,10 @@ void add_tool_options(ArgParser& ap, ToolOptions& to);
 // MCP file, bad JSON or a malformed entry; what llama-server only warns about (no servers, an entry
 // without a command, a name listed twice) goes to `warnings`.
 std::unique_ptr<tools::Toolbox> make_toolbox(const ToolOptions& to, std::vector<std::string>& warnings);
+
+// Starts where the toolbox's built-in tools run (--tools-runtime: a docker/podman container is started
+// here); call it before Toolbox::start_mcp. Throws std::runtime_error when it cannot.
+void start_tools_runtime(const ToolOptions& to, tools::Toolbox* toolbox);
 
 // Registers GET/POST /tools on `http` for the toolbox's tools and warns that they are on; nullptr (and
 // nothing registered) when there are none.

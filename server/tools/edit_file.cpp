@@ -4,8 +4,6 @@
 // punctuation; the lines such an edit touches are then written normalized, the others stay as they were.
 #include <algorithm>
 
-#include "server/tools/file_io.h"
-#include "server/tools/paths.h"
 #include "server/tools/tool.h"
 
 namespace tools {
@@ -155,12 +153,13 @@ Tool edit_file_tool() {
         for (size_t i = 0; i < edits.size(); ++i)
             if (edits[i]["old_text"].get<std::string>().empty())
                 return {{"error", "edits[" + std::to_string(i) + "].old_text must not be empty"}};
-        const std::string full = resolve_path(path, ctx.cwd);
-        const auto size = regular_file_size(full);
+        const ToolIo& io = *ctx.io;
+        const std::string full = io.resolve(path, ctx.cwd);
+        const auto size = io.regular_file_size(full);
         if (size && *size > kEditMaxFile)
             return {{"error", "file too large to edit (" + std::to_string(*size) + " bytes, max " +
                                   std::to_string(kEditMaxFile) + ")"}};
-        const auto read = size ? read_regular_file(full, kEditMaxFile) : std::nullopt;
+        const auto read = size ? io.read_regular_file(full, kEditMaxFile) : std::nullopt;
         if (!read) return {{"error", "failed to open file: " + path}};
         const std::string& original = *read;
         const std::string norm = normalize(original);
@@ -194,7 +193,7 @@ Tool edit_file_tool() {
                                       ": merge them into one edit or edit disjoint text"}};
         const std::string updated = fuzzy ? replace_keeping_lines(original, norm, matches) : replace_all(original, matches, 0);
         if (updated == original) return {{"error", "no changes made: the replacements give the same content"}};
-        if (!write_regular_file(full, updated).empty()) return {{"error", "failed to write file: " + path}};
+        if (!io.write_regular_file(full, updated).empty()) return {{"error", "failed to write file: " + path}};
         return {{"result", "file edited successfully"}, {"path", path}, {"edits_applied", matches.size()}};
     };
     return t;

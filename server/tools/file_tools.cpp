@@ -2,7 +2,6 @@
 #include <sstream>
 
 #include "server/tools/file_io.h"
-#include "server/tools/paths.h"
 #include "server/tools/tool.h"
 
 namespace tools {
@@ -34,21 +33,22 @@ Tool read_file_tool() {
         const long long start_line = params.value("start_line", 1LL);
         const long long end_line = params.value("end_line", -1LL);  // -1: to the end
         const bool append_loc = params.value("append_loc", false);
-        const std::string full = resolve_path(path, ctx.cwd);
-        const auto size = regular_file_size(full);
+        const ToolIo& io = *ctx.io;
+        const std::string full = io.resolve(path, ctx.cwd);
+        const auto size = io.regular_file_size(full);
         if (!size) return {{"error", "cannot stat file: " + path}};
         if (ctx.base64) {
             if (*size > kReadMaxBase64)
                 return {{"error", "file too large (" + std::to_string(*size) + " bytes, max " +
                                       std::to_string(kReadMaxBase64) + ")"}};
-            const auto content = read_regular_file(full, kReadMaxBase64);
+            const auto content = io.read_regular_file(full, kReadMaxBase64);
             if (!content) return {{"error", "failed to open file: " + path}};
             return {{"base64", base64_encode(*content)}, {"size_bytes", content->size()}};
         }
         if (*size > kReadMax && end_line == -1)
             return {{"error", "file too large (" + std::to_string(*size) + " bytes, max " + std::to_string(kReadMax) +
                                   "). Use start_line/end_line to read a portion."}};
-        const auto content = read_regular_file(full, kReadRangeMax);
+        const auto content = io.read_regular_file(full, kReadRangeMax);
         if (!content) return {{"error", "failed to open file: " + path}};
         std::istringstream in(*content);
         std::string line, result;
@@ -83,7 +83,7 @@ Tool write_file_tool() {
     t.invoke = [](const json& params, const CallContext& ctx) -> json {
         const std::string path = params["path"].get<std::string>();
         const std::string content = params["content"].get<std::string>();
-        if (!write_regular_file(resolve_path(path, ctx.cwd), content).empty())
+        if (!ctx.io->write_regular_file(ctx.io->resolve(path, ctx.cwd), content).empty())
             return {{"error", "failed to write file: " + path}};
         return {{"result", "file written successfully"}, {"path", path}, {"bytes", content.size()}};
     };

@@ -14,18 +14,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr auto kListBudget = std::chrono::seconds(15);
-constexpr size_t kGitOutputCap = 8u << 20;
 constexpr size_t kMaxEntries = 1000000;
 
-// Listed, never entered: they can be enormous.
-bool is_junk_dir(const std::string& name) {
-    static const char* const junk[] = {".git", ".svn", ".hg", "node_modules", "__pycache__", ".venv", "venv",
-                                       "dist", "build", "target", ".cache", ".idea", ".vscode"};
-    return std::any_of(std::begin(junk), std::end(junk), [&](const char* j) { return name == j; });
-}
+const char* const kJunkDirs[] = {".git", ".svn", ".hg", "node_modules", "__pycache__", ".venv", "venv",
+                                 "dist", "build", "target", ".cache", ".idea", ".vscode"};
 
-int depth_of(const std::string& rel) { return 1 + (int)std::count(rel.begin(), rel.end(), '/'); }
+bool is_junk_dir(const std::string& name) {
+    return std::any_of(std::begin(kJunkDirs), std::end(kJunkDirs), [&](const char* j) { return name == j; });
+}
 
 // [class] at pattern[i] against c; sets `end` past the ']' (or returns false with end = npos when the
 // bracket is not closed: it is then a literal '[').
@@ -104,7 +100,7 @@ namespace {
 
 bool list_with_git(const std::string& base, int max_depth, Listing& out) {
     ProcessOptions po;
-    po.max_output = kGitOutputCap;
+    po.max_output = kListOutputCap;
     po.timeout = kListBudget;
     const ProcessResult r =
         run_process({"git", "-C", base, "ls-files", "--cached", "--others", "--exclude-standard"}, po);
@@ -113,7 +109,7 @@ bool list_with_git(const std::string& base, int max_depth, Listing& out) {
     std::string line;
     while (std::getline(lines, line)) {
         if (line.empty()) continue;
-        if (max_depth > 0 && depth_of(line) > max_depth) continue;
+        if (max_depth > 0 && path_depth(line) > max_depth) continue;
         std::error_code ec;
         if (fs::is_regular_file(fs::path(base) / line, ec)) out.entries.push_back({line, false});
     }
@@ -159,6 +155,10 @@ void walk(const std::string& base, int max_depth, ListKind kind, Listing& out) {
 }
 
 }  // namespace
+
+std::span<const char* const> junk_dir_names() { return kJunkDirs; }
+
+int path_depth(const std::string& rel) { return 1 + (int)std::count(rel.begin(), rel.end(), '/'); }
 
 Listing list_entries(const std::string& base, int max_depth, ListKind kind) {
     Listing out;

@@ -2,6 +2,8 @@
 // that select among them.
 #pragma once
 
+#include <chrono>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,14 @@ struct Listing {
     std::string error;       // the base is not a directory
     bool truncated = false;  // the time budget ran out, or a directory could not be read
 };
+
+// A listing's bounds: its time, and the output of the program that lists (git ls-files, find).
+inline constexpr std::chrono::seconds kListBudget{15};
+inline constexpr size_t kListOutputCap = 8u << 20;
+// Directories a walk lists but never enters: they can be enormous (.git, node_modules, build, ...).
+std::span<const char* const> junk_dir_names();
+// The depth of a '/'-separated relative path: "a" is 1, "a/b" 2.
+int path_depth(const std::string& rel);
 
 // Entries under `base` (absolute). max_depth 0: no limit, 1: the base's own entries. Files only: `git
 // ls-files` (tracked and untracked files not ignored by .gitignore) when the base is in a work tree;

@@ -1,5 +1,7 @@
 #include "server/tools/mcp_client.h"
 
+#include "server/tools/spawn_setup.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -19,13 +21,6 @@ constexpr const char* kProtocolVersion = "2024-11-05";  // llama-server's
 constexpr size_t kStderrTail = 4096;
 constexpr size_t kStderrLine = 16384;  // a longer stderr line is cut in the log
 constexpr auto kPollInterval = std::chrono::milliseconds(100);
-
-// Writing to a pipe whose reader has gone raises SIGPIPE, which would end the whole server: an MCP server
-// can exit at any time, so the write must fail with EPIPE instead.
-void ignore_sigpipe() {
-    static std::once_flag once;
-    std::call_once(once, [] { signal(SIGPIPE, SIG_IGN); });
-}
 
 // Splits a byte stream into lines of at most `max` bytes; longer lines are dropped whole.
 struct LineSplitter {

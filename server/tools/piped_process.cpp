@@ -113,6 +113,11 @@ bool PipedProcess::write_all(const std::string& data, std::chrono::steady_clock:
     return true;
 }
 
+void PipedProcess::close_stdin() {
+    if (in_ >= 0) close(in_);
+    in_ = -1;
+}
+
 void PipedProcess::kill_group() {
     if (pid_ <= 0) return;
     // Even after the child is reaped: what it started may still be in its group (a group's id is not

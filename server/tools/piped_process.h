@@ -32,6 +32,8 @@ class PipedProcess {
     // deadline passed or the child closed its stdin (the error in `error`).
     bool write_all(const std::string& data, std::chrono::steady_clock::time_point deadline, std::string& error);
 
+    // Closes the child's stdin: a child that reads it to its end sees the end.
+    void close_stdin();
     // SIGKILL to the process group (the child and whatever it started).
     void kill_group();
     // "exit status N" / "killed by signal N" once the child has ended (reaped without blocking), else "".

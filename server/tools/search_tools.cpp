@@ -1,13 +1,10 @@
 // file_glob_search and grep_search: walk a directory (listing.h), select by glob, search lines.
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <regex>
 #include <sstream>
 
-#include "server/tools/file_io.h"
 #include "server/tools/listing.h"
-#include "server/tools/paths.h"
 #include "server/tools/tool.h"
 
 namespace tools {
@@ -44,7 +41,7 @@ Tool file_glob_search_tool() {
         {"path"});
     t.invoke = [](const json& params, const CallContext& ctx) -> json {
         const std::string path = params["path"].get<std::string>();
-        const std::string base = resolve_path(path, ctx.cwd);
+        const std::string base = ctx.io->resolve(path, ctx.cwd);
         const std::string include = params.value("include", std::string("**"));
         const std::string exclude = params.value("exclude", std::string());
         const std::string type = params.value("type", std::string("file"));
@@ -59,7 +56,7 @@ Tool file_glob_search_tool() {
         else if (type == "all") kind = ListKind::All;
         else return {{"error", "invalid type: " + type + " (expected \"file\", \"dir\" or \"all\")"}};
 
-        const Listing listing = list_entries(base, (int)std::min<long long>(max_depth, 1 << 20), kind);
+        const Listing listing = ctx.io->list_entries(base, (int)std::min<long long>(max_depth, 1 << 20), kind);
         if (!listing.error.empty()) return {{"error", listing.error + ": " + path}};
         std::vector<const ListEntry*> matches;
         for (const ListEntry& e : listing.entries)
@@ -154,12 +151,12 @@ Tool grep_search_tool() {
         }
         // (absolute path, path as shown)
         std::vector<std::pair<std::string, std::string>> files;
-        const std::string full = resolve_path(path, ctx.cwd);
-        std::error_code ec;
-        if (std::filesystem::is_regular_file(full, ec)) {
+        const ToolIo& io = *ctx.io;
+        const std::string full = io.resolve(path, ctx.cwd);
+        if (io.regular_file_size(full)) {
             files.emplace_back(full, path);
-        } else if (std::filesystem::is_directory(full, ec)) {
-            const Listing listing = list_entries(full, 0, ListKind::Files);
+        } else if (io.is_directory(full)) {
+            const Listing listing = io.list_entries(full, 0, ListKind::Files);
             if (!listing.error.empty()) return {{"error", listing.error + ": " + path}};
             for (const ListEntry& e : listing.entries)
                 if (path_glob_match(include, e.rel) && (exclude.empty() || !path_glob_match(exclude, e.rel)))
@@ -179,13 +176,13 @@ Tool grep_search_tool() {
                 out_of_time = true;
                 break;
             }
-            const auto size = regular_file_size(file);
+            const auto size = io.regular_file_size(file);
             if (!size) continue;
             if (*size > kGrepMaxFileBytes) {
                 ++skipped_large;
                 continue;
             }
-            const auto content = read_regular_file(file, kGrepMaxFileBytes);
+            const auto content = io.read_regular_file(file, kGrepMaxFileBytes);
             if (!content) continue;
             std::vector<std::string> lines;
             std::istringstream in(*content);

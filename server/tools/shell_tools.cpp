@@ -1,10 +1,8 @@
 // exec_shell_command (`sh -c COMMAND`: running a shell is what this tool is) and get_info. Both run
-// their program through run_process: own process group, output cap, deadline, SIGKILL of the group.
+// their program through the call's ToolIo (run_process on this host: own process group, output cap,
+// deadline, SIGKILL of the group; an isolate adds its own `timeout`).
 #include <algorithm>
-#include <filesystem>
 
-#include "server/tools/paths.h"
-#include "server/tools/subprocess.h"
 #include "server/tools/tool.h"
 
 namespace tools {
@@ -23,8 +21,14 @@ std::string strip(const std::string& s) {
     return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
 }
 
-// The directory commands start in: x-tool-cwd (resolved like a path), else the server's.
-std::string command_cwd(const CallContext& ctx) { return ctx.cwd.empty() ? "" : resolve_path(ctx.cwd, ""); }
+// The directory commands start in: x-tool-cwd (resolved like a path), else the runtime's own.
+std::string command_cwd(const CallContext& ctx) { return ctx.cwd.empty() ? "" : ctx.io->resolve(ctx.cwd, ""); }
+
+std::string exit_note(const ProcessResult& r) {
+    std::string text = "\n[exit code: " + std::to_string(r.exit_code) + "]";
+    if (r.timed_out) text += " [exit due to timed out]";
+    return text;
+}
 }  // namespace
 
 Tool exec_shell_command_tool() {
@@ -38,18 +42,27 @@ Tool exec_shell_command_tool() {
          {"timeout", param("integer", "Seconds before it is killed (default 10, at most 60)")},
          {"max_output_size", param("integer", "Most bytes of output returned (default and at most 16384)")}},
         {"command"});
+    t.streams = true;
     t.invoke = [](const json& params, const CallContext& ctx) -> json {
         ProcessOptions po;
         po.cwd = command_cwd(ctx);
         po.timeout = std::chrono::seconds(std::clamp(params.value("timeout", kExecDefaultTimeout), 0LL, kExecMaxTimeout));
         po.max_output = (size_t)std::clamp(params.value("max_output_size", kExecMaxOutput), 0LL, kExecMaxOutput);
         po.cancelled = ctx.cancelled;
-        const ProcessResult r = run_process({"/bin/sh", "-c", params["command"].get<std::string>()}, po);
+        po.on_output = ctx.on_output;
+        const ProcessResult r = ctx.io->run({"sh", "-c", params["command"].get<std::string>()}, po);
+        if (ctx.on_output) {
+            // Streamed: the output went out as it came; the rest follows it.
+            if (r.cancelled) return json();
+            std::string tail;
+            if (!r.spawn_error.empty()) tail = "failed to spawn process: " + r.spawn_error;
+            if (r.truncated) tail += "\n[output truncated]";
+            ctx.on_output(tail + exit_note(r));
+            return json();
+        }
         std::string text = r.spawn_error.empty() ? r.output : "failed to spawn process: " + r.spawn_error;
         if (r.truncated) text += "\n[output truncated]";
-        text += "\n[exit code: " + std::to_string(r.exit_code) + "]";
-        if (r.timed_out) text += " [exit due to timed out]";
-        return {{"plain_text_response", text}};
+        return {{"plain_text_response", text + exit_note(r)}};
     };
     return t;
 }
@@ -69,13 +82,10 @@ Tool get_info_tool() {
         po.cwd = command_cwd(ctx);
         po.timeout = kInfoTimeout;
         po.max_output = 4096;
-        const ProcessResult r = run_process({"uname", "-a"}, po);
+        const ProcessResult r = ctx.io->run({"uname", "-a"}, po);
         const bool ok = r.spawn_error.empty() && r.exit_code == 0 && !r.timed_out;
         std::string cwd = command_cwd(ctx);
-        if (cwd.empty()) {
-            std::error_code ec;
-            cwd = std::filesystem::current_path(ec).string();
-        }
+        if (cwd.empty()) cwd = ctx.io->default_cwd();
         return {{"os", ok ? strip(r.output) : "unknown"}, {"cwd", cwd}};
     };
     return t;

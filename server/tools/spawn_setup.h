@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <spawn.h>
 
+#include <mutex>
 #include <string>
 
 namespace tools {
@@ -33,5 +34,12 @@ struct SpawnSetup {
     SpawnSetup(const SpawnSetup&) = delete;
     SpawnSetup& operator=(const SpawnSetup&) = delete;
 };
+
+// Writing to a pipe whose reader has gone raises SIGPIPE, which would end the whole server: a child can
+// exit at any time (an MCP server, a command fed on stdin), so such a write must fail with EPIPE instead.
+inline void ignore_sigpipe() {
+    static std::once_flag once;
+    std::call_once(once, [] { signal(SIGPIPE, SIG_IGN); });
+}
 
 }  // namespace tools

@@ -53,10 +53,20 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
         res.spawn_error = std::string("pipe: ") + std::strerror(errno);
         return res;
     }
+    int in_fds[2] = {-1, -1};
+    if (options.stdin_data) ignore_sigpipe();
+    if (options.stdin_data && pipe2(in_fds, O_CLOEXEC) != 0) {
+        close(fds[0]);
+        close(fds[1]);
+        res.spawn_error = std::string("pipe: ") + std::strerror(errno);
+        return res;
+    }
     SpawnSetup s(options.cwd);
-    posix_spawn_file_actions_addopen(&s.actions, 0, "/dev/null", O_RDONLY, 0);
+    if (options.stdin_data) posix_spawn_file_actions_adddup2(&s.actions, in_fds[0], 0);
+    else posix_spawn_file_actions_addopen(&s.actions, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&s.actions, fds[1], 1);
-    posix_spawn_file_actions_adddup2(&s.actions, fds[1], 2);
+    if (options.merge_stderr) posix_spawn_file_actions_adddup2(&s.actions, fds[1], 2);
+    else posix_spawn_file_actions_addopen(&s.actions, 2, "/dev/null", O_WRONLY, 0);
 
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -64,13 +74,24 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     pid_t pid = -1;
     const int err = posix_spawnp(&pid, args[0], &s.actions, &s.attr, args.data(), environ);
     close(fds[1]);
+    if (in_fds[0] >= 0) close(in_fds[0]);
     if (err != 0) {
         close(fds[0]);
+        if (in_fds[1] >= 0) close(in_fds[1]);
         res.spawn_error = "cannot run '" + argv[0] + "': " + std::strerror(err);
         return res;
     }
     const int out = fds[0];
     fcntl(out, F_SETFL, fcntl(out, F_GETFL) | O_NONBLOCK);
+    // The child's stdin: written as it takes it, between reads of its output (a child that writes
+    // before it has read everything must not block us both), and closed once all is written.
+    int in = in_fds[1];
+    size_t in_done = 0;
+    if (in >= 0) {
+        fcntl(in, F_SETFL, fcntl(in, F_GETFL) | O_NONBLOCK);
+        if (options.stdin_data->empty()) close(in), in = -1;
+    }
+    bool stopped_by_reader = false;
     const int pidfd = open_pidfd(pid);
 
     const auto deadline = Clock::now() + options.timeout;
@@ -89,8 +110,12 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
             const ssize_t n = read(out, buf, sizeof buf);
             if (n > 0) {
                 const size_t room = options.max_output - std::min(options.max_output, res.output.size());
-                res.output.append(buf, std::min(room, (size_t)n));
+                const size_t kept = std::min(room, (size_t)n);
+                res.output.append(buf, kept);
                 if ((size_t)n > room) res.truncated = true;
+                if (kept > 0 && options.on_output && !stopped_by_reader &&
+                    !options.on_output(std::string_view(buf, kept)))
+                    stopped_by_reader = true;
                 continue;
             }
             if (n == 0) pipe_open = false;  // every writer has closed it
@@ -99,9 +124,23 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
             return;
         }
     };
+    auto feed = [&] {
+        while (in >= 0 && in_done < options.stdin_data->size()) {
+            const ssize_t n = write(in, options.stdin_data->data() + in_done, options.stdin_data->size() - in_done);
+            if (n > 0) {
+                in_done += (size_t)n;
+                continue;
+            }
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+            break;  // the child closed its stdin (EPIPE): what it did not take is dropped
+        }
+        if (in >= 0) close(in), in = -1;
+    };
+    feed();
     while (pipe_open || alive) {
         const auto now = Clock::now();
-        const bool cancelled = options.cancelled && options.cancelled();
+        const bool cancelled = stopped_by_reader || (options.cancelled && options.cancelled());
         if (now >= deadline || cancelled) {
             (cancelled ? res.cancelled : res.timed_out) = true;
             kill(-pid, SIGKILL);  // the group: the shell and whatever it started
@@ -110,9 +149,10 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
         }
         // Wake at least a few times a second to see a cancelled call.
         const auto wait = std::min<Clock::duration>(deadline - now, std::chrono::milliseconds(250));
-        pollfd pf[2];
+        pollfd pf[3];
         nfds_t n = 0;
         if (pipe_open) pf[n++] = {out, POLLIN, 0};
+        if (in >= 0) pf[n++] = {in, POLLOUT, 0};
         const bool watch_pid = alive && pidfd >= 0;
         if (watch_pid) pf[n++] = {pidfd, POLLIN, 0};
         // Without a pidfd, a child that closed its output is polled at a short interval.
@@ -124,8 +164,10 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
         const int r = poll(pf, n, timeout_ms);
         if (r < 0 && errno != EINTR) break;
         if (pipe_open) drain();
+        feed();
         reap_if_done(false);
     }
+    if (in >= 0) close(in);
     close(out);
     reap_if_done(true);
     if (pidfd >= 0) close(pidfd);

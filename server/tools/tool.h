@@ -6,9 +6,13 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+
+#include "server/tools/tool_io.h"
 
 namespace tools {
 
@@ -18,6 +22,11 @@ struct CallContext {
     bool base64 = false;  // x-resp-type: base64 (read_file answers the whole file, base64-encoded)
     // True once the client has gone away: a running command is killed.
     std::function<bool()> cancelled;
+    // Where the call's files and commands are (--tools-runtime, x-tool-runtime): this host by default.
+    std::shared_ptr<const ToolIo> io = std::shared_ptr<const ToolIo>(&host_io(), [](const ToolIo*) {});
+    // A streamed call (POST /tools with "stream": true, tools with `streams`): output goes here as it
+    // comes (returning false: the client is gone) and invoke's result is not used.
+    std::function<bool(std::string_view)> on_output;
 };
 
 struct Tool {
@@ -27,6 +36,7 @@ struct Tool {
     bool uses_cwd = true;
     std::string type = "builtin";  // GET /tools' "type": "builtin", or "mcp" for an MCP server's tool
     bool check_schema = true;      // POST /tools checks the parameters (check_params) before invoke
+    bool streams = false;          // can answer "stream": true (CallContext::on_output)
     // {"type": "function", "function": {"name", "description", "parameters"}}; the parameters' schema is
     // also what check_params validates a call against.
     nlohmann::json definition;
@@ -65,5 +75,6 @@ Tool file_glob_search_tool();   // search_tools.cpp
 Tool grep_search_tool();        // search_tools.cpp
 Tool exec_shell_command_tool(); // shell_tools.cpp
 Tool get_info_tool();           // shell_tools.cpp
+Tool get_datetime_tool();       // datetime_tool.cpp
 
 }  // namespace tools

@@ -12,6 +12,7 @@ const std::vector<Tool>& tool_table() {
         exec_shell_command_tool(),
         write_file_tool(),
         edit_file_tool(),
+        get_datetime_tool(),
         get_info_tool(),
     };
     return table;

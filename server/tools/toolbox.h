@@ -8,6 +8,7 @@
 
 #include "server/tools/mcp_servers.h"
 #include "server/tools/tool.h"
+#include "server/tools/tools_runtime.h"
 
 namespace tools {
 
@@ -26,6 +27,9 @@ class Toolbox {
     // Starts the MCP servers and adds their tools after the built-in ones (see mcp_tool_rows).
     void start_mcp();
     const std::shared_ptr<McpServers>& mcp() const { return mcp_; }
+    // Where the built-in tools run (--tools-runtime); nullptr: this host.
+    void set_runtime(std::shared_ptr<ToolsRuntime> runtime) { runtime_ = std::move(runtime); }
+    const std::shared_ptr<ToolsRuntime>& runtime() const { return runtime_; }
 
     // No tools and no MCP servers configured (with MCP servers /tools is served even if none of them
     // started, as llama-server).
@@ -40,6 +44,7 @@ class Toolbox {
     std::vector<const Tool*> tools_;  // rows of tool_table() or of own_
     std::vector<std::shared_ptr<const Tool>> own_;
     std::shared_ptr<McpServers> mcp_;
+    std::shared_ptr<ToolsRuntime> runtime_;
 };
 
 }  // namespace tools

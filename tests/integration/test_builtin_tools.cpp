@@ -34,7 +34,7 @@ std::vector<std::string> tool_names(Client& c) {
 }
 
 const std::vector<std::string> kAll = {"read_file",  "file_glob_search", "grep_search", "exec_shell_command",
-                                       "write_file", "edit_file",        "get_info"};
+                                       "write_file", "edit_file",        "get_datetime", "get_info"};
 
 }  // namespace
 
@@ -101,8 +101,8 @@ TEST_CASE("built-in tools: bad requests, unknown tools and unsupported features 
     check(R"({"tool": "read_file", "params": {"path": "x", "end_line": "3"}})", 400, "'end_line' must be an integer");
     check(R"({"tool": "write_file", "params": {"path": "x", "content": "y"}})", 404, "unknown tool \"write_file\"");
     check(R"({"tool": "no_such_tool"})", 404, "unknown tool \"no_such_tool\"");
-    check(R"({"tool": "exec_shell_command", "params": {"command": "true"}, "stream": true})", 400, "stream");
-    check(R"({"tool": "read_file", "params": {"path": "x"}})", 501, "x-tool-runtime", {{"x-tool-runtime", "docker-container:abc"}});
+    check(R"({"tool": "read_file", "params": {"path": "x"}, "stream": true})", 400, "does not support stream");
+    check(R"({"tool": "read_file", "params": {"path": "x"}})", 400, "x-tool-runtime", {{"x-tool-runtime", "docker-container:-a"}});
     check(std::string(300, '[') + std::string(300, ']'), 400, "nested deeper");
     CHECK(tool_names(c) == std::vector<std::string>{"read_file", "exec_shell_command"});
 }
@@ -159,9 +159,9 @@ TEST_CASE("built-in tools: without --tools /tools is an unknown route, and unkno
     CHECK(r.code == 2);
     CHECK(r.output.find("unknown tool \"rm_everything\"") != std::string::npos);
     CHECK(r.output.find("available tools: read_file, file_glob_search") != std::string::npos);
-    r = run_ggserve("serve --port 0 -m " + stories_model() + " --tools-runtime docker:alpine");
+    r = run_ggserve("serve --port 0 -m " + stories_model() + " --tools get_info --tools-runtime docker-container:-v");
     CHECK(r.code == 2);
-    CHECK(r.output.find("--tools-runtime") != std::string::npos);
+    CHECK(r.output.find("--tools-runtime: invalid container id") != std::string::npos);
     r = run_ggserve("run -m " + stories_model() + " --tools all -p hi");
     CHECK(r.code == 2);
     CHECK(r.output.find("ggserve serve --tools") != std::string::npos);

@@ -17,14 +17,14 @@ TEST_CASE("tools table: llama-server's names in its order, each an OpenAI functi
         CHECK(entry["tool"] == t.name);
         CHECK(entry["type"] == "builtin");
         CHECK(entry["permissions"]["write"].is_boolean());
-        CHECK(entry["uses_cwd"] == true);
+        CHECK(entry["uses_cwd"] == (t.name != "get_datetime"));  // the clock reads no directory
         CHECK(entry["display_name"].is_string());
         CHECK(entry["definition"]["type"] == "function");
         CHECK(entry["definition"]["function"]["name"] == t.name);
         CHECK(entry["definition"]["function"]["parameters"]["type"] == "object");
     }
     CHECK(names == std::vector<std::string>{"read_file", "file_glob_search", "grep_search", "exec_shell_command",
-                                            "write_file", "edit_file", "get_info"});
+                                            "write_file", "edit_file", "get_datetime", "get_info"});
     CHECK(tool_named("exec_shell_command").write);
     CHECK(tool_named("write_file").write);
     CHECK(tool_named("edit_file").write);
