@@ -82,6 +82,21 @@ __device__ __forceinline__ double block_sum_double(double v, double* shared) {
     return r;
 }
 
+// The sum of n values in order, as the CPU's loops add them (sum += v, one after another, in double):
+// lane j loads value i0 + j of each step of 32, then every lane adds the step's values one by one
+// (shuffles), so the whole warp ends with the sequential sum's bits. load(i) returns value i as a double.
+template <class Load>
+__device__ __forceinline__ double warp_sequential_sum(int64_t n, Load load) {
+    const int lane = threadIdx.x % kWarp;
+    double sum = 0.0;
+    for (int64_t i0 = 0; i0 < n; i0 += kWarp) {
+        const double v = i0 + lane < n ? load(i0 + lane) : 0.0;
+        const int m = n - i0 < kWarp ? (int)(n - i0) : kWarp;
+        for (int j = 0; j < m; ++j) sum += __shfl_sync(kFullMask, v, j);
+    }
+    return sum;
+}
+
 // ---- errors found by kernels ---------------------------------------------------------------------------
 __device__ __forceinline__ void report(int* flag, int code) {
     *(volatile int*)flag = code;

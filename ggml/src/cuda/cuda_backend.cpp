@@ -60,6 +60,8 @@ const char* kernel_error_message(int code) {
             return "get_rows: row id out of range";
         case cuda::kErrSetRowsId:
             return "set_rows: row id out of range";
+        case cuda::kErrMulMatIdId:
+            return "mul_mat_id: expert id out of range";
         default:
             return "unknown kernel error";
     }
@@ -68,7 +70,9 @@ const char* kernel_error_message(int code) {
 // Graphs whose mat-vecs have few columns (decode steps) are worth capturing; prompt batches are not.
 bool decode_sized(const std::vector<Tensor*>& nodes) {
     for (const Tensor* n : nodes)
-        if (n->op == Op::MulMat && n->src[1]->ne[1] > cuda::kMaxVecColumns) return false;
+        if ((n->op == Op::MulMat && n->src[1]->ne[1] > cuda::kMaxVecColumns) ||
+            (n->op == Op::MulMatId && n->src[2]->ne[1] > cuda::kMaxVecColumns))
+            return false;
     return true;
 }
 

@@ -68,19 +68,35 @@ bool set_rows_ok(const Tensor* t) {
            (ids->type == Type::I32 || ids->type == Type::I64) && ids->is_contiguous();
 }
 
-// The CUDA kernel rotates by position, base and linear scale only: frequency factors and YaRN fall back.
+// Normal and neox modes, frequency factors (contiguous F32), YaRN, the attention factor: all of rope_ext.
 bool rope_ok(const Tensor* t) {
-    return t->src[2] == nullptr && t->param<float>(4) == 0.0f && t->param<float>(5) == 1.0f;
+    const Tensor* ff = t->src[2];
+    return ff == nullptr || (ff->type == Type::F32 && ff->is_contiguous());
 }
 
+// Soft-capping included (tanh.h).
 bool flash_attn_ok(const Tensor* t) {
-    if (t->param<float>(1) != 0.0f) return false;  // soft-capping: the CPU kernel
     const Tensor* q = t->src[0];
     const Tensor* k = t->src[1];
     const Tensor* v = t->src[2];
     return is_cache_type(k->type) && can_dequantize(v->type) && q->rows_contiguous() &&
            k->rows_contiguous() && v->rows_contiguous() &&
            q->ne[0] % block_size(type_traits(k->type).vec_dot_type) == 0;
+}
+
+// Rows up to kTopKMaxRow values (the kernel keeps a row in shared memory).
+bool top_k_ok(const Tensor* t) {
+    return t->src[0]->ne[0] <= kTopKMaxRow;
+}
+
+// Every weight type mul_mat takes, with F32 activations; tokens on the grid's z axis (at most 65535).
+bool mul_mat_id_ok(const Tensor* t) {
+    const Tensor* as = t->src[0];
+    const Tensor* b = t->src[1];
+    const Tensor* ids = t->src[2];
+    const Type vdt = type_traits(as->type).vec_dot_type;
+    return has_dot(as->type) && can_quantize(vdt) && b->type == Type::F32 && as->rows_contiguous() &&
+           b->rows_contiguous() && ids->type == Type::I32 && ids->ne[1] <= 65535;
 }
 
 size_t no_scratch(const Tensor*, bool) {
@@ -91,6 +107,9 @@ size_t mul_mat_scratch_row(const Tensor* t, bool cublas) {
 }
 size_t flash_attn_scratch_row(const Tensor* t, bool) {
     return flash_attn_scratch(t);
+}
+size_t mul_mat_id_scratch_row(const Tensor* t, bool) {
+    return mul_mat_id_scratch(t);
 }
 void noop(ExecContext&, Tensor*) {}
 
@@ -121,13 +140,13 @@ const OpRow kOps[] = {
     /* Silu      */ {all, no_scratch, run_silu},
     /* SwiGlu    */ {all, no_scratch, run_swiglu},
     /* FlashAttn */ {flash_attn_ok, flash_attn_scratch_row, run_flash_attn},
-    /* Gelu      */ {none, no_scratch, noop},  // no CUDA kernel: the scheduler runs it on the CPU
-    /* Tanh      */ {none, no_scratch, noop},
-    /* Div       */ {none, no_scratch, noop},
-    /* SumRows   */ {none, no_scratch, noop},
-    /* TopK      */ {none, no_scratch, noop},
-    /* MulMatId  */ {none, no_scratch, noop},
-    /* Norm      */ {none, no_scratch, noop},
+    /* Gelu      */ {all, no_scratch, run_gelu},
+    /* Tanh      */ {all, no_scratch, run_tanh},
+    /* Div       */ {all, no_scratch, run_div},
+    /* SumRows   */ {all, no_scratch, run_sum_rows},
+    /* TopK      */ {top_k_ok, no_scratch, run_top_k},
+    /* MulMatId  */ {mul_mat_id_ok, mul_mat_id_scratch_row, run_mul_mat_id},
+    /* Norm      */ {all, no_scratch, run_norm},
 };
 static_assert(sizeof(kOps) / sizeof(kOps[0]) == (size_t)Op::Count, "one row per op");
 

@@ -1,8 +1,10 @@
-// Element-wise ops on F32: add and mul (b broadcast over a), swiglu, scale, silu. Same operations as the
-// CPU (ggml/src/cpu/ops_elementwise.cpp), so the same bits.
+// Element-wise ops on F32: add, mul and div (b broadcast over a), swiglu, scale, silu, tanh, gelu. Same
+// operations as the CPU (ggml/src/cpu/ops_elementwise.cpp), so the same bits: tanh takes glibc's tanhf
+// steps and gelu computes the f16 table entry the CPU looks up (tanh.h).
 #include "common.cuh"
 #include "error.h"
 #include "ops.h"
+#include "tanh.h"
 
 namespace ggml::cuda {
 
@@ -42,6 +44,9 @@ struct Add {
 struct Mul {
     __device__ float operator()(float x, float y, float) const { return x * y; }
 };
+struct Div {
+    __device__ float operator()(float x, float y, float) const { return x / y; }
+};
 struct SwiGlu {
     __device__ float operator()(float x, float y, float) const { return silu_f32(x) * y; }
 };
@@ -50,6 +55,12 @@ struct Scale {
 };
 struct Silu {
     __device__ float operator()(float x, float, float) const { return silu_f32(x); }
+};
+struct Tanh {
+    __device__ float operator()(float x, float, float) const { return tanh_f32(x); }
+};
+struct Gelu {
+    __device__ float operator()(float x, float, float) const { return gelu_f32(x); }
 };
 
 template <class F>
@@ -92,6 +103,15 @@ void run_scale(ExecContext& ctx, Tensor* t) {
 }
 void run_silu(ExecContext& ctx, Tensor* t) {
     launch<Silu>(ctx, t);
+}
+void run_div(ExecContext& ctx, Tensor* t) {
+    launch<Div>(ctx, t);
+}
+void run_tanh(ExecContext& ctx, Tensor* t) {
+    launch<Tanh>(ctx, t);
+}
+void run_gelu(ExecContext& ctx, Tensor* t) {
+    launch<Gelu>(ctx, t);
 }
 
 }  // namespace ggml::cuda

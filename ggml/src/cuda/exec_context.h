@@ -12,7 +12,7 @@ namespace ggml::cuda {
 
 // Kernels cannot throw: they skip the bad element and leave one of these codes in host-mapped memory,
 // which the backend turns into an Error at its next synchronization.
-enum KernelError : int { kErrNone = 0, kErrGetRowsId = 1, kErrSetRowsId = 2 };
+enum KernelError : int { kErrNone = 0, kErrGetRowsId = 1, kErrSetRowsId = 2, kErrMulMatIdId = 3 };
 
 struct ExecContext {
     cudaStream_t stream = nullptr;

@@ -1,13 +1,15 @@
 // Fused attention, one block per query row (query token, head), in the steps of the CPU's flash_attn
 // (ggml/src/cpu/ops_attn.cpp): q converted to K's activation type; a score per unmasked cell from the
 // reference dot product (vec_dot.cuh), masked cells never read; softmax with an exact denominator
-// (exact_sum.h); values summed in double in cell order with f16-rounded weights for an F16 V.
+// (exact_sum.h); values summed in double in cell order with f16-rounded weights for an F16 V. Soft-capping
+// (gemma2) takes glibc's tanhf steps (tanh.h): the same bits as the CPU there too.
 // Scores of a chunk of rows live in scratch.
 #include "common.cuh"
 #include "dequantize.h"
 #include "error.h"
 #include "ops.h"
 #include "quantize.h"
+#include "tanh.h"
 #include "vec_dot.cuh"
 
 namespace ggml::cuda {
@@ -34,7 +36,8 @@ struct FlashAttnArgs {
     Type qtype;  // K's activation type
     int64_t qblock;
     int64_t D, Dv, n_q, H, n_kv, ratio, total_rows;
-    float scale;
+    float scale;    // divided by the cap when soft-capping, as the CPU does
+    float softcap;  // 0: none
 };
 
 template <Type KT>
@@ -61,7 +64,8 @@ __global__ void flash_attn_kernel(FlashAttnArgs p, int64_t row0) {
         if (mrow) mv = p.mask_f16 ? h2f(((const uint16_t*)mrow)[i]) : ((const float*)mrow)[i];
         float s = neg_inf;
         if (mv != neg_inf)
-            s = warp_dot<KT>(p.k + i * p.knb1 + hk * p.knb2 + i3 * p.knb3, qc, p.D) * p.scale + mv;
+            s = attn_score(warp_dot<KT>(p.k + i * p.knb1 + hk * p.knb2 + i3 * p.knb3, qc, p.D), p.scale,
+                           p.softcap, mv);
         if (lane == 0) score[i] = s;
         mx = s > mx ? s : mx;
     }
@@ -141,7 +145,8 @@ void run_flash_attn(ExecContext& ctx, Tensor* t) {
     p.D = q->ne[0], p.Dv = v->ne[0], p.n_q = q->ne[1], p.H = q->ne[2], p.n_kv = k->ne[1];
     p.ratio = q->ne[2] / k->ne[2];
     p.total_rows = total_rows(t);
-    p.scale = t->param<float>(0);
+    p.softcap = t->param<float>(1);
+    p.scale = p.softcap != 0.0f ? t->param<float>(0) / p.softcap : t->param<float>(0);
     if (p.total_rows == 0) return;
     const size_t smem = (row_size(p.qtype, p.D) + 15) / 16 * 16;
     const int64_t chunk = chunk_rows(t);

@@ -88,6 +88,15 @@ size_t activation_bytes(const Tensor* t) {
 
 }  // namespace
 
+void quantize_activation_rows(const Tensor* b, Type vdt, char* out, cudaStream_t stream) {
+    const int64_t K = b->ne[0], bs = block_size(vdt);
+    const ActArgs q{
+        (const char*)b->data, b->nb[1], b->nb[2], b->nb[3], b->ne[1], b->ne[2], K / bs, bs, vdt, out,
+        row_size(vdt, K)};
+    const int64_t n = b->nrows() * (K / bs);
+    if (n > 0) quantize_activations(q, n, stream);
+}
+
 size_t mul_mat_scratch(const Tensor* t, bool cublas_prefill) {
     return uses_cublas(t, cublas_prefill) ? mul_mat_cublas_scratch(t) : activation_bytes(t);
 }
@@ -120,11 +129,7 @@ void run_mul_mat(ExecContext& ctx, Tensor* t) {
     if (b->type != vdt) {
         const size_t rs = row_size(vdt, K);
         if (activation_bytes(t) > ctx.scratch_size) throw Error("CUDA mul_mat: scratch too small");
-        const int64_t bs = block_size(vdt);
-        ActArgs q{(const char*)b->data, b->nb[1], b->nb[2], b->nb[3], N, b->ne[2], K / bs, bs, vdt,
-                  ctx.scratch,          rs};
-        const int64_t n = b->nrows() * (K / bs);
-        if (n > 0) quantize_activations(q, n, ctx.stream);
+        quantize_activation_rows(b, vdt, ctx.scratch, ctx.stream);
         p.b = ctx.scratch;
         p.b_nb1 = rs;
         p.b_nb2 = rs * (size_t)N;

@@ -1,11 +1,14 @@
 // Rotary position embedding, normal (adjacent pairs) and neox (pairs half a rotation apart) modes, with
-// the CPU's steps: theta = pos * theta_scale^i by repeated float multiplication, cos/sin correctly rounded
-// (hd.h; within an ulp of glibc's), each output formed with one fused multiply-add (cpu/ops_rows.cpp).
+// frequency factors, YaRN and the attention factor (rope_ext), in the CPU's steps (cpu/ops_rows.cpp):
+// the angle of rope.h (theta = pos * theta_scale^i by repeated float multiplication, the frequency
+// divisor, freq_scale, YaRN's ramp), cos/sin correctly rounded (hd.h; within an ulp of glibc's) times the
+// magnitude scale, each output formed with one fused multiply-add.
 #include <cmath>
 
 #include "common.cuh"
 #include "error.h"
 #include "ops.h"
+#include "rope.h"
 
 namespace ggml::cuda {
 
@@ -14,12 +17,13 @@ namespace {
 struct RopeArgs {
     const char* a;
     const int32_t* pos;
+    const float* ff;  // frequency divisors (F32 [n_dims / 2]) or null
     char* d;
     int64_t ne[4];
     size_t anb[4], dnb[4];
     int n_dims;
     bool neox;
-    float theta_scale, freq_scale;
+    RopeFreqs f;
 };
 
 __global__ void rope_kernel(RopeArgs p, int64_t n) {
@@ -48,14 +52,29 @@ __global__ void rope_kernel(RopeArgs p, int64_t n) {
             k0 = j;
             k1 = j + 1;
         }
-        float theta = (float)p.pos[i2];
-        for (int i = 0; i < pair; ++i) theta *= p.theta_scale;
-        const float th = p.freq_scale * theta;
-        const float c = cos_f32(th), s = sin_f32(th);
-        const float x0 = at(k0), x1 = at(k1);
-        y[k0] = fmaf(x0, c, -(x1 * s));
-        y[k1] = fmaf(x0, s, x1 * c);
+        float c, s;
+        rope_cos_sin(rope_angle(p.pos[i2], pair, p.f, p.ff), p.f.mscale, &c, &s);
+        rope_rotate(at(k0), at(k1), c, s, &y[k0], &y[k1]);
     }
+}
+
+// The per-op constants with the very calls the CPU backend makes, so both start from the same bits.
+RopeFreqs rope_freqs(const Tensor* t) {
+    const int n_dims = t->param<int32_t>(0);
+    const float freq_base = t->param<float>(2), freq_scale = t->param<float>(3);
+    const float ext_factor = t->param<float>(4), attn_factor = t->param<float>(5);
+    float corr[2] = {0.0f, 0.0f};
+    if (ext_factor != 0.0f)
+        rope_yarn_corr_dims(n_dims, t->param<int32_t>(8), freq_base, t->param<float>(6), t->param<float>(7),
+                            corr);
+    RopeFreqs f{};
+    f.theta_scale = std::pow(freq_base, -2.0f / (float)n_dims);
+    f.freq_scale = freq_scale;
+    f.ext_factor = ext_factor;
+    f.corr0 = corr[0];
+    f.corr1 = corr[1];
+    f.mscale = ext_factor != 0.0f ? attn_factor * (1.0f + 0.1f * std::log(1.0f / freq_scale)) : attn_factor;
+    return f;
 }
 
 }  // namespace
@@ -65,6 +84,7 @@ void run_rope(ExecContext& ctx, Tensor* t) {
     RopeArgs p{};
     p.a = (const char*)a->data;
     p.pos = (const int32_t*)t->src[1]->data;
+    p.ff = t->src[2] ? (const float*)t->src[2]->data : nullptr;
     p.d = (char*)t->data;
     for (int i = 0; i < 4; ++i) {
         p.ne[i] = t->ne[i];
@@ -73,9 +93,7 @@ void run_rope(ExecContext& ctx, Tensor* t) {
     }
     p.n_dims = t->param<int32_t>(0);
     p.neox = t->param<int32_t>(1) == kRopeNeox;
-    // Computed on the host with the very call the CPU backend makes, so both start from the same bits.
-    p.theta_scale = std::pow(t->param<float>(2), -2.0f / (float)p.n_dims);
-    p.freq_scale = t->param<float>(3);
+    p.f = rope_freqs(t);
     const int64_t n = t->nelements();
     if (n == 0) return;
     rope_kernel<<<grid_1d(n), kBlock, 0, ctx.stream>>>(p, n);

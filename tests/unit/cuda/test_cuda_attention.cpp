@@ -94,6 +94,37 @@ TEST_CASE("CUDA unfused attention (mul_mat, soft_max, mul_mat_t) equals the CPU 
     }
 }
 
+// Soft-capping (gemma2): cap * tanh(scale * s / cap) with glibc's tanhf steps (tanh.h), the same bytes as
+// the CPU reference; with scale 1 the fused path equals the unfused softcap + soft_max on the GPU too.
+TEST_CASE("CUDA flash_attn with soft-capping equals the CPU reference and the unfused soft-cap",
+          "[cuda][flash_attn]") {
+    Backend& cuda = cuda_backend();
+    for (const Attn& a : kShapes) {
+        const AttnData d = make_data(a, 70, true);
+        for (auto [kt, vt] : {std::pair{Type::F16, Type::F16}, {Type::Q8_0, Type::Q8_0}}) {
+            INFO("hd " << a.hd << " n_kv " << a.n_kv << " n_q " << a.n_q << " K " << type_name(kt));
+            for (float scale : {1.0f, 1.0f / std::sqrt((float)a.hd)}) {
+                const Build capped = [&, kt = kt, vt = vt](Inputs& in) {
+                    Tensor* Q = permute(in.ctx, in.f32({a.hd, a.h, a.n_q}, d.q), 0, 2, 1, 3);
+                    return flash_attn(in.ctx, Q, cache_view(in, kt, a, d.k), cache_view(in, vt, a, d.v),
+                                      in.f32({a.n_kv, a.n_q}, d.mask), scale, 5.0f);
+                };
+                check_identical_to_reference(capped);
+                if (scale != 1.0f || kt != Type::F16) continue;
+                const Build unfused_capped = [&](Inputs& in) {
+                    Tensor* Q = permute(in.ctx, in.f32({a.hd, a.h, a.n_q}, d.q), 0, 2, 1, 3);
+                    Tensor* kq = softcap(in.ctx, mul_mat(in.ctx, cache_view(in, Type::F16, a, d.k), Q), 5.0f);
+                    kq = soft_max(in.ctx, kq, in.f32({a.n_kv, a.n_q}, d.mask), 1.0f);
+                    return cont(in.ctx,
+                                permute(in.ctx, mul_mat_t(in.ctx, cache_view(in, Type::F16, a, d.v), kq), 0,
+                                        2, 1, 3));
+                };
+                REQUIRE(run_cuda(unfused_capped, cuda) == run_cuda(capped, cuda));
+            }
+        }
+    }
+}
+
 TEST_CASE("CUDA attention of a sequence does not depend on other sequences' cells",
           "[cuda][flash_attn][invariance]") {
     Backend& cuda = cuda_backend();
@@ -141,10 +172,12 @@ TEST_CASE("CUDA attention with a mask plane per head (ALiBi) equals the CPU refe
                     m == -INFINITY ? m : -0.5f / (float)(h + 1) * (float)std::abs(j - t);
             }
     const float scale = 1.0f / std::sqrt((float)a.hd);
-    const auto q_of = [&](Inputs& in) { return permute(in.ctx, in.f32({a.hd, a.h, a.n_q}, d.q), 0, 2, 1, 3); };
+    const auto q_of = [&](Inputs& in) {
+        return permute(in.ctx, in.f32({a.hd, a.h, a.n_q}, d.q), 0, 2, 1, 3);
+    };
     check_identical_to_reference([&](Inputs& in) {
-        return flash_attn(in.ctx, q_of(in), cache_view(in, Type::F16, a, d.k), cache_view(in, Type::F16, a, d.v),
-                          in.f32({a.n_kv, a.n_q, a.h}, planes), scale);
+        return flash_attn(in.ctx, q_of(in), cache_view(in, Type::F16, a, d.k),
+                          cache_view(in, Type::F16, a, d.v), in.f32({a.n_kv, a.n_q, a.h}, planes), scale);
     });
     check_identical_to_reference([&](Inputs& in) {
         Tensor* kq = soft_max(in.ctx, mul_mat(in.ctx, cache_view(in, Type::F16, a, d.k), q_of(in)),

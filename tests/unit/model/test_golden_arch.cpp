@@ -3,7 +3,9 @@
 // (arch_golden_util.h): at 1 and 2 threads, with and without flash attention, and with -ngl through the
 // offload path on the CPU stand-ins (a second CPU backend for the last two layers; the simulated device,
 // whose memory faults when the host touches it, for every layer and the output). The results are the
-// same on every path (the deltas printed are identical): batch and placement never change the bits.
+// same on every path (the deltas printed are identical): batch and placement never change the bits. The
+// tests named "CUDA: ..." take the same goldens with -ngl 2 and full offload on a GPU (skipped without
+// one), where gelu, tanh (soft-caps), norm, top_k, mul_mat_id and rope_ext run on the device.
 #include <catch2/catch.hpp>
 
 #include "../cuda/sched_test_util.h"
@@ -91,5 +93,22 @@ TEST_CASE("experts stay on the host when the offload device cannot compute mul_m
                 REQUIRE((e->buffer != nullptr) == device_has_it);
         }
         if (!device_has_it) check_arch_golden("synth-qwen3moe-q8_0", true, 2, mp);
+    }
+}
+
+// On a GPU: every op of these graphs has a CUDA kernel (the soft-caps, GeGLU, rope frequency factors and
+// YaRN, the experts' routing and products); rope's cos and sin may differ from glibc's in the last ulp, so
+// the comparison is the goldens' tolerances, as on the CPU.
+TEST_CASE("CUDA: architecture goldens with -ngl 2 and full offload", "[model][golden][arch][offload][cuda]") {
+    cuda_test::require_cuda();
+    for (const std::string name :
+         {"synth-qwen2-q8_0", "synth-qwen3-q4_k", "synth-phi3-q8_0", "synth-gemma2-q8_0", "synth-gemma3-q8_0",
+          "synth-llama-yarn-q8_0", "synth-llama-rope-freqs-q8_0", "synth-llama-moe-q8_0",
+          "synth-qwen3moe-q8_0", "synth-qwen2moe-q8_0", "synth-gemma-q8_0"}) {
+        for (int ngl : {2, 99}) {
+            ModelParams mp;
+            mp.n_gpu_layers = ngl;  // the default offload backend: CUDA device 0
+            check_arch_golden(name, ngl == 99, 2, mp);
+        }
     }
 }
