@@ -44,8 +44,10 @@ remove_project() {  # containers and networks of a compose project, whatever sta
     docker ps -aq --filter "label=com.docker.compose.project=$1" | xargs -r docker rm -f >/dev/null 2>&1 || true
     docker network ls -q --filter "label=com.docker.compose.project=$1" | xargs -r docker network rm >/dev/null 2>&1 || true
 }
+TOOLS_PID=""
 cleanup() {
     local rc=$?
+    if [ -n "$TOOLS_PID" ]; then kill "$TOOLS_PID" 2>/dev/null || true; wait "$TOOLS_PID" 2>/dev/null || true; fi
     if docker info >/dev/null 2>&1; then
         for p in "$P1" "$P2"; do remove_project "$p"; done
     fi
@@ -227,6 +229,42 @@ dc2 down -t 10 >"$WORK/down2.log" 2>&1
 echo "stack down in $(elapsed "$t" "$(now)") s"
 [ -z "$(docker ps -aq --filter "label=com.docker.compose.project=$P2")" ] || fail "containers left after down"
 [ -z "$(docker network ls -q --filter "label=com.docker.compose.project=$P2")" ] || fail "networks left after down"
+
+# --- --tools-runtime ---------------------------------------------------------------------------------
+# The server on this host, its built-in tools in a container it starts from the base image: files are
+# written and commands run in there, and the container is gone once the server stops.
+step "--tools-runtime docker:IMAGE: the tools run in a container the server starts and removes"
+TOOLS_PORT=$((BASE_PORT + 3))
+BOX_FILE=/tmp/ggserve-in-the-box-$$.txt
+build/bin/ggserve serve -m "$MODELS/stories260K.gguf" --host 127.0.0.1 --port "$TOOLS_PORT" -c 256 \
+    --tools all --tools-runtime docker:debian:bookworm-slim >"$WORK/tools.log" 2>&1 &
+TOOLS_PID=$!
+for _ in $(seq 1 600); do
+    curl -sf "http://127.0.0.1:$TOOLS_PORT/health" >/dev/null 2>&1 && break
+    kill -0 "$TOOLS_PID" 2>/dev/null || { cat "$WORK/tools.log" >&2; fail "the server with --tools-runtime exited"; }
+    sleep 0.1
+done
+curl -sf "http://127.0.0.1:$TOOLS_PORT/health" >/dev/null || { cat "$WORK/tools.log" >&2; fail "the server with --tools-runtime is not up"; }
+box=$(docker ps -q --no-trunc --filter ancestor=debian:bookworm-slim)
+[ "$(echo "$box" | grep -c .)" = 1 ] || fail "expected one container of debian:bookworm-slim, got: $box"
+tool() { curl -sf "http://127.0.0.1:$TOOLS_PORT/tools" -H 'Content-Type: application/json' -d "$1"; }
+tool "{\"tool\": \"write_file\", \"params\": {\"path\": \"$BOX_FILE\", \"content\": \"written by a tool\\n\"}}" >/dev/null \
+    || fail "write_file in the container"
+[ "$(docker exec "$box" cat "$BOX_FILE")" = "written by a tool" ] || fail "the file is not in the container"
+[ ! -e "$BOX_FILE" ] || fail "the file was written on the host"
+out=$(tool '{"tool": "exec_shell_command", "params": {"command": "hostname; cat /etc/debian_version"}}')
+echo "$out" | grep -q "${box:0:12}" || fail "exec_shell_command did not run in the container: $out"
+out=$(tool "{\"tool\": \"read_file\", \"params\": {\"path\": \"$BOX_FILE\"}}")
+echo "$out" | grep -q 'written by a tool' || fail "read_file in the container: $out"
+kill -TERM "$TOOLS_PID"
+wait "$TOOLS_PID" || fail "the server did not stop cleanly"
+TOOLS_PID=""
+for _ in $(seq 1 100); do
+    [ -z "$(docker ps -aq --no-trunc --filter id="$box")" ] && break
+    sleep 0.1
+done
+[ -z "$(docker ps -aq --no-trunc --filter id="$box")" ] || fail "the tools container was left behind after the server stopped"
+echo "files and commands ran in container ${box:0:12}; it was removed when the server stopped"
 
 # --- Dockerfile.cuda ---------------------------------------------------------------------------------
 step "Dockerfile.cuda: parse and stages"

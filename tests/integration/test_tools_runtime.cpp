@@ -314,6 +314,15 @@ TEST_CASE("tools runtime: bad --tools-runtime values and a container that cannot
     CHECK(contains(log, "invalid container id"));
     std::tie(code, log) = start("docker:");
     CHECK(code == 2);
+    {
+        // The same from llama-server's variable.
+        auto env = fake.env();
+        env.push_back("LLAMA_ARG_TOOLS_RUNTIME=ssh:-oProxyCommand=x");
+        ServerProcess s(small_stories_args({"--tools", "get_info"}), std::chrono::seconds(60),
+                        ServerProcess::WaitFor::Nothing, env);
+        CHECK(s.wait_exit() == 2);
+        CHECK(contains(s.log(), "--tools-runtime: invalid ssh target"));
+    }
     std::tie(code, log) = start("docker:missing");
     CHECK(code == 1);
     CHECK(contains(log, "did not start"));
