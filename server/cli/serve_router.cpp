@@ -34,7 +34,7 @@ const std::set<std::string>& router_only() {
         "model",      "alias",         "host",       "port",            "reuse-port",         "api-key",
         "api-key-file", "ssl-key-file", "ssl-cert-file", "api-prefix",  "path",               "webui",
         "no-webui",   "log-file",      "log-disable", "log-colors",  "tools",              "agent",
-        "no-agent",   "mcp-servers-config", "mcp-servers-json",
+        "no-agent",   "mcp-servers-config", "mcp-servers-json", "tools-runtime",
         // The chat UI talks to the router: its settings and its CORS proxy are the router's.
         "ui-config", "ui-config-file", "ui-mcp-proxy", "no-ui-mcp-proxy",
         // The browser talks to the router, which answers CORS (the servers' CORS fields are not passed back).

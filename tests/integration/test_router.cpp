@@ -464,14 +464,16 @@ TEST_CASE("router: GET /models/sse reports every status change, sleeping include
     CHECK(exit_code == 0);
 }
 
-TEST_CASE("router: --tools are the router's own /tools, not passed to the model servers", "[integration][router]") {
+TEST_CASE("router: --tools and --tools-runtime are the router's own, not passed to the model servers", "[integration][router]") {
     ModelsDir d;
-    ServerProcess r(router_args(d, {"--tools", "read_file,get_info"}));
+    // Their runtime too: the router's tools run in a container that does not exist here.
+    ServerProcess r(router_args(d, {"--tools", "read_file,get_info", "--tools-runtime", "docker-container:no-such-box"}));
     Client c("127.0.0.1", r.port());
     CHECK(tool_names(c) == std::set<std::string>{"read_file", "get_info"});
     CHECK(c.get("/props").json()["server"]["tools"] == json{"read_file", "get_info"});  // the chat UI reads these
     const auto info = c.post("/tools", json{{"tool", "get_info"}, {"params", json::object()}}.dump());
     CHECK(info.status == 200);
+    CHECK(info.json()["cwd"] == "unknown");  // not this host's directory: the call went to the container
     // A model server runs without tools.
     REQUIRE(c.post("/completion", greedy("stories", "Once").dump()).status == 200);
     const pid_t child = child_serving(r.pid(), "stories");
