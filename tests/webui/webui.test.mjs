@@ -28,21 +28,23 @@ const WAIT = { timeout: 60000 };
 // ---- the server -------------------------------------------------------------------------------
 
 // Starts `ggserve serve` on a free port and resolves once it logs "ready:"; `cwd`: its directory.
-function startServer(extra = [], { cwd } = {}) {
+// `port`: that one (a restart of a server on its port), else a free one.
+function startServer(extra = [], { cwd, port = 0 } = {}) {
   // No -n by default: as in llama-server it caps every request, and the Stop and busy tests ask for
   // 30000 tokens. The page's own replies are kept short by its Max tokens setting (200, set below).
-  const args = ['serve', '--port', '0', '-m', model, '-np', '1', '-c', '32768', '-t', '1', ...extra];
+  const args = ['serve', '--port', String(port), '-m', model, '-np', '1', '-c', '32768', '-t', '1', ...extra];
   const proc = spawn(bin, args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server not ready in 60 s:\n${log}`)), 60000);
     proc.stderr.on('data', (d) => {
       log += d;
-      const port = /listening on http:\/\/[^:]+:(\d+)/.exec(log)?.[1];
-      if (port && log.includes('ready:')) {
+      const bound = /listening on http:\/\/[^:]+:(\d+)/.exec(log)?.[1];
+      if (bound && log.includes('ready:')) {
         clearTimeout(timer);
         resolve({
-          url: `http://127.0.0.1:${port}`,
+          url: `http://127.0.0.1:${bound}`,
+          port: Number(bound),
           stop: () => new Promise((done) => {
             if (proc.exitCode !== null) return done();
             proc.once('exit', done);
@@ -117,6 +119,84 @@ function sse(deltas, timings) {
   const events = deltas.map((delta) => ({ ...base, choices: [{ index: 0, delta, finish_reason: null }] }));
   events.push({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], timings });
   return events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('') + 'data: [DONE]\n\n';
+}
+
+// The extra request fields of the settings dialog ('' for none).
+async function setExtra(page, text) {
+  await page.click('#settings-btn');
+  await page.waitForSelector('#settings', WAIT);
+  await page.$eval('textarea[name=extra]', (e) => { e.focus(); e.select(); });
+  await page.keyboard.press('Backspace');
+  if (text) await page.type('textarea[name=extra]', text);
+  await page.click('#settings-save');
+  await page.waitForSelector('#settings', { hidden: true, ...WAIT });
+}
+
+// Deletes the conversation on screen (the later tests count and search the conversations).
+async function deleteActive(page) {
+  const n = await page.$$eval('#conv-list li', (l) => l.length);
+  await page.click('#conv-list li.active button[title="Delete"]');
+  await page.click('#conv-list li.active button[title="Click again to delete"]');
+  await page.waitForFunction((n) => document.querySelectorAll('#conv-list li').length === n - 1, WAIT, n);
+}
+
+// What a page does with resumable streams, across its reloads: the X-Conversation-Id of each chat
+// request, the ids it looks up, follows (GET /v1/stream) and stops (DELETE), and the lookups' headers.
+function recordStreams(page) {
+  const rec = { ids: [], lookups: [], follows: [], deletes: [] };
+  page.on('request', (r) => {
+    const u = new URL(r.url());
+    if (r.method() === 'POST' && u.pathname.endsWith('/v1/chat/completions')) rec.ids.push(r.headers()['x-conversation-id']);
+    else if (r.method() === 'POST' && u.pathname.endsWith('/v1/streams/lookup')) {
+      rec.lookups.push({ ids: JSON.parse(r.postData()).conversation_ids, headers: r.headers(), path: u.pathname });
+    } else if (r.method() === 'GET' && u.pathname.endsWith('/v1/stream')) rec.follows.push({ id: u.searchParams.get('conv_id'), from: u.searchParams.get('from') });
+    else if (r.method() === 'DELETE' && u.pathname.endsWith('/v1/stream')) rec.deletes.push(u.searchParams.get('conv_id'));
+  });
+  return rec;
+}
+
+// The stored reply (in the page's localStorage) that streams as `streamId`, or { convId, nodeId } names.
+async function storedReply(page, { streamId, convId, nodeId }) {
+  return page.evaluate((streamId, convId, nodeId) => {
+    for (const c of JSON.parse(localStorage.getItem('ggserve.conversations.v1') ?? '[]')) {
+      for (const n of Object.values(c.nodes)) {
+        if ((streamId && n.stream === streamId) || (c.id === convId && n.id === nodeId)) return { convId: c.id, nodeId: n.id, ...n };
+      }
+    }
+    return null;
+  }, streamId ?? null, convId ?? null, nodeId ?? null);
+}
+
+// The content of an event stream's chunks, with its finish reason, last timings and whether [DONE] came.
+function parseSse(text) {
+  const out = { content: '', finish: null, timings: null, done: false };
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('data: ')) continue;
+    if (line === 'data: [DONE]') {
+      out.done = true;
+      continue;
+    }
+    const e = JSON.parse(line.slice(6));
+    out.content += e.choices?.[0]?.delta?.content ?? '';
+    out.finish = e.choices?.[0]?.finish_reason ?? out.finish;
+    out.timings = e.timings ?? out.timings;
+  }
+  return out;
+}
+
+// The whole stream `id` as the server replays it (GET /v1/stream from byte 0, to its end).
+async function replayStream(url, id, headers = {}) {
+  const res = await fetch(`${url}/v1/stream?conv_id=${encodeURIComponent(id)}&from=0`, { headers });
+  assert.equal(res.status, 200);
+  return parseSse(await res.text());
+}
+
+async function lookupStream(url, id, headers = {}) {
+  const res = await fetch(`${url}/v1/streams/lookup`, {
+    method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body: JSON.stringify({ conversation_ids: [id] }),
+  });
+  assert.equal(res.status, 200);
+  return (await res.json())[0] ?? null;
 }
 
 // A fresh browser context on `url` with these settings saved (as the settings dialog saves them). It
@@ -215,18 +295,10 @@ try {
   // A 200-token reply can arrive within a frame or two on a fast machine (the page renders at most once a
   // frame), so the reply is seen growing here, on a stream far longer than the test.
   await step('a long reply renders as it streams; Stop ends it mid-reply and the server frees the slot', async () => {
-    // A long reply: 4000 tokens and no stop at end-of-text, asked for through the settings' extra fields.
-    const setExtra = async (text) => {
-      await page.click('#settings-btn');
-      await page.waitForSelector('#settings', WAIT);
-      await page.$eval('textarea[name=extra]', (e) => { e.focus(); e.select(); });
-      await page.keyboard.press('Backspace');
-      if (text) await page.type('textarea[name=extra]', text);
-      await page.click('#settings-save');
-      await page.waitForSelector('#settings', { hidden: true, ...WAIT });
-    };
-    // 30000 tokens take the server far longer than the test needs to press Stop, on any machine.
-    await setExtra('{"max_tokens": 30000, "ignore_eos": true}');
+    // A long reply, with no stop at end-of-text, asked for through the settings' extra fields: 30000
+    // tokens take the server far longer than the test needs to press Stop, on any machine.
+    await setExtra(page, '{"max_tokens": 30000, "ignore_eos": true}');
+    const rec = recordStreams(page);
     try {
       await page.click('#new-chat');
       await watchReply(page);
@@ -236,9 +308,15 @@ try {
       await page.click('#stop');
       await page.waitForSelector('#send', WAIT);
       await page.waitForFunction(() => [...document.querySelectorAll('.msg-assistant .note')].pop()?.textContent === 'stopped', WAIT);
+      // The request was resumable, so closing its connection did not stop it: Stop's DELETE did.
+      const id = rec.ids.at(-1);
+      assert.match(id, /^[\x21-\x7e]{1,256}$/);
+      assert.deepEqual(rec.deletes, [id]);
       await until('the slot to be idle', async () => !(await (await fetch(server.url + '/slots')).json())[0].is_processing);
       const slot = (await (await fetch(server.url + '/slots')).json())[0];
       assert.ok(slot.n_past > 0 && slot.n_past < 29000, `the reply was cut short (${slot.n_past} tokens in the slot)`);
+      assert.equal(await lookupStream(server.url, id), null, 'DELETE forgot the stream');
+      assert.equal((await storedReply(page, { streamId: id })), null, 'the stopped reply is no longer marked in progress');
       const stoppedAt = await lastReply(page);
       assert.ok(stoppedAt.length > 0);
       // The stream is over: the server answers at once and the stopped reply does not grow any more.
@@ -246,7 +324,85 @@ try {
       assert.equal(await lastReply(page), stoppedAt);
       await shot(page, 'desktop-light-stopped');
     } finally {
-      await setExtra('');
+      await setExtra(page, '');
+    }
+  });
+
+  // A reply long enough (1500 tokens) to be still streaming when the reload is done, usually; if the server
+  // was faster, the page replays the finished stream, which must come out the same. The next test follows
+  // a stream that is certainly live.
+  await step('a reply in progress survives a reload: it goes on from the server\'s stream and ends as generated', async () => {
+    await setExtra(page, '{"max_tokens": 1500, "ignore_eos": true}');
+    const rec = recordStreams(page);
+    try {
+      await page.click('#new-chat');
+      await watchReply(page);
+      await send(page, 'A story to resume');
+      await page.waitForFunction(() => window.__lengths.size >= 2, WAIT);
+      const id = rec.ids.at(-1);
+      const before = await storedReply(page, { streamId: id });
+      assert.ok(before, 'the reply is stored as in progress, with its stream');
+      const lookedUp = page.waitForResponse((r) => r.url().endsWith('/v1/streams/lookup'), WAIT);
+      await page.reload({ waitUntil: 'load' });
+      const found = await (await lookedUp).json();
+      assert.deepEqual(found.map((f) => f.conversation_id), [id]);
+      await page.waitForSelector('.msg-assistant .timings', WAIT);
+      await page.waitForSelector('#send', WAIT);
+      assert.deepEqual(rec.lookups.map((l) => l.ids), [[id]]);
+      assert.deepEqual(rec.follows, [{ id, from: '0' }]);
+      const after = await storedReply(page, before);
+      const server_ = await replayStream(server.url, id);
+      assert.ok(server_.done);
+      assert.equal(after.content, server_.content, 'the reply is the stream\'s, nothing doubled or lost');
+      assert.ok(after.content.startsWith(before.content) && after.content.length > before.content.length);
+      assert.equal(after.finish, 'length');
+      assert.equal(after.stream, undefined, 'the reply is no longer in progress');
+      assert.equal(after.timings.predicted_n, 1500);
+      assert.deepEqual(after.timings, server_.timings);
+      assert.match(await page.$eval('.msg-assistant .timings', (e) => e.textContent), /^1500 tokens/);
+      assert.equal(await page.$eval('#status', (e) => e.textContent), 'Ready');
+      console.log(`     (the reload found the stream ${found[0].is_done ? 'finished' : 'live'})`);
+      await deleteActive(page);
+    } finally {
+      await setExtra(page, '');
+    }
+  });
+
+  await step('a reply followed after a reload streams live, and Stop stops the server\'s generation', async () => {
+    await setExtra(page, '{"max_tokens": 30000, "ignore_eos": true}');
+    const rec = recordStreams(page);
+    try {
+      await page.click('#new-chat');
+      await watchReply(page);
+      await send(page, 'A story to stop after a reload');
+      await page.waitForFunction(() => window.__lengths.size >= 2, WAIT);
+      const id = rec.ids.at(-1);
+      const before = await storedReply(page, { streamId: id });
+      await page.reload({ waitUntil: 'load' });
+      await page.waitForSelector('#stop', WAIT);
+      await watchReply(page);
+      await page.waitForFunction(() => window.__lengths.size >= 3, WAIT);  // it grows on the page: live
+      assert.equal((await lookupStream(server.url, id))?.is_done, false);
+      // A reader of its own, to the stream's end, to compare with what the page shows.
+      const own = fetch(`${server.url}/v1/stream?conv_id=${id}&from=0`).then((r) => r.text());
+      await page.click('#stop');
+      await page.waitForSelector('#send', WAIT);
+      await page.waitForFunction(() => [...document.querySelectorAll('.msg-assistant .note')].pop()?.textContent === 'stopped', WAIT);
+      assert.deepEqual(rec.deletes, [id]);
+      await until('the slot to be idle', async () => !(await (await fetch(server.url + '/slots')).json())[0].is_processing);
+      const slot = (await (await fetch(server.url + '/slots')).json())[0];
+      assert.ok(slot.n_past > 0 && slot.n_past < 29000, `the reply was cut short (${slot.n_past} tokens in the slot)`);
+      assert.equal(await lookupStream(server.url, id), null);
+      const all = parseSse(await own);
+      assert.equal(all.done, false, 'DELETE ended the stream without [DONE]');
+      const after = await storedReply(page, before);
+      assert.equal(after.finish, 'stopped');
+      assert.equal(after.stream, undefined);
+      assert.ok(after.content.length > before.content.length && after.content.startsWith(before.content));
+      assert.ok(all.content.startsWith(after.content), 'what the page shows is the stream, nothing doubled');
+      await deleteActive(page);
+    } finally {
+      await setExtra(page, '');
     }
   });
 
