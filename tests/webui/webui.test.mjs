@@ -167,6 +167,13 @@ async function storedReply(page, { streamId, convId, nodeId }) {
   }, streamId ?? null, convId ?? null, nodeId ?? null);
 }
 
+// The reply streaming as `streamId` once the page has saved some of its text.
+const savedReply = (page, streamId) =>
+  until('the reply to be saved', async () => {
+    const r = await storedReply(page, { streamId });
+    return r?.content ? r : null;
+  });
+
 // The content of an event stream's chunks, with its finish reason, last timings and whether [DONE] came.
 function parseSse(text) {
   const out = { content: '', finish: null, timings: null, done: false };
@@ -340,8 +347,7 @@ try {
       await send(page, 'A story to resume');
       await page.waitForFunction(() => window.__lengths.size >= 2, WAIT);
       const id = rec.ids.at(-1);
-      const before = await storedReply(page, { streamId: id });
-      assert.ok(before, 'the reply is stored as in progress, with its stream');
+      const before = await savedReply(page, id);
       const lookedUp = page.waitForResponse((r) => r.url().endsWith('/v1/streams/lookup'), WAIT);
       await page.reload({ waitUntil: 'load' });
       const found = await (await lookedUp).json();
@@ -377,7 +383,7 @@ try {
       await send(page, 'A story to stop after a reload');
       await page.waitForFunction(() => window.__lengths.size >= 2, WAIT);
       const id = rec.ids.at(-1);
-      const before = await storedReply(page, { streamId: id });
+      const before = await savedReply(page, id);
       await page.reload({ waitUntil: 'load' });
       await page.waitForSelector('#stop', WAIT);
       await watchReply(page);
@@ -784,6 +790,83 @@ try {
     } finally {
       await ctx.close();
       await prefixed.stop();
+    }
+  });
+
+  await step('with --api-key under --api-prefix a reply resumes after a reload; after a server restart it is interrupted, as with a server without resumable streams', async () => {
+    const args = ['--api-key', 'resume-key', '--api-prefix', '/llm'];
+    let srv = await startServer(args);
+    let ctx;
+    try {
+      let page;
+      ({ ctx, page } = await openWithSettings(srv.url + '/llm', { api_key: 'resume-key', extra: '{"max_tokens": 30000, "ignore_eos": true}' }));
+      const rec = recordStreams(page);
+      await watchReply(page);
+      await send(page, 'A story across restarts');
+      await page.waitForFunction(() => window.__lengths.size >= 2, WAIT);
+      const id = rec.ids.at(-1);
+      const before = await savedReply(page, id);
+      await page.reload({ waitUntil: 'load' });
+      await page.waitForSelector('#stop', WAIT);
+      await watchReply(page);
+      await page.waitForFunction(() => window.__lengths.size >= 3, WAIT);  // followed live
+      assert.equal(rec.lookups.length, 1);
+      assert.equal(rec.lookups[0].path, '/llm/v1/streams/lookup');
+      assert.equal(rec.lookups[0].headers.authorization, 'Bearer resume-key');
+      assert.deepEqual(rec.follows, [{ id, from: '0' }]);
+
+      // The tab is closed mid-reply and the server restarts (on its port: the page's origin, so its
+      // storage, stays): the new server does not know the stream.
+      await page.close();
+      await srv.stop();
+      srv = await startServer(args, { port: srv.port });
+      page = await ctx.newPage();
+      const rec2 = recordStreams(page);
+      await page.goto(srv.url + '/llm/', { waitUntil: 'load' });
+      await page.waitForSelector('.msg-assistant .note.interrupted', WAIT);
+      assert.match(await page.$eval('.note.interrupted', (e) => e.textContent), /interrupted: the server no longer has this reply/);
+      assert.deepEqual(rec2.lookups.map((l) => l.ids), [[id]]);
+      assert.deepEqual(rec2.follows, []);
+      const left = await storedReply(page, before);
+      assert.equal(left.finish, 'interrupted');
+      assert.equal(left.stream, undefined);
+      assert.ok(left.content.startsWith(before.content) && left.content.length > 0, `what arrived stays: ${JSON.stringify(before.content)} then ${JSON.stringify(left.content)}`);
+      assert.equal(await page.$eval('.msg-assistant .regen-btn', (e) => e.disabled), false, 'it can be regenerated');
+      assert.ok(await page.$('#send'));
+      await page.setViewport({ width: 1280, height: 820 });
+      await page.$eval('#messages', (m) => { m.scrollTop = m.scrollHeight; });
+      await shot(page, 'desktop-light-interrupted');
+
+      // A server without resumable streams (404 on the lookup) leaves such a reply interrupted too, after a
+      // single lookup: the same reply, marked in progress again (from a page of the origin that is not the
+      // app, which would save its own copy when it goes), and the lookup answered 404.
+      await page.close();
+      page = await ctx.newPage();
+      const rec3 = recordStreams(page);
+      await page.goto(srv.url + '/llm/health', { waitUntil: 'load' });
+      await page.evaluate((convId, nodeId) => {
+        const convs = JSON.parse(localStorage.getItem('ggserve.conversations.v1'));
+        const n = convs.find((c) => c.id === convId).nodes[nodeId];
+        n.stream = 'webui-unknown-stream';
+        delete n.finish;
+        delete n.interrupted;
+        localStorage.setItem('ggserve.conversations.v1', JSON.stringify(convs));
+      }, before.convId, before.nodeId);
+      await page.setRequestInterception(true);
+      page.on('request', (req) => {
+        if (req.url().endsWith('/v1/streams/lookup')) req.respond({ status: 404, contentType: 'text/plain', body: 'Not Found' });
+        else req.continue();
+      });
+      await page.goto(srv.url + '/llm/', { waitUntil: 'load' });
+      await page.waitForSelector('.msg-assistant .note.interrupted', WAIT);
+      assert.match(await page.$eval('.note.interrupted', (e) => e.textContent), /interrupted: this server cannot resume a reply/);
+      await page.waitForFunction(() => document.querySelector('#status')?.textContent === 'Ready', WAIT);
+      assert.deepEqual(rec3.lookups.map((l) => l.ids), [['webui-unknown-stream']]);
+      assert.deepEqual(rec3.follows, []);
+      assert.equal((await storedReply(page, before)).stream, undefined);
+    } finally {
+      await ctx?.close();
+      await srv.stop();
     }
   });
 

@@ -24,9 +24,13 @@ function renderSoon() {
 const store = new Store(renderSoon);
 
 // Set when the page goes away (reload, closed tab): a reply's stream that breaks then is not the reply's
-// end, it stays marked as in progress (its `stream`) for the next load to resume.
+// end, it stays marked as in progress (its `stream`) for the next load to resume. What arrived is saved
+// then (saveSoon writes at most twice a second): a reply the server no longer has keeps all of it.
 let leaving = false;
-window.addEventListener('pagehide', () => { leaving = true; });
+window.addEventListener('pagehide', () => {
+  leaving = true;
+  store.save();
+});
 
 // Reads a generator to its end, handing each value to `onValue`; resolves to what it returns.
 async function consume(gen, onValue) {
