@@ -315,13 +315,13 @@ try {
       await page.click('#stop');
       await page.waitForSelector('#send', WAIT);
       await page.waitForFunction(() => [...document.querySelectorAll('.msg-assistant .note')].pop()?.textContent === 'stopped', WAIT);
+      await until('the slot to be idle', async () => !(await (await fetch(server.url + '/slots')).json())[0].is_processing);
+      const slot = (await (await fetch(server.url + '/slots')).json())[0];
+      assert.ok(slot.n_past > 0 && slot.n_past < 29000, `the reply was cut short (${slot.n_past} tokens in the slot)`);
       // The request was resumable, so closing its connection did not stop it: Stop's DELETE did.
       const id = rec.ids.at(-1);
       assert.match(id, /^[\x21-\x7e]{1,256}$/);
       assert.deepEqual(rec.deletes, [id]);
-      await until('the slot to be idle', async () => !(await (await fetch(server.url + '/slots')).json())[0].is_processing);
-      const slot = (await (await fetch(server.url + '/slots')).json())[0];
-      assert.ok(slot.n_past > 0 && slot.n_past < 29000, `the reply was cut short (${slot.n_past} tokens in the slot)`);
       assert.equal(await lookupStream(server.url, id), null, 'DELETE forgot the stream');
       assert.equal((await storedReply(page, { streamId: id })), null, 'the stopped reply is no longer marked in progress');
       const stoppedAt = await lastReply(page);
@@ -872,15 +872,14 @@ try {
 
   // stories260K never calls a tool by itself: tool_choice "required" (in the extra request fields) makes
   // the grammar force one call per reply, at every turn, so the loop runs until the turn limit.
-  await step('with --tools get_info the page runs the calls through POST /tools, shows them and stops at max turns', async () => {
+  await step('with --tools get_info the page runs the calls through POST /tools, shows them and stops at max turns, also after a reload', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ggserve-webui-tools-'));
-    const srv = await startServer(['--tools', 'get_info', '--chat-template-file', TOOL_TEMPLATE, '--api-key', 'tool-key',
-      '-n', '400'], { cwd: dir });
+    const srv = await startServer(['--tools', 'get_info', '--chat-template-file', TOOL_TEMPLATE, '--api-key', 'tool-key'], { cwd: dir });
     let ctx;
     try {
       const auth = { Authorization: 'Bearer tool-key' };
       // A bias for "}" (token 128) closes get_info's empty arguments at once.
-      const extra = { tool_choice: 'required', parallel_tool_calls: false, logit_bias: [[128, 100]] };
+      const extra = { tool_choice: 'required', parallel_tool_calls: false, logit_bias: [[128, 100]], max_tokens: 400 };
       let page, sent;
       ({ ctx, page, sent } = await openWithSettings(srv.url, { api_key: 'tool-key', extra: JSON.stringify(extra) }));
       await page.waitForFunction(() => / · 1 tool$/.test(document.querySelector('#tools-info')?.textContent ?? ''), WAIT);
@@ -938,6 +937,39 @@ try {
       assert.deepEqual(sent.errors, []);
       await page.click('.msg-tool summary');
       await shot(page, 'desktop-light-tools-loop');
+
+      // A reply still queued (behind another client's request on the only slot) when the page reloads:
+      // the page follows it once it runs, and the loop goes on from it to the turn limit.
+      const hold = new AbortController();
+      const other = await fetch(srv.url + '/v1/chat/completions', {
+        method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, signal: hold.signal,
+        body: JSON.stringify({ messages: [{ role: 'user', content: 'Hold on' }], max_tokens: 30000, ignore_eos: true, stream: true }),
+      });
+      await other.body.getReader().read();  // its stream has started: the slot is taken
+      const rec = recordStreams(page);
+      const [chats0, tools0] = [sent.chats.length, sent.tools.length];
+      try {
+        await page.click('#new-chat');
+        await send(page, 'Where do you run now?');
+        await until('the page\'s request to reach the server', async () => rec.ids.length === 1 && await lookupStream(srv.url, rec.ids[0], auth));
+        await page.reload({ waitUntil: 'load' });
+        await until('the page to follow the queued reply', () => rec.follows.length === 1);
+        assert.deepEqual(rec.follows, [{ id: rec.ids[0], from: '0' }]);
+      } finally {
+        hold.abort();
+      }
+      await page.waitForFunction(() => /turn limit \(2\)/.test(document.querySelector('#status')?.textContent), WAIT);
+      await page.waitForSelector('#send', WAIT);
+      assert.equal(sent.chats.length - chats0, 2, 'one reply before the reload, the loop\'s second after it');
+      assert.equal(rec.ids.length, 2);
+      assert.notEqual(rec.ids[0], rec.ids[1]);
+      assert.equal(sent.tools.length - tools0, 2, 'the calls of both replies ran');
+      const resumed = await toolResults(page);
+      assert.deepEqual(resumed.map((r) => [r.status, r.name]), [['ok', 'get_info'], ['ok', 'get_info']]);
+      const loopMsgs = sent.chats.at(-1).messages;
+      assert.deepEqual(loopMsgs.map((m) => m.role), ['user', 'assistant', 'tool']);
+      assert.equal(loopMsgs[2].tool_call_id, loopMsgs[1].tool_calls[0].id);
+      assert.deepEqual(sent.errors, []);
 
       // Errors become the call's result: arguments that are not JSON, an HTTP error from POST /tools.
       const first = sse([
