@@ -1,6 +1,7 @@
-// Talking to the server: JSON requests and the SSE stream of /v1/chat/completions, with failures
-// sorted into what the user can act on (unreachable, loading, API key, busy, other). Paths are relative
-// to the page, so the UI works under --api-prefix (served at PREFIX/).
+// Talking to the server: JSON requests and the SSE stream of /v1/chat/completions (resumable: the
+// X-Conversation-Id streams of /v1/stream and /v1/streams/lookup), with failures sorted into what the
+// user can act on (unreachable, loading, API key, busy, other). Paths are relative to the page, so the UI
+// works under --api-prefix (served at PREFIX/).
 
 export class ApiError extends Error {
   // kind: 'unreachable' | 'loading' | 'auth' | 'busy' | 'http', and for streams 'lost' (the connection

@@ -24,12 +24,16 @@ function renderSoon() {
 const store = new Store(renderSoon);
 
 // Set when the page goes away (reload, closed tab): a reply's stream that breaks then is not the reply's
-// end, it stays marked as in progress (its `stream`) for the next load to resume. What arrived is saved
-// then (saveSoon writes at most twice a second): a reply the server no longer has keeps all of it.
+// end, it stays marked as in progress (its `stream`) for the next load to resume. What arrived and is not
+// saved yet (saveSoon writes at most twice a second) is saved then: a reply the server no longer has keeps
+// all of it. Only then: a page with nothing new must not write its copy over another tab's.
 let leaving = false;
 window.addEventListener('pagehide', () => {
   leaving = true;
-  store.save();
+  if (store.timer) store.save();
+});
+window.addEventListener('pageshow', (e) => {
+  if (e.persisted) leaving = false;  // back from the back/forward cache
 });
 
 // Reads a generator to its end, handing each value to `onValue`; resolves to what it returns.
