@@ -45,10 +45,11 @@ function startServer(extra = [], { cwd, port = 0 } = {}) {
         resolve({
           url: `http://127.0.0.1:${bound}`,
           port: Number(bound),
-          stop: () => new Promise((done) => {
-            if (proc.exitCode !== null) return done();
+          // SIGKILL: a crash, at once (SIGTERM waits up to 2 s for requests still running).
+          stop: (signal = 'SIGTERM') => new Promise((done) => {
+            if (proc.exitCode !== null || proc.signalCode !== null) return done();
             proc.once('exit', done);
-            proc.kill('SIGTERM');
+            proc.kill(signal);
           }),
         });
       }
@@ -335,21 +336,27 @@ try {
     }
   });
 
-  // A reply long enough (1500 tokens) to be still streaming when the reload is done, usually; if the server
-  // was faster, the page replays the finished stream, which must come out the same. The next test follows
-  // a stream that is certainly live.
-  await step('a reply in progress survives a reload: it goes on from the server\'s stream and ends as generated', async () => {
-    await setExtra(page, '{"max_tokens": 1500, "ignore_eos": true}');
+  // First the page's side is unfinished: it reads the reply (600 tokens, about 150 KB of events) through a
+  // throttled network, so it is surely still reading it when it goes, while the server has generated it
+  // or is about to. Then the server's: the reply is queued when the page reloads. Either way the reply
+  // must come out whole and as generated. The next test follows a stream live from the middle.
+  await step('a reply in progress survives a reload (the page\'s or the server\'s side unfinished): it goes on from the server\'s stream and ends as generated', async () => {
+    await setExtra(page, '{"max_tokens": 600, "ignore_eos": true}');
     const rec = recordStreams(page);
     try {
       await page.click('#new-chat');
       await watchReply(page);
+      await page.emulateNetworkConditions({ download: 20000, upload: -1, latency: 0 });
       await send(page, 'A story to resume');
       await page.waitForFunction(() => window.__lengths.size >= 2, WAIT);
       const id = rec.ids.at(-1);
       const before = await savedReply(page, id);
+      // The page goes (as a closed tab) before the network is let loose, which would hand it the rest of the
+      // reply at once, then comes back.
+      await page.goto('about:blank');
+      await page.emulateNetworkConditions(null);
       const lookedUp = page.waitForResponse((r) => r.url().endsWith('/v1/streams/lookup'), WAIT);
-      await page.reload({ waitUntil: 'load' });
+      await page.goto(server.url + '/', { waitUntil: 'load' });
       const found = await (await lookedUp).json();
       assert.deepEqual(found.map((f) => f.conversation_id), [id]);
       await page.waitForSelector('.msg-assistant .timings', WAIT);
@@ -363,13 +370,46 @@ try {
       assert.ok(after.content.startsWith(before.content) && after.content.length > before.content.length);
       assert.equal(after.finish, 'length');
       assert.equal(after.stream, undefined, 'the reply is no longer in progress');
-      assert.equal(after.timings.predicted_n, 1500);
+      assert.equal(after.timings.predicted_n, 600);
       assert.deepEqual(after.timings, server_.timings);
-      assert.match(await page.$eval('.msg-assistant .timings', (e) => e.textContent), /^1500 tokens/);
+      assert.match(await page.$eval('.msg-assistant .timings', (e) => e.textContent), /^600 tokens/);
       assert.equal(await page.$eval('#status', (e) => e.textContent), 'Ready');
-      console.log(`     (the reload found the stream ${found[0].is_done ? 'finished' : 'live'})`);
+      await deleteActive(page);
+
+      // A reply the server has not finished (not even started: queued behind another client's request on
+      // the only slot) when the page reloads: the page follows it live, to the end, as generated.
+      const hold = new AbortController();
+      const other = await fetch(server.url + '/v1/chat/completions', {
+        method: 'POST', headers: { 'Content-Type': 'application/json' }, signal: hold.signal,
+        body: JSON.stringify({ messages: [{ role: 'user', content: 'Hold on' }], max_tokens: 30000, ignore_eos: true, stream: true }),
+      });
+      await other.body.getReader().read();  // its stream has started: the slot is taken
+      let id2;
+      try {
+        await page.click('#new-chat');
+        await send(page, 'A story to wait for');
+        await until('the page\'s request to reach the server', async () => rec.ids.length === 2 && await lookupStream(server.url, rec.ids[1]));
+        id2 = rec.ids[1];
+        await page.reload({ waitUntil: 'load' });
+        await until('the page to follow the queued reply', () => rec.follows.length === 2);
+        assert.equal((await lookupStream(server.url, id2)).is_done, false);
+      } finally {
+        hold.abort();
+      }
+      await page.waitForSelector('.msg-assistant .timings', WAIT);
+      await page.waitForSelector('#send', WAIT);
+      const waited = await page.evaluate(() => {
+        const convs = JSON.parse(localStorage.getItem('ggserve.conversations.v1'));
+        const c = convs.find((x) => x.name === 'A story to wait for');
+        return Object.values(c.nodes).find((n) => n.role === 'assistant');
+      });
+      const generated = await replayStream(server.url, id2);
+      assert.equal(waited.content, generated.content);
+      assert.deepEqual(waited.timings, generated.timings);
+      assert.equal(waited.stream, undefined);
       await deleteActive(page);
     } finally {
+      await page.emulateNetworkConditions(null);
       await setExtra(page, '');
     }
   });
@@ -815,10 +855,10 @@ try {
       assert.equal(rec.lookups[0].headers.authorization, 'Bearer resume-key');
       assert.deepEqual(rec.follows, [{ id, from: '0' }]);
 
-      // The tab is closed mid-reply and the server restarts (on its port: the page's origin, so its
-      // storage, stays): the new server does not know the stream.
+      // The tab is closed mid-reply and the server crashes and restarts (on its port: the page's origin, so
+      // its storage, stays): the new server does not know the stream.
       await page.close();
-      await srv.stop();
+      await srv.stop('SIGKILL');
       srv = await startServer(args, { port: srv.port });
       page = await ctx.newPage();
       const rec2 = recordStreams(page);
