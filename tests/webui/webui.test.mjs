@@ -28,25 +28,28 @@ const WAIT = { timeout: 60000 };
 // ---- the server -------------------------------------------------------------------------------
 
 // Starts `ggserve serve` on a free port and resolves once it logs "ready:"; `cwd`: its directory.
-function startServer(extra = [], { cwd } = {}) {
+// `port`: that one (a restart of a server on its port), else a free one.
+function startServer(extra = [], { cwd, port = 0 } = {}) {
   // No -n by default: as in llama-server it caps every request, and the Stop and busy tests ask for
   // 30000 tokens. The page's own replies are kept short by its Max tokens setting (200, set below).
-  const args = ['serve', '--port', '0', '-m', model, '-np', '1', '-c', '32768', '-t', '1', ...extra];
+  const args = ['serve', '--port', String(port), '-m', model, '-np', '1', '-c', '32768', '-t', '1', ...extra];
   const proc = spawn(bin, args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server not ready in 60 s:\n${log}`)), 60000);
     proc.stderr.on('data', (d) => {
       log += d;
-      const port = /listening on http:\/\/[^:]+:(\d+)/.exec(log)?.[1];
-      if (port && log.includes('ready:')) {
+      const bound = /listening on http:\/\/[^:]+:(\d+)/.exec(log)?.[1];
+      if (bound && log.includes('ready:')) {
         clearTimeout(timer);
         resolve({
-          url: `http://127.0.0.1:${port}`,
-          stop: () => new Promise((done) => {
-            if (proc.exitCode !== null) return done();
+          url: `http://127.0.0.1:${bound}`,
+          port: Number(bound),
+          // SIGKILL: a crash, at once (SIGTERM waits up to 2 s for requests still running).
+          stop: (signal = 'SIGTERM') => new Promise((done) => {
+            if (proc.exitCode !== null || proc.signalCode !== null) return done();
             proc.once('exit', done);
-            proc.kill('SIGTERM');
+            proc.kill(signal);
           }),
         });
       }
@@ -117,6 +120,91 @@ function sse(deltas, timings) {
   const events = deltas.map((delta) => ({ ...base, choices: [{ index: 0, delta, finish_reason: null }] }));
   events.push({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], timings });
   return events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('') + 'data: [DONE]\n\n';
+}
+
+// The extra request fields of the settings dialog ('' for none).
+async function setExtra(page, text) {
+  await page.click('#settings-btn');
+  await page.waitForSelector('#settings', WAIT);
+  await page.$eval('textarea[name=extra]', (e) => { e.focus(); e.select(); });
+  await page.keyboard.press('Backspace');
+  if (text) await page.type('textarea[name=extra]', text);
+  await page.click('#settings-save');
+  await page.waitForSelector('#settings', { hidden: true, ...WAIT });
+}
+
+// Deletes the conversation on screen (the later tests count and search the conversations).
+async function deleteActive(page) {
+  const n = await page.$$eval('#conv-list li', (l) => l.length);
+  await page.click('#conv-list li.active button[title="Delete"]');
+  await page.click('#conv-list li.active button[title="Click again to delete"]');
+  await page.waitForFunction((n) => document.querySelectorAll('#conv-list li').length === n - 1, WAIT, n);
+}
+
+// What a page does with resumable streams, across its reloads: the X-Conversation-Id of each chat
+// request, the ids it looks up, follows (GET /v1/stream) and stops (DELETE), and the lookups' headers.
+function recordStreams(page) {
+  const rec = { ids: [], lookups: [], follows: [], deletes: [] };
+  page.on('request', (r) => {
+    const u = new URL(r.url());
+    if (r.method() === 'POST' && u.pathname.endsWith('/v1/chat/completions')) rec.ids.push(r.headers()['x-conversation-id']);
+    else if (r.method() === 'POST' && u.pathname.endsWith('/v1/streams/lookup')) {
+      rec.lookups.push({ ids: JSON.parse(r.postData()).conversation_ids, headers: r.headers(), path: u.pathname });
+    } else if (r.method() === 'GET' && u.pathname.endsWith('/v1/stream')) rec.follows.push({ id: u.searchParams.get('conv_id'), from: u.searchParams.get('from') });
+    else if (r.method() === 'DELETE' && u.pathname.endsWith('/v1/stream')) rec.deletes.push(u.searchParams.get('conv_id'));
+  });
+  return rec;
+}
+
+// The stored reply (in the page's localStorage) that streams as `streamId`, or { convId, nodeId } names.
+async function storedReply(page, { streamId, convId, nodeId }) {
+  return page.evaluate((streamId, convId, nodeId) => {
+    for (const c of JSON.parse(localStorage.getItem('ggserve.conversations.v1') ?? '[]')) {
+      for (const n of Object.values(c.nodes)) {
+        if ((streamId && n.stream === streamId) || (c.id === convId && n.id === nodeId)) return { convId: c.id, nodeId: n.id, ...n };
+      }
+    }
+    return null;
+  }, streamId ?? null, convId ?? null, nodeId ?? null);
+}
+
+// The reply streaming as `streamId` once the page has saved some of its text.
+const savedReply = (page, streamId) =>
+  until('the reply to be saved', async () => {
+    const r = await storedReply(page, { streamId });
+    return r?.content ? r : null;
+  });
+
+// The content of an event stream's chunks, with its finish reason, last timings and whether [DONE] came.
+function parseSse(text) {
+  const out = { content: '', finish: null, timings: null, done: false };
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('data: ')) continue;
+    if (line === 'data: [DONE]') {
+      out.done = true;
+      continue;
+    }
+    const e = JSON.parse(line.slice(6));
+    out.content += e.choices?.[0]?.delta?.content ?? '';
+    out.finish = e.choices?.[0]?.finish_reason ?? out.finish;
+    out.timings = e.timings ?? out.timings;
+  }
+  return out;
+}
+
+// The whole stream `id` as the server replays it (GET /v1/stream from byte 0, to its end).
+async function replayStream(url, id, headers = {}) {
+  const res = await fetch(`${url}/v1/stream?conv_id=${encodeURIComponent(id)}&from=0`, { headers });
+  assert.equal(res.status, 200);
+  return parseSse(await res.text());
+}
+
+async function lookupStream(url, id, headers = {}) {
+  const res = await fetch(`${url}/v1/streams/lookup`, {
+    method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body: JSON.stringify({ conversation_ids: [id] }),
+  });
+  assert.equal(res.status, 200);
+  return (await res.json())[0] ?? null;
 }
 
 // A fresh browser context on `url` with these settings saved (as the settings dialog saves them). It
@@ -215,18 +303,10 @@ try {
   // A 200-token reply can arrive within a frame or two on a fast machine (the page renders at most once a
   // frame), so the reply is seen growing here, on a stream far longer than the test.
   await step('a long reply renders as it streams; Stop ends it mid-reply and the server frees the slot', async () => {
-    // A long reply: 4000 tokens and no stop at end-of-text, asked for through the settings' extra fields.
-    const setExtra = async (text) => {
-      await page.click('#settings-btn');
-      await page.waitForSelector('#settings', WAIT);
-      await page.$eval('textarea[name=extra]', (e) => { e.focus(); e.select(); });
-      await page.keyboard.press('Backspace');
-      if (text) await page.type('textarea[name=extra]', text);
-      await page.click('#settings-save');
-      await page.waitForSelector('#settings', { hidden: true, ...WAIT });
-    };
-    // 30000 tokens take the server far longer than the test needs to press Stop, on any machine.
-    await setExtra('{"max_tokens": 30000, "ignore_eos": true}');
+    // A long reply, with no stop at end-of-text, asked for through the settings' extra fields: 30000
+    // tokens take the server far longer than the test needs to press Stop, on any machine.
+    await setExtra(page, '{"max_tokens": 30000, "ignore_eos": true}');
+    const rec = recordStreams(page);
     try {
       await page.click('#new-chat');
       await watchReply(page);
@@ -239,6 +319,12 @@ try {
       await until('the slot to be idle', async () => !(await (await fetch(server.url + '/slots')).json())[0].is_processing);
       const slot = (await (await fetch(server.url + '/slots')).json())[0];
       assert.ok(slot.n_past > 0 && slot.n_past < 29000, `the reply was cut short (${slot.n_past} tokens in the slot)`);
+      // The request was resumable, so closing its connection did not stop it: Stop's DELETE did.
+      const id = rec.ids.at(-1);
+      assert.match(id, /^[\x21-\x7e]{1,256}$/);
+      assert.deepEqual(rec.deletes, [id]);
+      assert.equal(await lookupStream(server.url, id), null, 'DELETE forgot the stream');
+      assert.equal((await storedReply(page, { streamId: id })), null, 'the stopped reply is no longer marked in progress');
       const stoppedAt = await lastReply(page);
       assert.ok(stoppedAt.length > 0);
       // The stream is over: the server answers at once and the stopped reply does not grow any more.
@@ -246,7 +332,123 @@ try {
       assert.equal(await lastReply(page), stoppedAt);
       await shot(page, 'desktop-light-stopped');
     } finally {
-      await setExtra('');
+      await setExtra(page, '');
+    }
+  });
+
+  // First the page's side is unfinished: it reads the reply (600 tokens, about 150 KB of events) through a
+  // throttled network, so it is surely still reading it when it goes, while the server has generated it
+  // or is about to. Then the server's: the reply is queued when the page reloads. Either way the reply
+  // must come out whole and as generated. The next test follows a stream live from the middle.
+  await step('a reply in progress survives a reload (the page\'s or the server\'s side unfinished): it goes on from the server\'s stream and ends as generated', async () => {
+    await setExtra(page, '{"max_tokens": 600, "ignore_eos": true}');
+    const rec = recordStreams(page);
+    try {
+      await page.click('#new-chat');
+      await watchReply(page);
+      await page.emulateNetworkConditions({ download: 20000, upload: -1, latency: 0 });
+      await send(page, 'A story to resume');
+      await page.waitForFunction(() => window.__lengths.size >= 2, WAIT);
+      const id = rec.ids.at(-1);
+      const before = await savedReply(page, id);
+      // The page goes (as a closed tab) before the network is let loose, which would hand it the rest of the
+      // reply at once, then comes back.
+      await page.goto('about:blank');
+      await page.emulateNetworkConditions(null);
+      const lookedUp = page.waitForResponse((r) => r.url().endsWith('/v1/streams/lookup'), WAIT);
+      await page.goto(server.url + '/', { waitUntil: 'load' });
+      const found = await (await lookedUp).json();
+      assert.deepEqual(found.map((f) => f.conversation_id), [id]);
+      await page.waitForSelector('.msg-assistant .timings', WAIT);
+      await page.waitForSelector('#send', WAIT);
+      assert.deepEqual(rec.lookups.map((l) => l.ids), [[id]]);
+      assert.deepEqual(rec.follows, [{ id, from: '0' }]);
+      const after = await storedReply(page, before);
+      const server_ = await replayStream(server.url, id);
+      assert.ok(server_.done);
+      assert.equal(after.content, server_.content, 'the reply is the stream\'s, nothing doubled or lost');
+      assert.ok(after.content.startsWith(before.content) && after.content.length > before.content.length);
+      assert.equal(after.finish, 'length');
+      assert.equal(after.stream, undefined, 'the reply is no longer in progress');
+      assert.equal(after.timings.predicted_n, 600);
+      assert.deepEqual(after.timings, server_.timings);
+      assert.match(await page.$eval('.msg-assistant .timings', (e) => e.textContent), /^600 tokens/);
+      assert.equal(await page.$eval('#status', (e) => e.textContent), 'Ready');
+      await deleteActive(page);
+
+      // A reply the server has not finished (not even started: queued behind another client's request on
+      // the only slot) when the page reloads: the page follows it live, to the end, as generated.
+      const hold = new AbortController();
+      const other = await fetch(server.url + '/v1/chat/completions', {
+        method: 'POST', headers: { 'Content-Type': 'application/json' }, signal: hold.signal,
+        body: JSON.stringify({ messages: [{ role: 'user', content: 'Hold on' }], max_tokens: 30000, ignore_eos: true, stream: true }),
+      });
+      await other.body.getReader().read();  // its stream has started: the slot is taken
+      let id2;
+      try {
+        await page.click('#new-chat');
+        await send(page, 'A story to wait for');
+        await until('the page\'s request to reach the server', async () => rec.ids.length === 2 && await lookupStream(server.url, rec.ids[1]));
+        id2 = rec.ids[1];
+        await page.reload({ waitUntil: 'load' });
+        await until('the page to follow the queued reply', () => rec.follows.length === 2);
+        assert.equal((await lookupStream(server.url, id2)).is_done, false);
+      } finally {
+        hold.abort();
+      }
+      await page.waitForSelector('.msg-assistant .timings', WAIT);
+      await page.waitForSelector('#send', WAIT);
+      const waited = await page.evaluate(() => {
+        const convs = JSON.parse(localStorage.getItem('ggserve.conversations.v1'));
+        const c = convs.find((x) => x.name === 'A story to wait for');
+        return Object.values(c.nodes).find((n) => n.role === 'assistant');
+      });
+      const generated = await replayStream(server.url, id2);
+      assert.equal(waited.content, generated.content);
+      assert.deepEqual(waited.timings, generated.timings);
+      assert.equal(waited.stream, undefined);
+      await deleteActive(page);
+    } finally {
+      await page.emulateNetworkConditions(null);
+      await setExtra(page, '');
+    }
+  });
+
+  await step('a reply followed after a reload streams live, and Stop stops the server\'s generation', async () => {
+    await setExtra(page, '{"max_tokens": 30000, "ignore_eos": true}');
+    const rec = recordStreams(page);
+    try {
+      await page.click('#new-chat');
+      await watchReply(page);
+      await send(page, 'A story to stop after a reload');
+      await page.waitForFunction(() => window.__lengths.size >= 2, WAIT);
+      const id = rec.ids.at(-1);
+      const before = await savedReply(page, id);
+      await page.reload({ waitUntil: 'load' });
+      await page.waitForSelector('#stop', WAIT);
+      await watchReply(page);
+      await page.waitForFunction(() => window.__lengths.size >= 3, WAIT);  // it grows on the page: live
+      assert.equal((await lookupStream(server.url, id))?.is_done, false);
+      // A reader of its own, to the stream's end, to compare with what the page shows.
+      const own = fetch(`${server.url}/v1/stream?conv_id=${id}&from=0`).then((r) => r.text());
+      await page.click('#stop');
+      await page.waitForSelector('#send', WAIT);
+      await page.waitForFunction(() => [...document.querySelectorAll('.msg-assistant .note')].pop()?.textContent === 'stopped', WAIT);
+      assert.deepEqual(rec.deletes, [id]);
+      await until('the slot to be idle', async () => !(await (await fetch(server.url + '/slots')).json())[0].is_processing);
+      const slot = (await (await fetch(server.url + '/slots')).json())[0];
+      assert.ok(slot.n_past > 0 && slot.n_past < 29000, `the reply was cut short (${slot.n_past} tokens in the slot)`);
+      assert.equal(await lookupStream(server.url, id), null);
+      const all = parseSse(await own);
+      assert.equal(all.done, false, 'DELETE ended the stream without [DONE]');
+      const after = await storedReply(page, before);
+      assert.equal(after.finish, 'stopped');
+      assert.equal(after.stream, undefined);
+      assert.ok(after.content.length > before.content.length && after.content.startsWith(before.content));
+      assert.ok(all.content.startsWith(after.content), 'what the page shows is the stream, nothing doubled');
+      await deleteActive(page);
+    } finally {
+      await setExtra(page, '');
     }
   });
 
@@ -631,17 +833,93 @@ try {
     }
   });
 
+  await step('with --api-key under --api-prefix a reply resumes after a reload; after a server restart it is interrupted, as with a server without resumable streams', async () => {
+    const args = ['--api-key', 'resume-key', '--api-prefix', '/llm'];
+    let srv = await startServer(args);
+    let ctx;
+    try {
+      let page;
+      ({ ctx, page } = await openWithSettings(srv.url + '/llm', { api_key: 'resume-key', extra: '{"max_tokens": 30000, "ignore_eos": true}' }));
+      const rec = recordStreams(page);
+      await watchReply(page);
+      await send(page, 'A story across restarts');
+      await page.waitForFunction(() => window.__lengths.size >= 2, WAIT);
+      const id = rec.ids.at(-1);
+      const before = await savedReply(page, id);
+      await page.reload({ waitUntil: 'load' });
+      await page.waitForSelector('#stop', WAIT);
+      await watchReply(page);
+      await page.waitForFunction(() => window.__lengths.size >= 3, WAIT);  // followed live
+      assert.equal(rec.lookups.length, 1);
+      assert.equal(rec.lookups[0].path, '/llm/v1/streams/lookup');
+      assert.equal(rec.lookups[0].headers.authorization, 'Bearer resume-key');
+      assert.deepEqual(rec.follows, [{ id, from: '0' }]);
+
+      // The tab is closed mid-reply and the server crashes and restarts (on its port: the page's origin, so
+      // its storage, stays): the new server does not know the stream.
+      await page.close();
+      await srv.stop('SIGKILL');
+      srv = await startServer(args, { port: srv.port });
+      page = await ctx.newPage();
+      const rec2 = recordStreams(page);
+      await page.goto(srv.url + '/llm/', { waitUntil: 'load' });
+      await page.waitForSelector('.msg-assistant .note.interrupted', WAIT);
+      assert.match(await page.$eval('.note.interrupted', (e) => e.textContent), /interrupted: the server no longer has this reply/);
+      assert.deepEqual(rec2.lookups.map((l) => l.ids), [[id]]);
+      assert.deepEqual(rec2.follows, []);
+      const left = await storedReply(page, before);
+      assert.equal(left.finish, 'interrupted');
+      assert.equal(left.stream, undefined);
+      assert.ok(left.content.startsWith(before.content) && left.content.length > 0, `what arrived stays: ${JSON.stringify(before.content)} then ${JSON.stringify(left.content)}`);
+      assert.equal(await page.$eval('.msg-assistant .regen-btn', (e) => e.disabled), false, 'it can be regenerated');
+      assert.ok(await page.$('#send'));
+      await page.setViewport({ width: 1280, height: 820 });
+      await page.$eval('#messages', (m) => { m.scrollTop = m.scrollHeight; });
+      await shot(page, 'desktop-light-interrupted');
+
+      // A server without resumable streams (404 on the lookup) leaves such a reply interrupted too, after a
+      // single lookup: the same reply, marked in progress again (from a page of the origin that is not the
+      // app, which would save its own copy when it goes), and the lookup answered 404.
+      await page.close();
+      page = await ctx.newPage();
+      const rec3 = recordStreams(page);
+      await page.goto(srv.url + '/llm/health', { waitUntil: 'load' });
+      await page.evaluate((convId, nodeId) => {
+        const convs = JSON.parse(localStorage.getItem('ggserve.conversations.v1'));
+        const n = convs.find((c) => c.id === convId).nodes[nodeId];
+        n.stream = 'webui-unknown-stream';
+        delete n.finish;
+        delete n.interrupted;
+        localStorage.setItem('ggserve.conversations.v1', JSON.stringify(convs));
+      }, before.convId, before.nodeId);
+      await page.setRequestInterception(true);
+      page.on('request', (req) => {
+        if (req.url().endsWith('/v1/streams/lookup')) req.respond({ status: 404, contentType: 'text/plain', body: 'Not Found' });
+        else req.continue();
+      });
+      await page.goto(srv.url + '/llm/', { waitUntil: 'load' });
+      await page.waitForSelector('.msg-assistant .note.interrupted', WAIT);
+      assert.match(await page.$eval('.note.interrupted', (e) => e.textContent), /interrupted: this server cannot resume a reply/);
+      await page.waitForFunction(() => document.querySelector('#status')?.textContent === 'Ready', WAIT);
+      assert.deepEqual(rec3.lookups.map((l) => l.ids), [['webui-unknown-stream']]);
+      assert.deepEqual(rec3.follows, []);
+      assert.equal((await storedReply(page, before)).stream, undefined);
+    } finally {
+      await ctx?.close();
+      await srv.stop();
+    }
+  });
+
   // stories260K never calls a tool by itself: tool_choice "required" (in the extra request fields) makes
   // the grammar force one call per reply, at every turn, so the loop runs until the turn limit.
-  await step('with --tools get_info the page runs the calls through POST /tools, shows them and stops at max turns', async () => {
+  await step('with --tools get_info the page runs the calls through POST /tools, shows them and stops at max turns, also after a reload', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ggserve-webui-tools-'));
-    const srv = await startServer(['--tools', 'get_info', '--chat-template-file', TOOL_TEMPLATE, '--api-key', 'tool-key',
-      '-n', '400'], { cwd: dir });
+    const srv = await startServer(['--tools', 'get_info', '--chat-template-file', TOOL_TEMPLATE, '--api-key', 'tool-key'], { cwd: dir });
     let ctx;
     try {
       const auth = { Authorization: 'Bearer tool-key' };
       // A bias for "}" (token 128) closes get_info's empty arguments at once.
-      const extra = { tool_choice: 'required', parallel_tool_calls: false, logit_bias: [[128, 100]] };
+      const extra = { tool_choice: 'required', parallel_tool_calls: false, logit_bias: [[128, 100]], max_tokens: 400 };
       let page, sent;
       ({ ctx, page, sent } = await openWithSettings(srv.url, { api_key: 'tool-key', extra: JSON.stringify(extra) }));
       await page.waitForFunction(() => / · 1 tool$/.test(document.querySelector('#tools-info')?.textContent ?? ''), WAIT);
@@ -699,6 +977,39 @@ try {
       assert.deepEqual(sent.errors, []);
       await page.click('.msg-tool summary');
       await shot(page, 'desktop-light-tools-loop');
+
+      // A reply still queued (behind another client's request on the only slot) when the page reloads:
+      // the page follows it once it runs, and the loop goes on from it to the turn limit.
+      const hold = new AbortController();
+      const other = await fetch(srv.url + '/v1/chat/completions', {
+        method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, signal: hold.signal,
+        body: JSON.stringify({ messages: [{ role: 'user', content: 'Hold on' }], max_tokens: 30000, ignore_eos: true, stream: true }),
+      });
+      await other.body.getReader().read();  // its stream has started: the slot is taken
+      const rec = recordStreams(page);
+      const [chats0, tools0] = [sent.chats.length, sent.tools.length];
+      try {
+        await page.click('#new-chat');
+        await send(page, 'Where do you run now?');
+        await until('the page\'s request to reach the server', async () => rec.ids.length === 1 && await lookupStream(srv.url, rec.ids[0], auth));
+        await page.reload({ waitUntil: 'load' });
+        await until('the page to follow the queued reply', () => rec.follows.length === 1);
+        assert.deepEqual(rec.follows, [{ id: rec.ids[0], from: '0' }]);
+      } finally {
+        hold.abort();
+      }
+      await page.waitForFunction(() => /turn limit \(2\)/.test(document.querySelector('#status')?.textContent), WAIT);
+      await page.waitForSelector('#send', WAIT);
+      assert.equal(sent.chats.length - chats0, 2, 'one reply before the reload, the loop\'s second after it');
+      assert.equal(rec.ids.length, 2);
+      assert.notEqual(rec.ids[0], rec.ids[1]);
+      assert.equal(sent.tools.length - tools0, 2, 'the calls of both replies ran');
+      const resumed = await toolResults(page);
+      assert.deepEqual(resumed.map((r) => [r.status, r.name]), [['ok', 'get_info'], ['ok', 'get_info']]);
+      const loopMsgs = sent.chats.at(-1).messages;
+      assert.deepEqual(loopMsgs.map((m) => m.role), ['user', 'assistant', 'tool']);
+      assert.equal(loopMsgs[2].tool_call_id, loopMsgs[1].tool_calls[0].id);
+      assert.deepEqual(sent.errors, []);
 
       // Errors become the call's result: arguments that are not JSON, an HTTP error from POST /tools.
       const first = sse([

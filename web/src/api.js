@@ -1,9 +1,11 @@
-// Talking to the server: JSON requests and the SSE stream of /v1/chat/completions, with failures
-// sorted into what the user can act on (unreachable, loading, API key, busy, other). Paths are relative
-// to the page, so the UI works under --api-prefix (served at PREFIX/).
+// Talking to the server: JSON requests and the SSE stream of /v1/chat/completions (resumable: the
+// X-Conversation-Id streams of /v1/stream and /v1/streams/lookup), with failures sorted into what the
+// user can act on (unreachable, loading, API key, busy, other). Paths are relative to the page, so the UI
+// works under --api-prefix (served at PREFIX/).
 
 export class ApiError extends Error {
-  // kind: 'unreachable' | 'loading' | 'auth' | 'busy' | 'http'
+  // kind: 'unreachable' | 'loading' | 'auth' | 'busy' | 'http', and for streams 'lost' (the connection
+  // broke mid-stream) and 'gone' (the server no longer has a resumable stream)
   constructor(kind, message, status = 0) {
     super(message);
     this.kind = kind;
@@ -56,21 +58,22 @@ export async function postJson(path, body, apiKey, signal) {
   return res.json();
 }
 
-// Yields each parsed `data:` object of the stream until `[DONE]`. Aborting `signal` closes the
-// connection, which makes the server cancel the request and free its slot.
-export async function* streamChat(body, apiKey, signal) {
-  const res = await send('v1/chat/completions', {
-    method: 'POST',
-    headers: headers(apiKey, true),
-    body: JSON.stringify(body),
-    signal,
-  });
-  if (!res.ok) throw await errorFrom(res);
+// Yields each parsed `data:` object of an event stream until `[DONE]`; returns whether `[DONE]` came (a
+// stream stopped elsewhere, by DELETE /v1/stream, ends without it).
+async function* readEvents(res) {
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   let buf = '';
   for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
+    let chunk;
+    try {
+      chunk = await reader.read();
+    } catch (e) {
+      if (e?.name === 'AbortError') throw e;
+      // The connection broke mid-reply; a resumable reply may still be running on the server.
+      throw new ApiError('lost', 'The connection to the server was lost.');
+    }
+    const { value, done } = chunk;
+    if (done) return false;
     buf += value;
     // One pass over what arrived: a page that fell behind reads many events at once, and cutting the
     // buffer after each line would copy the rest of it again for every event.
@@ -81,11 +84,71 @@ export async function* streamChat(body, apiKey, signal) {
       start = nl + 1;
       if (!line.startsWith('data:')) continue;
       const data = line.slice(5).trim();
-      if (data === '[DONE]') return;
+      if (data === '[DONE]') return true;
       const obj = JSON.parse(data);
       if (obj.error) throw new ApiError('http', obj.error.message ?? 'the server reported an error');
       yield obj;
     }
     buf = buf.slice(start);
+  }
+}
+
+// A conversation id for resumable streams (X-Conversation-Id): 1-256 printable ASCII characters, unique
+// per reply, and not guessable (whoever knows it can read the reply while the server keeps it).
+export function newStreamId(convId, nodeId) {
+  const bytes = crypto.getRandomValues(new Uint8Array(8));  // also outside secure contexts, unlike randomUUID
+  const rand = [...bytes].map((b) => b.toString(16).padStart(2, '0')).join('');
+  const safe = (s) => String(s).replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 64);
+  return `webui-${safe(convId)}-${safe(nodeId)}-${rand}`;
+}
+
+// Streams one chat reply. With `streamId` the request is resumable: the server keeps its events and goes
+// on generating when the page goes away (stopStream ends it); without, aborting `signal` closes the
+// connection, which makes the server cancel the request and free its slot.
+export async function* streamChat(body, apiKey, signal, streamId = '') {
+  const h = headers(apiKey, true);
+  if (streamId) h['X-Conversation-Id'] = streamId;
+  const res = await send('v1/chat/completions', { method: 'POST', headers: h, body: JSON.stringify(body), signal });
+  if (!res.ok) throw await errorFrom(res);
+  return yield* readEvents(res);
+}
+
+// What the server knows of these resumable streams: a Map id -> {is_done, total_bytes, ...}, or null
+// when it has no resumable streams (an older or other server: 404, 405, not a list).
+export async function lookupStreams(ids, apiKey) {
+  const res = await send('v1/streams/lookup', {
+    method: 'POST',
+    headers: headers(apiKey, true),
+    body: JSON.stringify({ conversation_ids: ids }),
+  });
+  if (res.status === 404 || res.status === 405 || res.status === 501) return null;
+  if (!res.ok) throw await errorFrom(res);
+  const list = await res.json().catch(() => null);
+  if (!Array.isArray(list)) return null;
+  return new Map(list.filter((s) => typeof s?.conversation_id === 'string').map((s) => [s.conversation_id, s]));
+}
+
+// Replays a resumable stream from its first byte and follows it live to its end: the same events, in
+// the same order, as its generation request got. ApiError 'gone' when the server no longer has it (404),
+// or cannot replay it (410: it outgrew the replay buffer).
+export async function* followStream(id, apiKey, signal) {
+  const res = await send(`v1/stream?conv_id=${encodeURIComponent(id)}&from=0`, { headers: headers(apiKey, false), signal });
+  if (res.status === 404 || res.status === 410) {
+    const e = await errorFrom(res);
+    throw new ApiError('gone', e.message, res.status);
+  }
+  if (!res.ok) throw await errorFrom(res);
+  // A server without resumable streams may answer an unknown GET with a page.
+  if (!/text\/event-stream/.test(res.headers.get('content-type') ?? '')) throw new ApiError('gone', 'not an event stream', res.status);
+  return yield* readEvents(res);
+}
+
+// Stops a resumable stream's generation on the server (closing the connection no longer does). Never
+// fails: a server without resumable streams closed the generation with the connection already.
+export async function stopStream(id, apiKey) {
+  try {
+    await fetch(`v1/stream?conv_id=${encodeURIComponent(id)}`, { method: 'DELETE', headers: headers(apiKey, false), keepalive: true });
+  } catch {
+    // unreachable: nothing to stop there
   }
 }

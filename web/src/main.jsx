@@ -3,7 +3,7 @@
 // (defaults from /props), and a status line from /props and /v1/models.
 import { render } from 'preact';
 import { useEffect, useMemo, useReducer, useRef, useState } from 'preact/hooks';
-import { ApiError, getJson, streamChat } from './api.js';
+import { ApiError, followStream, getJson, lookupStreams, newStreamId, stopStream, streamChat } from './api.js';
 import { Store } from './store.js';
 import { renderMarkdown } from './markdown.js';
 import { DEFAULT_SETTINGS, buildRequest, loadUserSettings, maxTurns, saveUserSettings, serverUiDefaults } from './settings.js';
@@ -22,6 +22,58 @@ function renderSoon() {
   if (!frame) frame = requestAnimationFrame(() => { frame = 0; rerender(); });
 }
 const store = new Store(renderSoon);
+
+// Set when the page goes away (reload, closed tab): a reply's stream that breaks then is not the reply's
+// end, it stays marked as in progress (its `stream`) for the next load to resume. What arrived and is not
+// saved yet (saveSoon writes at most twice a second) is saved then: a reply the server no longer has keeps
+// all of it. Only then: a page with nothing new must not write its copy over another tab's.
+let leaving = false;
+window.addEventListener('pagehide', () => {
+  leaving = true;
+  if (store.timer) store.save();
+});
+window.addEventListener('pageshow', (e) => {
+  if (e.persisted) leaving = false;  // back from the back/forward cache
+});
+
+// Reads a generator to its end, handing each value to `onValue`; resolves to what it returns.
+async function consume(gen, onValue) {
+  for (;;) {
+    const { value, done } = await gen.next();
+    if (done) return value;
+    onValue(value);
+  }
+}
+
+// One chunk of a chat completion stream, applied to the reply `node`.
+function applyChunk(node, chunk) {
+  const delta = chunk.choices?.[0]?.delta ?? {};
+  if (delta.content) node.content += delta.content;
+  if (delta.reasoning_content) node.reasoning = (node.reasoning ?? '') + delta.reasoning_content;
+  for (const tc of delta.tool_calls ?? []) {
+    node.toolCalls ??= [];
+    const t = (node.toolCalls[tc.index ?? 0] ??= { id: '', name: '', arguments: '' });
+    if (tc.id) t.id = tc.id;
+    if (tc.function?.name) t.name += tc.function.name;
+    if (tc.function?.arguments) t.arguments += tc.function.arguments;
+  }
+  if (chunk.choices?.[0]?.finish_reason) node.finish = chunk.choices[0].finish_reason;
+  if (chunk.timings) node.timings = chunk.timings;
+  if (chunk.model) node.model = chunk.model;
+}
+
+// A reply about to be rebuilt from its stream's first byte.
+function clearReply(node) {
+  node.content = '';
+  for (const k of ['reasoning', 'toolCalls', 'finish', 'timings', 'error', 'interrupted']) delete node[k];
+}
+
+// A reply whose stream the server no longer has: what arrived stays, with a note saying why it ends there.
+function markInterrupted(node, why) {
+  delete node.stream;
+  node.finish = 'interrupted';
+  node.interrupted = why;
+}
 
 function applyTheme(theme) {
   const root = document.documentElement;
@@ -50,6 +102,7 @@ function App() {
   const [server, setServer] = useState({ model: '', nCtx: 0, slots: 0, defaults: {} });
   const [status, setStatus] = useState({ kind: 'connecting', text: 'Connecting to the server…' });
   const [gen, setGen] = useState(null);  // { convId, nodeId, controller }
+  const live = useRef(null);  // the same as it changes, without waiting for a render: { node, controller }
   const [serverTools, setServerTools] = useState([]);  // GET /tools, when /props lists tools
   const [toolAsk, setToolAsk] = useState(null);  // a write tool waiting for the user: { tool, args, answer }
   const [showSettings, setShowSettings] = useState(false);
@@ -76,9 +129,11 @@ function App() {
       const [props, models] = await Promise.all([getJson('props', key), getJson('v1/models', key)]);
       const dgs = props.default_generation_settings ?? {};
       // ggserve lists its built-in tools in /props; a server without any gets no tools request at all.
-      setServerTools(props.server?.tools?.length ? await loadTools(key).catch(() => []) : []);
+      const toolsNow = props.server?.tools?.length ? await loadTools(key).catch(() => []) : [];
+      setServerTools(toolsNow);
       baseRef.current = { ...DEFAULT_SETTINGS, ...serverUiDefaults(props.ui_settings ?? props.webui_settings) };
       setSettings({ ...baseRef.current, ...userRef.current });
+      settingsRef.current = { ...baseRef.current, ...userRef.current };
       setServer({
         model: models?.data?.[0]?.id ?? props.model_alias ?? '',
         nCtx: dgs.n_ctx ?? 0,
@@ -87,6 +142,8 @@ function App() {
       });
       setStatus({ kind: 'ok', text: 'Ready' });
       setAskKey(false);
+      toolsRef.current = toolsNow;
+      resumeReplies();
     } catch (e) {
       setStatus({ kind: e.kind ?? 'error', text: e.message });
       if (e.kind === 'auth') setAskKey(true);
@@ -111,8 +168,11 @@ function App() {
     userRef.current = saveUserSettings(next, baseRef.current);
   };
 
-  // Streams one model reply into `node`; a failure is the node's error (an abort is thrown on).
-  async function streamInto(node, request, signal) {
+  // Streams one model reply into `node` from `events` (streamChat, or with `resume` followStream, which
+  // replays the reply from its first byte: the node is rebuilt from it, so nothing is doubled). A failure
+  // is the node's error (an abort is thrown on). `node.stream`, the reply's resumable stream, is cleared
+  // once the reply has ended; a connection lost mid-reply keeps it, for a later load to look it up.
+  async function streamInto(node, events, { resume = false } = {}) {
     let started = false;
     // A reply that does not start soon may be queued behind other requests: say so.
     const busyCheck = setTimeout(async () => {
@@ -127,37 +187,36 @@ function App() {
       }
     }, 1500);
     try {
-      for await (const chunk of streamChat(request, settingsRef.current.api_key, signal)) {
+      const complete = await consume(events, (chunk) => {
         if (!started) {
           started = true;
+          if (resume) clearReply(node);
           setStatus({ kind: 'ok', text: 'Generating…' });
         }
-        const delta = chunk.choices?.[0]?.delta ?? {};
-        if (delta.content) node.content += delta.content;
-        if (delta.reasoning_content) node.reasoning = (node.reasoning ?? '') + delta.reasoning_content;
-        for (const tc of delta.tool_calls ?? []) {
-          node.toolCalls ??= [];
-          const t = (node.toolCalls[tc.index ?? 0] ??= { id: '', name: '', arguments: '' });
-          if (tc.id) t.id = tc.id;
-          if (tc.function?.name) t.name += tc.function.name;
-          if (tc.function?.arguments) t.arguments += tc.function.arguments;
-        }
-        if (chunk.choices?.[0]?.finish_reason) node.finish = chunk.choices[0].finish_reason;
-        if (chunk.timings) node.timings = chunk.timings;
-        if (chunk.model) node.model = chunk.model;
+        applyChunk(node, chunk);
         store.saveSoon();
         renderSoon();
-      }
+      });
+      if (resume && !started) clearReply(node);
+      // Without [DONE] the stream was stopped elsewhere (DELETE /v1/stream from another page).
+      if (!complete && !node.finish) node.finish = 'stopped';
       // Every call needs an id for its result to name.
       node.toolCalls?.forEach((t, i) => { t.id ||= `call_${node.id}_${i}`; });
+      delete node.stream;
     } catch (e) {
-      if (e?.name === 'AbortError') throw e;
+      if (e?.name === 'AbortError' || leaving) throw e;
+      if (e.kind === 'gone') {
+        markInterrupted(node, 'the server no longer has this reply');
+        setStatus({ kind: 'ok', text: 'Ready' });
+        return;
+      }
       node.error = e.message;
+      if (e.kind !== 'lost') delete node.stream;
       setStatus({ kind: e.kind ?? 'error', text: e.message });
       if (e.kind === 'auth') setAskKey(true);
     } finally {
       clearTimeout(busyCheck);
-      store.save();
+      if (!leaving) store.save();
     }
   }
 
@@ -173,18 +232,40 @@ function App() {
     setToolAsk({ tool, args, answer });
   });
 
-  // Replies to the branch ending at `parentId`: one model reply, or with tools on, the agent loop.
-  async function generate(c, parentId) {
+  // Replies to the branch ending at `parentId`: one model reply, or with tools on, the agent loop. With
+  // `resume`, an assistant node whose stream the server still has: that reply is followed to its end
+  // first (it is the loop's turn it was when the page went away), and the loop goes on from it.
+  async function generate(c, parentId, resume = null) {
     const s = settingsRef.current;
     const tools = s.use_tools !== 'off' ? toolsRef.current : [];
     const controller = new AbortController();
     let current = null;  // the newest reply
-    setGen({ convId: c.id, nodeId: null, controller });
+    let firstTurn = 1;
+    if (resume) {
+      // The loop's turns so far: the replies since the last user message, this one included.
+      const path = store.path(c, resume.id);
+      firstTurn = 0;
+      for (let i = path.length - 1; i >= 0 && path[i].role !== 'user'; i--) if (path[i].role === 'assistant') firstTurn++;
+    }
+    setGen({ convId: c.id, nodeId: resume?.id ?? null, controller });
+    live.current = { node: resume, controller };
     const reply = async (parent) => {
-      const request = buildRequest(settingsRef.current, store.path(c, parent), tools.map((t) => t.definition));
-      current = store.addNode(c, parent, 'assistant', '');
-      setGen({ convId: c.id, nodeId: current.id, controller });
-      await streamInto(current, request, controller.signal);
+      const key = settingsRef.current.api_key;
+      if (resume) {
+        current = resume;
+        resume = null;
+        setStatus({ kind: 'ok', text: 'Resuming the reply…' });
+        await streamInto(current, followStream(current.stream, key, controller.signal), { resume: true });
+      } else {
+        const request = buildRequest(settingsRef.current, store.path(c, parent), tools.map((t) => t.definition));
+        current = store.addNode(c, parent, 'assistant', '');
+        // Saved at once: a reload from here on finds the reply and resumes it.
+        current.stream = newStreamId(c.id, current.id);
+        store.save();
+        live.current = { node: current, controller };
+        setGen({ convId: c.id, nodeId: current.id, controller });
+        await streamInto(current, streamChat(request, key, controller.signal, current.stream));
+      }
       c.updated = Date.now();
       return current;
     };
@@ -197,7 +278,7 @@ function App() {
     try {
       const turns = maxTurns(s);
       const { limit, last } = await agentLoop({
-        parentId, tools, maxTurns: turns, reply, addResult,
+        parentId, tools, maxTurns: turns, firstTurn, reply, addResult,
         apiKey: s.api_key, signal: controller.signal, confirm: confirmTool(controller.signal),
         onStatus: (text) => setStatus({ kind: 'ok', text }),
       });
@@ -208,6 +289,7 @@ function App() {
         setStatus({ kind: 'ok', text: 'Ready' });
       }
     } catch (e) {
+      if (leaving) return;
       if (e?.name === 'AbortError') {
         if (current) current.finish = 'stopped';
         setStatus({ kind: 'ok', text: 'Stopped' });
@@ -215,9 +297,40 @@ function App() {
         setStatus({ kind: 'error', text: e.message });
       }
     } finally {
-      store.save();
+      if (!leaving) store.save();
+      live.current = null;
       setGen(null);
       bump();
+    }
+  }
+
+  // Replies that were streaming when the page went away (their node keeps its `stream`): those the server
+  // still has are followed to their end, newest first; the others keep what arrived, marked interrupted.
+  // Once per page, when the server is first ready; a server without resumable streams (lookup 404) leaves
+  // them interrupted, as a reload did before.
+  const resumeChecked = useRef(false);
+  async function resumeReplies() {
+    if (resumeChecked.current) return;
+    resumeChecked.current = true;
+    const pending = [];
+    for (const c of store.convs) {
+      for (const n of Object.values(c.nodes)) if (n.role === 'assistant' && typeof n.stream === 'string') pending.push([c, n]);
+    }
+    if (!pending.length || live.current) return;
+    pending.sort((a, b) => b[1].created - a[1].created);
+    let known = null;
+    let why = 'this server cannot resume a reply';
+    try {
+      known = await lookupStreams(pending.map(([, n]) => n.stream), settingsRef.current.api_key);
+    } catch (e) {
+      why = `the server could not be asked for it (${e.message})`;
+    }
+    for (const [, n] of pending) if (!known?.has(n.stream)) markInterrupted(n, known ? 'the server no longer has this reply' : why);
+    store.save();
+    store.changed();
+    for (const [c, n] of pending) {
+      if (!n.stream || live.current || !store.get(c.id)) continue;
+      await generate(c, n.parent, n);
     }
   }
 
@@ -235,8 +348,16 @@ function App() {
     generate(c, user.id);
   }
 
+  // Stops the reply: its resumable stream on the server (closing the connection does not), then the page's
+  // side (the stream, a tool request or an open dialog).
   function stop() {
-    gen?.controller.abort();
+    const cur = live.current;
+    if (!cur) return;
+    if (cur.node?.stream) {
+      stopStream(cur.node.stream, settingsRef.current.api_key);
+      delete cur.node.stream;
+    }
+    cur.controller.abort();
   }
 
   function newChat() {
@@ -555,6 +676,11 @@ function Message({ node, conv, streaming, busy, onRegenerate, onEdit, onSelect }
         )}
         {node.finish === 'stopped' && <span class="note">stopped</span>}
         {node.finish === 'length' && <span class="note">token limit reached</span>}
+        {node.finish === 'interrupted' && (
+          <span class="note interrupted" title={node.interrupted}>
+            interrupted: {node.interrupted ?? 'the reply did not finish'}; Regenerate for a new one
+          </span>
+        )}
         <span class="actions">
           <button type="button" class="small" onClick={async () => {
             if (await copyText(node.content)) {

@@ -60,12 +60,14 @@ export async function runToolCall(call, tools, { apiKey, signal, confirm, onStat
 
 // The agent loop. `reply(parentId)` streams one model reply into a new assistant node and returns it;
 // `addResult(parent, call, result)` stores a call's result as a `tool` node and returns it. Returns
-// { limit: true } when it stopped at `maxTurns` replies with calls still wanting an answer.
-export async function agentLoop({ parentId, tools, maxTurns, reply, addResult, ...opts }) {
-  for (let turn = 1; ; turn++) {
+// { limit: true } when it stopped at `maxTurns` replies with calls still wanting an answer. `firstTurn`:
+// the turn of the first reply (a reply resumed after a reload may be a later turn of its loop).
+export async function agentLoop({ parentId, tools, maxTurns, reply, addResult, firstTurn = 1, ...opts }) {
+  for (let turn = firstTurn; ; turn++) {
     const node = await reply(parentId);
     const calls = node.toolCalls ?? [];
-    if (!tools?.length || !calls.length || node.error || node.finish === 'stopped') return { limit: false };
+    const ended = node.error || node.finish === 'stopped' || node.finish === 'interrupted';
+    if (!tools?.length || !calls.length || ended) return { limit: false };
     let last = node;
     for (const call of calls) last = addResult(last, call, await runToolCall(call, tools, opts));
     // As llama.cpp's UI: the calls of the last turn run too, so that the conversation can go on.
