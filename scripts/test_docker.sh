@@ -256,6 +256,11 @@ out=$(tool '{"tool": "exec_shell_command", "params": {"command": "hostname; cat 
 echo "$out" | grep -q "${box:0:12}" || fail "exec_shell_command did not run in the container: $out"
 out=$(tool "{\"tool\": \"read_file\", \"params\": {\"path\": \"$BOX_FILE\"}}")
 echo "$out" | grep -q 'written by a tool' || fail "read_file in the container: $out"
+tool '{"tool": "exec_shell_command", "params": {"command": "mkdir -p /srv/many && cd /srv/many && for i in $(seq 1 200); do echo \"file $i\" > f$i.txt; done"}}' >/dev/null
+t=$(now)
+out=$(tool '{"tool": "grep_search", "params": {"path": "/srv/many", "pattern": "file 1[0-9]$"}}')
+echo "$out" | grep -q 'Total matches: 10' || fail "grep_search in the container: $out"
+echo "grep_search over 200 files in the container: $(elapsed "$t" "$(now)") s"
 kill -TERM "$TOOLS_PID"
 wait "$TOOLS_PID" || fail "the server did not stop cleanly"
 TOOLS_PID=""

@@ -7,6 +7,21 @@
 
 namespace tools {
 
+std::vector<ToolIo::FileRead> ToolIo::read_regular_files(const std::vector<std::string>& paths, size_t max_bytes,
+                                                         std::chrono::steady_clock::time_point deadline) const {
+    std::vector<FileRead> out;
+    for (const std::string& p : paths) {
+        if (std::chrono::steady_clock::now() >= deadline) break;
+        FileRead r;
+        if (const auto size = regular_file_size(p)) {
+            if (*size > max_bytes) r.too_large = true;
+            else r.content = read_regular_file(p, max_bytes);
+        }
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
 namespace {
 
 class HostIo final : public ToolIo {

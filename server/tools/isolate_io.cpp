@@ -16,6 +16,7 @@ using std::chrono::seconds;
 // Bound of every helper command (a test, a read, a write, a listing); commands a tool runs for the model
 // (exec_shell_command) have their own.
 constexpr auto kHelperTimeout = seconds(15);
+constexpr size_t kBatchOutputCap = 32u << 20;  // bytes one batched read may bring back
 
 bool valid_word(const std::string& s, bool allow_at) {
     if (s.empty() || !std::isalnum((unsigned char)s[0])) return false;
@@ -68,6 +69,72 @@ class IsolateIo : public ToolIo {
             false);
         if (!ok(r)) return std::nullopt;
         return r.output;
+    }
+
+    // Batches of files, each framed: "X\n" (not a readable regular file), "L\n" (over the limit) or
+    // "<size>\n<bytes>\n@@\n". What a batch's output cap or a file that changed under it cuts short is read
+    // by the next command (a frame that does not check out: the rest one by one).
+    std::vector<FileRead> read_regular_files(const std::vector<std::string>& paths, size_t max_bytes,
+                                             std::chrono::steady_clock::time_point deadline) const override {
+        static const char* const kScript =
+            "max=$1; shift; for f in \"$@\"; do "
+            "if [ -f \"$f\" ] && [ -r \"$f\" ] && s=$(wc -c < \"$f\") && [ -n \"$s\" ]; then "
+            "n=$(( $s )); if [ \"$n\" -gt \"$max\" ]; then echo L; "
+            "else echo \"$n\"; head -c \"$n\" -- \"$f\"; printf '\\n@@\\n'; fi; "
+            "else echo X; fi; done";
+        std::vector<FileRead> out;
+        while (out.size() < paths.size()) {
+            const auto left = deadline - std::chrono::steady_clock::now();
+            if (left <= std::chrono::steady_clock::duration::zero()) break;
+            std::vector<std::string> inner = {"sh", "-c", kScript, "_", std::to_string(max_bytes)};
+            inner.insert(inner.end(), paths.begin() + (std::ptrdiff_t)out.size(), paths.end());
+            ProcessOptions po;
+            po.max_output = std::max<size_t>(kBatchOutputCap, max_bytes + 64);
+            po.timeout = std::clamp(std::chrono::ceil<milliseconds>(left), milliseconds(1000),
+                                    std::chrono::duration_cast<milliseconds>(kHelperTimeout));
+            po.merge_stderr = false;
+            const ProcessResult r = run_there(inner, po, false);
+            const size_t before = out.size();
+            bool frame_error = false;
+            size_t pos = 0;
+            while (out.size() < paths.size()) {
+                const size_t nl = r.output.find('\n', pos);
+                if (nl == std::string::npos) break;  // cut short
+                const std::string head = r.output.substr(pos, nl - pos);
+                FileRead fr;
+                if (head == "X") {
+                    pos = nl + 1;
+                } else if (head == "L") {
+                    fr.too_large = true;
+                    pos = nl + 1;
+                } else {
+                    size_t n = 0;
+                    try {
+                        size_t used = 0;
+                        n = std::stoull(head, &used);
+                        if (used != head.size()) throw std::invalid_argument(head);
+                    } catch (const std::exception&) {
+                        frame_error = true;
+                        break;
+                    }
+                    if (r.output.size() < nl + 1 + n + 4) break;  // cut short
+                    if (r.output.compare(nl + 1 + n, 4, "\n@@\n") != 0) {
+                        frame_error = true;  // the file changed between its size and its bytes
+                        break;
+                    }
+                    fr.content = r.output.substr(nl + 1, n);
+                    pos = nl + 1 + n + 4;
+                }
+                out.push_back(std::move(fr));
+            }
+            if (frame_error || out.size() == before) {
+                // One by one from here (the base's way), still bounded by the deadline.
+                const std::vector<std::string> rest(paths.begin() + (std::ptrdiff_t)out.size(), paths.end());
+                for (FileRead& fr : ToolIo::read_regular_files(rest, max_bytes, deadline)) out.push_back(std::move(fr));
+                break;
+            }
+        }
+        return out;
     }
 
     std::string write_regular_file(const std::string& path, const std::string& content) const override {

@@ -17,6 +17,7 @@ constexpr size_t kGrepMaxResults = 100;
 constexpr size_t kGrepMaxFileBytes = 16u << 20;   // larger files are not searched
 constexpr size_t kGrepMaxRegexLine = 16 * 1024;   // longer lines are not given to the regex engine
 constexpr auto kGrepBudget = std::chrono::seconds(20);
+constexpr size_t kGrepReadBatch = 64;              // files read at once
 }  // namespace
 
 Tool file_glob_search_tool() {
@@ -170,22 +171,31 @@ Tool grep_search_tool() {
         std::ostringstream text;
         size_t total = 0, skipped_large = 0;
         bool limit_reached = false, out_of_time = false;
-        for (const auto& [file, shown] : files) {
+        std::vector<ToolIo::FileRead> reads;
+        for (size_t f = 0; f < files.size(); ++f) {
             if (limit_reached || out_of_time) break;
             if (std::chrono::steady_clock::now() >= deadline) {
                 out_of_time = true;
                 break;
             }
-            const auto size = io.regular_file_size(file);
-            if (!size) continue;
-            if (*size > kGrepMaxFileBytes) {
-                ++skipped_large;
-                continue;
+            // Read ahead in batches (an isolate reads a batch with one command).
+            if (f % kGrepReadBatch == 0) {
+                std::vector<std::string> batch;
+                for (size_t k = f; k < std::min(files.size(), f + kGrepReadBatch); ++k) batch.push_back(files[k].first);
+                reads = io.read_regular_files(batch, kGrepMaxFileBytes, deadline);
             }
-            const auto content = io.read_regular_file(file, kGrepMaxFileBytes);
-            if (!content) continue;
+            if (f % kGrepReadBatch >= reads.size()) {
+                out_of_time = true;  // the batch stopped at the deadline
+                break;
+            }
+            ToolIo::FileRead& read = reads[f % kGrepReadBatch];
+            const std::string& shown = files[f].second;
+            if (read.too_large) ++skipped_large;
+            if (!read.content) continue;
+            const std::string content = std::move(*read.content);
+            read.content.reset();
             std::vector<std::string> lines;
-            std::istringstream in(*content);
+            std::istringstream in(content);
             for (std::string line; std::getline(in, line);) lines.push_back(std::move(line));
             for (size_t i = 0; i < lines.size(); ++i) {
                 if (total >= kGrepMaxResults) {

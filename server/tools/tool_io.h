@@ -4,6 +4,7 @@
 // against each of them.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -26,6 +27,16 @@ class ToolIo {
     virtual bool is_directory(const std::string& path) const = 0;
     // At most `max_bytes` of a regular file (nullopt if it is not one or cannot be read).
     virtual std::optional<std::string> read_regular_file(const std::string& path, size_t max_bytes) const = 0;
+    struct FileRead {
+        std::optional<std::string> content;  // nullopt: missing, not a regular file, unreadable or too large
+        bool too_large = false;              // a regular file over the limit (not read)
+    };
+    // Several regular files, each read whole when it has at most `max_bytes` (grep_search's reads). This
+    // host reads them one by one; an isolate in as few commands as it can (one command costs it about a
+    // tenth of a second in docker). The answer has one entry per path, in order; it may be shorter when
+    // `deadline` passed first.
+    virtual std::vector<FileRead> read_regular_files(const std::vector<std::string>& paths, size_t max_bytes,
+                                                     std::chrono::steady_clock::time_point deadline) const;
     // Writes `content` (created or truncated), creating the parent directories; refuses anything but a
     // regular file. "" on success, else why not.
     virtual std::string write_regular_file(const std::string& path, const std::string& content) const = 0;

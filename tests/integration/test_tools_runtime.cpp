@@ -193,7 +193,18 @@ TEST_CASE("tools runtime: --tools-runtime docker:IMAGE runs every tool in the co
         CHECK(read_at(work.path, "sub/" + kHostile) == "line one\nline 2\n");
         r = call(c, {{"tool", "grep_search"}, {"params", {{"path", "."}, {"pattern", "line 2"}, {"include", "*.txt"}}}}, in_work);
         CHECK(r["plain_text_response"] == "sub/" + kHostile + ":line 2\n\n---\nTotal matches: 1\n");
-        write_at(work.path, "node_modules/skip.txt", "x");
+        // A directory of many files is read in a few commands (one per 64 files), not two per file.
+        for (int i = 0; i < 150; ++i)
+            write_at(work.path, "many/f" + std::to_string(i) + ".txt", i % 50 == 7 ? "a needle here\n" : "hay\n");
+        write_at(work.path, "many/big.txt", std::string((16u << 20) + 1, 'n'));  // over grep's 16 MiB: skipped
+        const size_t calls_before = fake.lines("calls").size();
+        r = call(c, {{"tool", "grep_search"}, {"params", {{"path", "many"}, {"pattern", "needle"}}}}, in_work);
+        CHECK(r["plain_text_response"] ==
+              "f107.txt:a needle here\nf57.txt:a needle here\nf7.txt:a needle here\n\n---\nTotal matches: 3\n"
+              "[1 files larger than 16 MiB not searched]\n");
+        CHECK(fake.lines("calls").size() - calls_before <= 8);
+        fs::remove_all(work.path / "many");
+                write_at(work.path, "node_modules/skip.txt", "x");
         r = call(c, {{"tool", "file_glob_search"}, {"params", {{"path", "."}, {"type", "all"}}}}, in_work);
         CHECK(r["entries"] == json::array({{{"path", "bin.dat"}, {"type", "file"}},
                                            {{"path", "node_modules"}, {"type", "dir"}},
