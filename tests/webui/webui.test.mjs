@@ -5,6 +5,7 @@
 // each bounded; nothing sleeps.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import http from 'node:http';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -205,6 +206,42 @@ async function lookupStream(url, id, headers = {}) {
   });
   assert.equal(res.status, 200);
   return (await res.json())[0] ?? null;
+}
+
+// A proxy in front of `target` (a network between the page and the server) that passes everything
+// through, except that it drops the connection of the first chat completion it carries once `cutAfter`
+// bytes of its answer have passed (the server sees its client go away, as the page does).
+async function droppingProxy(target, cutAfter) {
+  let dropped = false;
+  const srv = http.createServer((req, res) => {
+    const up = http.request(target + req.url, { method: req.method, headers: req.headers }, (answer) => {
+      const drop = !dropped && req.method === 'POST' && req.url.endsWith('/v1/chat/completions');
+      if (drop) dropped = true;
+      res.writeHead(answer.statusCode, answer.headers);
+      let passed = 0;
+      answer.on('data', (d) => {
+        if (drop && (passed += d.length) > cutAfter) {
+          res.socket?.destroy();
+          answer.destroy();
+          return;
+        }
+        res.write(d);
+      });
+      answer.on('end', () => res.end());
+      answer.on('error', () => res.socket?.destroy());
+    });
+    up.on('error', () => res.socket?.destroy());
+    req.pipe(up);
+  });
+  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${srv.address().port}`,
+    dropped: () => dropped,
+    close: () => new Promise((r) => {
+      srv.closeAllConnections();
+      srv.close(r);
+    }),
+  };
 }
 
 // A fresh browser context on `url` with these settings saved (as the settings dialog saves them). It
@@ -449,6 +486,42 @@ try {
       await deleteActive(page);
     } finally {
       await setExtra(page, '');
+    }
+  });
+
+  // The network drops mid-reply (the page stays): the page follows the reply's stream again by itself, and
+  // the reply ends as the server generated it.
+  await step('a reply whose connection drops goes on by itself from the server\'s stream', async () => {
+    const proxy = await droppingProxy(server.url, 4000);
+    let ctx;
+    try {
+      let p, sent;
+      ({ ctx, page: p, sent } = await openWithSettings(proxy.url, { extra: '{"max_tokens": 300, "ignore_eos": true}' }));
+      const rec = recordStreams(p);
+      await send(p, 'A story over a bad network');
+      await p.waitForFunction(() => /Connection lost/.test(document.querySelector('#status')?.textContent ?? ''), WAIT);
+      await p.waitForSelector('.msg-assistant .timings', WAIT);
+      await p.waitForSelector('#send', WAIT);
+      assert.ok(proxy.dropped());
+      const id = rec.ids.at(-1);
+      assert.deepEqual(rec.follows, [{ id, from: '0' }]);
+      // This context's only reply.
+      const stored = await p.evaluate(() => {
+        for (const c of JSON.parse(localStorage.getItem('ggserve.conversations.v1') ?? '[]'))
+          for (const n of Object.values(c.nodes)) if (n.role === 'assistant') return n;
+        return null;
+      });
+      const generated = await replayStream(server.url, id);
+      assert.ok(generated.done);
+      assert.equal(stored.content, generated.content, 'nothing lost or doubled across the drop');
+      assert.equal(stored.timings.predicted_n, 300);
+      assert.equal(stored.stream, undefined);
+      assert.equal(stored.error, undefined);
+      assert.equal(await p.$eval('#status', (e) => e.textContent), 'Ready');
+      assert.equal(sent.chats.length, 1, 'one request: the reply was followed, not asked again');
+    } finally {
+      await ctx?.close();
+      await proxy.close();
     }
   });
 

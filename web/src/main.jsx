@@ -23,6 +23,26 @@ function renderSoon() {
 }
 const store = new Store(renderSoon);
 
+// How long to wait before each new try to follow a reply whose connection was lost (ms).
+const RECONNECT_DELAYS = [1000, 2000, 4000, 8000];
+
+// Resolves after `ms`, or rejects with an AbortError as soon as `signal` aborts.
+function abortableDelay(ms, signal) {
+  return new Promise((resolve, reject) => {
+    const aborted = () => reject(new DOMException('stopped', 'AbortError'));
+    if (signal.aborted) return aborted();
+    const onAbort = () => {
+      clearTimeout(timer);
+      aborted();
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
 // Set when the page goes away (reload, closed tab): a reply's stream that breaks then is not the reply's
 // end, it stays marked as in progress (its `stream`) for the next load to resume. What arrived and is not
 // saved yet (saveSoon writes at most twice a second) is saved then: a reply the server no longer has keeps
@@ -171,8 +191,10 @@ function App() {
   // Streams one model reply into `node` from `events` (streamChat, or with `resume` followStream, which
   // replays the reply from its first byte: the node is rebuilt from it, so nothing is doubled). A failure
   // is the node's error (an abort is thrown on). `node.stream`, the reply's resumable stream, is cleared
-  // once the reply has ended; a connection lost mid-reply keeps it, for a later load to look it up.
-  async function streamInto(node, events, { resume = false } = {}) {
+  // once the reply has ended. A connection lost mid-reply does not end it on the server: the page follows
+  // the stream again after 1, 2, 4 and 8 s (`signal` stops that too), and after that keeps the stream for a
+  // later load to look it up.
+  async function streamInto(node, events, { resume = false, signal = null, attempt = 0 } = {}) {
     let started = false;
     // A reply that does not start soon may be queued behind other requests: say so.
     const busyCheck = setTimeout(async () => {
@@ -209,6 +231,15 @@ function App() {
         markInterrupted(node, 'the server no longer has this reply');
         setStatus({ kind: 'ok', text: 'Ready' });
         return;
+      }
+      // While reconnecting, the server may still be out of reach ('unreachable'); a first request that
+      // never reached it has nothing to resume.
+      const lost = e.kind === 'lost' || (attempt > 0 && e.kind === 'unreachable');
+      if (lost && node.stream && signal && attempt < RECONNECT_DELAYS.length) {
+        setStatus({ kind: 'ok', text: 'Connection lost: resuming the reply…' });
+        await abortableDelay(RECONNECT_DELAYS[attempt], signal);
+        const key = settingsRef.current.api_key;
+        return streamInto(node, followStream(node.stream, key, signal), { resume: true, signal, attempt: attempt + 1 });
       }
       node.error = e.message;
       if (e.kind !== 'lost') delete node.stream;
@@ -255,7 +286,7 @@ function App() {
         current = resume;
         resume = null;
         setStatus({ kind: 'ok', text: 'Resuming the reply…' });
-        await streamInto(current, followStream(current.stream, key, controller.signal), { resume: true });
+        await streamInto(current, followStream(current.stream, key, controller.signal), { resume: true, signal: controller.signal });
       } else {
         const request = buildRequest(settingsRef.current, store.path(c, parent), tools.map((t) => t.definition));
         current = store.addNode(c, parent, 'assistant', '');
@@ -264,7 +295,7 @@ function App() {
         store.save();
         live.current = { node: current, controller };
         setGen({ convId: c.id, nodeId: current.id, controller });
-        await streamInto(current, streamChat(request, key, controller.signal, current.stream));
+        await streamInto(current, streamChat(request, key, controller.signal, current.stream), { signal: controller.signal });
       }
       c.updated = Date.now();
       return current;
