@@ -218,13 +218,21 @@ async function droppingProxy(target, cutAfter) {
       const drop = !dropped && req.method === 'POST' && req.url.endsWith('/v1/chat/completions');
       if (drop) dropped = true;
       res.writeHead(answer.statusCode, answer.headers);
+      res.flushHeaders();
       let passed = 0;
       answer.on('data', (d) => {
-        if (drop && (passed += d.length) > cutAfter) {
-          res.socket?.destroy();
-          answer.destroy();
+        if (drop && passed + d.length > cutAfter) {
+          // The page gets the first `cutAfter` bytes (some events, however the server grouped its writes),
+          // then the connection breaks.
+          res.write(d.subarray(0, Math.max(cutAfter - passed, 1)), () => {
+            res.socket?.destroy();
+            answer.destroy();
+          });
+          passed = Infinity;
           return;
         }
+        if (passed === Infinity) return;
+        passed += d.length;
         res.write(d);
       });
       answer.on('end', () => res.end());
