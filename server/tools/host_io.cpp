@@ -61,4 +61,6 @@ const ToolIo& host_io() {
     return io;
 }
 
+std::shared_ptr<const ToolIo> host_io_shared() { return std::shared_ptr<const ToolIo>(&host_io(), [](const ToolIo*) {}); }
+
 }  // namespace tools

@@ -25,12 +25,6 @@ bool valid_word(const std::string& s, bool allow_at) {
     });
 }
 
-std::string strip(const std::string& s) {
-    const size_t b = s.find_first_not_of(" \t\r\n");
-    if (b == std::string::npos) return "";
-    return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
-}
-
 class IsolateIo : public ToolIo {
   public:
     std::string resolve(const std::string& path, const std::string& cwd) const override {
@@ -46,7 +40,7 @@ class IsolateIo : public ToolIo {
         if (!ok(r)) return std::nullopt;
         try {
             size_t used = 0;
-            const std::string n = strip(r.output);
+            const std::string n = trimmed_output(r.output);
             const unsigned long long v = std::stoull(n, &used);
             if (used != n.size()) return std::nullopt;
             return (uintmax_t)v;
@@ -151,7 +145,7 @@ class IsolateIo : public ToolIo {
         if (ok(r)) return "";
         if (!r.spawn_error.empty()) return r.spawn_error;
         if (r.timed_out) return "timed out";
-        const std::string why = strip(r.output);
+        const std::string why = trimmed_output(r.output);
         return why.empty() ? "exit code " + std::to_string(r.exit_code) : why;
     }
 
@@ -208,7 +202,7 @@ class IsolateIo : public ToolIo {
 
     std::string default_cwd() const override {
         const ProcessResult r = helper({"pwd"}, 4096);
-        return ok(r) ? strip(r.output) : "unknown";
+        return ok(r) ? trimmed_output(r.output) : "unknown";
     }
 
   protected:

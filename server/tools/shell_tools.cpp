@@ -15,12 +15,6 @@ constexpr long long kExecMaxTimeout = 60;
 constexpr long long kExecMaxOutput = 16 * 1024;  // bytes
 constexpr auto kInfoTimeout = std::chrono::seconds(5);
 
-std::string strip(const std::string& s) {
-    const size_t b = s.find_first_not_of(" \t\r\n");
-    if (b == std::string::npos) return "";
-    return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
-}
-
 // The directory commands start in: x-tool-cwd (resolved like a path), else the runtime's own.
 std::string command_cwd(const CallContext& ctx) { return ctx.cwd.empty() ? "" : ctx.io->resolve(ctx.cwd, ""); }
 
@@ -86,7 +80,7 @@ Tool get_info_tool() {
         const bool ok = r.spawn_error.empty() && r.exit_code == 0 && !r.timed_out;
         std::string cwd = command_cwd(ctx);
         if (cwd.empty()) cwd = ctx.io->default_cwd();
-        return {{"os", ok ? strip(r.output) : "unknown"}, {"cwd", cwd}};
+        return {{"os", ok ? trimmed_output(r.output) : "unknown"}, {"cwd", cwd}};
     };
     return t;
 }

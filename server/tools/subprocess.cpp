@@ -42,6 +42,12 @@ int open_pidfd(pid_t pid) {
 
 }  // namespace
 
+std::string trimmed_output(std::string_view s) {
+    const size_t b = s.find_first_not_of(" \t\r\n");
+    if (b == std::string_view::npos) return "";
+    return std::string(s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1));
+}
+
 ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& options) {
     ProcessResult res;
     if (argv.empty()) {

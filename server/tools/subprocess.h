@@ -36,6 +36,9 @@ struct ProcessOptions {
     bool merge_stderr = true;  // false: stderr goes to /dev/null (raw file bytes on stdout stay clean)
 };
 
+// A command's output without the blanks and newlines around it (uname's line, wc's count, an error message).
+std::string trimmed_output(std::string_view output);
+
 ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& options);
 
 }  // namespace tools

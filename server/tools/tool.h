@@ -23,7 +23,7 @@ struct CallContext {
     // True once the client has gone away: a running command is killed.
     std::function<bool()> cancelled;
     // Where the call's files and commands are (--tools-runtime, x-tool-runtime): this host by default.
-    std::shared_ptr<const ToolIo> io = std::shared_ptr<const ToolIo>(&host_io(), [](const ToolIo*) {});
+    std::shared_ptr<const ToolIo> io = host_io_shared();
     // A streamed call (POST /tools with "stream": true, tools with `streams`): output goes here as it
     // comes (returning false: the client is gone) and invoke's result is not used.
     std::function<bool(std::string_view)> on_output;

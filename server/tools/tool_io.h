@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,7 +49,8 @@ class ToolIo {
     virtual std::string default_cwd() const = 0;
 };
 
-// This host: the server's file system and processes.
+// This host: the server's file system and processes (a static object; the shared_ptr owns nothing).
 const ToolIo& host_io();
+std::shared_ptr<const ToolIo> host_io_shared();
 
 }  // namespace tools

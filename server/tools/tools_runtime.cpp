@@ -48,17 +48,12 @@ std::string read_available(int fd) {
     return out;
 }
 
-std::string trim(std::string s) {
-    while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
-    return s;
-}
-
 }  // namespace
 
 ToolsRuntime::ToolsRuntime(const std::string& spec, std::chrono::seconds start_timeout)
     : spec_(spec), start_timeout_(start_timeout) {
     if (spec_.empty()) {
-        io_ = std::shared_ptr<const ToolIo>(&host_io(), [](const ToolIo*) {});
+        io_ = host_io_shared();
         return;
     }
     parsed_ = parse_runtime_spec(spec_);
@@ -108,7 +103,7 @@ void ToolsRuntime::start_container() {
     if (!ready || cid.empty()) {
         client_->kill_group();
         const std::string status = client_->wait_exit(std::chrono::seconds(5));
-        const std::string err = trim(read_available(client_->stderr_fd()));
+        const std::string err = trimmed_output(read_available(client_->stderr_fd()));
         client_.reset();
         throw std::runtime_error("tools runtime: the " + parsed_.engine + " container of image \"" + parsed_.arg +
                                  "\" did not start" + (ready ? " (no container id)" : "") +
