@@ -176,6 +176,23 @@ const savedReply = (page, streamId) =>
     return r?.content ? r : null;
   });
 
+// Sends `text` and waits until the page shows its reply growing and has saved some of it; `rec`
+// (recordStreams) names the reply's stream. Returns the stream's id and the reply as first saved.
+async function replyUnderWay(page, rec, text) {
+  await watchReply(page);
+  await send(page, text);
+  await page.waitForFunction(() => window.__lengths.size >= 2, WAIT);
+  const id = rec.ids.at(-1);
+  return { id, before: await savedReply(page, id) };
+}
+
+// The stored assistant reply of the conversation named `name` (its first message).
+const storedAssistant = (page, name) =>
+  page.evaluate((name) => {
+    const c = JSON.parse(localStorage.getItem('ggserve.conversations.v1') ?? '[]').find((x) => x.name === name);
+    return c ? Object.values(c.nodes).find((n) => n.role === 'assistant') ?? null : null;
+  }, name);
+
 // The content of an event stream's chunks, with its finish reason, last timings and whether [DONE] came.
 function parseSse(text) {
   const out = { content: '', finish: null, timings: null, done: false };
@@ -390,12 +407,8 @@ try {
     const rec = recordStreams(page);
     try {
       await page.click('#new-chat');
-      await watchReply(page);
       await page.emulateNetworkConditions({ download: 20000, upload: -1, latency: 0 });
-      await send(page, 'A story to resume');
-      await page.waitForFunction(() => window.__lengths.size >= 2, WAIT);
-      const id = rec.ids.at(-1);
-      const before = await savedReply(page, id);
+      const { id, before } = await replyUnderWay(page, rec, 'A story to resume');
       // The page goes (as a closed tab) before the network is let loose, which would hand it the rest of the
       // reply at once, then comes back.
       await page.goto('about:blank');
@@ -443,11 +456,7 @@ try {
       }
       await page.waitForSelector('.msg-assistant .timings', WAIT);
       await page.waitForSelector('#send', WAIT);
-      const waited = await page.evaluate(() => {
-        const convs = JSON.parse(localStorage.getItem('ggserve.conversations.v1'));
-        const c = convs.find((x) => x.name === 'A story to wait for');
-        return Object.values(c.nodes).find((n) => n.role === 'assistant');
-      });
+      const waited = await storedAssistant(page, 'A story to wait for');
       const generated = await replayStream(server.url, id2);
       assert.equal(waited.content, generated.content);
       assert.deepEqual(waited.timings, generated.timings);
@@ -464,11 +473,7 @@ try {
     const rec = recordStreams(page);
     try {
       await page.click('#new-chat');
-      await watchReply(page);
-      await send(page, 'A story to stop after a reload');
-      await page.waitForFunction(() => window.__lengths.size >= 2, WAIT);
-      const id = rec.ids.at(-1);
-      const before = await savedReply(page, id);
+      const { id, before } = await replyUnderWay(page, rec, 'A story to stop after a reload');
       await page.reload({ waitUntil: 'load' });
       await page.waitForSelector('#stop', WAIT);
       await watchReply(page);
@@ -513,12 +518,7 @@ try {
       assert.ok(proxy.dropped());
       const id = rec.ids.at(-1);
       assert.deepEqual(rec.follows, [{ id, from: '0' }]);
-      // This context's only reply.
-      const stored = await p.evaluate(() => {
-        for (const c of JSON.parse(localStorage.getItem('ggserve.conversations.v1') ?? '[]'))
-          for (const n of Object.values(c.nodes)) if (n.role === 'assistant') return n;
-        return null;
-      });
+      const stored = await storedAssistant(p, 'A story over a bad network');
       const generated = await replayStream(server.url, id);
       assert.ok(generated.done);
       assert.equal(stored.content, generated.content, 'nothing lost or doubled across the drop');
@@ -922,11 +922,7 @@ try {
       let page;
       ({ ctx, page } = await openWithSettings(srv.url + '/llm', { api_key: 'resume-key', extra: '{"max_tokens": 30000, "ignore_eos": true}' }));
       const rec = recordStreams(page);
-      await watchReply(page);
-      await send(page, 'A story across restarts');
-      await page.waitForFunction(() => window.__lengths.size >= 2, WAIT);
-      const id = rec.ids.at(-1);
-      const before = await savedReply(page, id);
+      const { id, before } = await replyUnderWay(page, rec, 'A story across restarts');
       await page.reload({ waitUntil: 'load' });
       await page.waitForSelector('#stop', WAIT);
       await watchReply(page);
