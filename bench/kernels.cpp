@@ -1,6 +1,8 @@
 // Micro-benchmark of the CPU kernels on one thread, per weight type and instruction-set level (K = 4096):
 //   vec_dot  GB/s of weight rows streamed through one vec_dot per row (decode), 64 MiB of rows;
 //   tile1    GB/s of the same rows through gemm_tile with 64 rows and one column per call (decode);
+//   tile2 .. tile16  the same with 2, 4, 8 and 16 columns per call (a step of a few streams or a short
+//            draft: ideally as fast as tile1, the weights being read once for all columns);
 //   gemm     GFLOP/s of gemm_tile on a 128 x 64 product whose weights stay in L2 (prefill);
 //   loop     GFLOP/s of the same product by one vec_dot per output, and gemm's speed-up over it.
 // Times are thread CPU time, best of several runs, so other processes on a shared machine disturb less.
@@ -65,6 +67,22 @@ double time_per_call(F&& f) {
     return best;
 }
 
+// The CPU model and the instruction-set level detected, as every benchmark prints them.
+void print_cpu() {
+    std::string model = "unknown";
+    if (FILE* f = std::fopen("/proc/cpuinfo", "r")) {
+        char line[512];
+        while (std::fgets(line, sizeof line, f)) {
+            if (std::strncmp(line, "model name", 10) != 0) continue;
+            const char* colon = std::strchr(line, ':');
+            if (colon) model = std::string(colon + 2, std::strcspn(colon + 2, "\n"));
+            break;
+        }
+        std::fclose(f);
+    }
+    std::printf("CPU: %s; detected level %s\n", model.c_str(), cpu::isa_level_name(cpu::detected_isa_level()));
+}
+
 void bench_type(Type t) {
     const Type vt = type_traits(t).vec_dot_type;
     const size_t bx = row_size(t, kK), by = row_size(vt, kK);
@@ -72,7 +90,7 @@ void bench_type(Type t) {
     const std::vector<uint8_t> w = make_rows(t, rows, 1);
     const std::vector<uint8_t> a = make_rows(vt, 64, 2);
     const VecDotFn dot = cpu::vec_dot(t);
-    std::vector<float> out(size_t(rows) + 128 * 64);
+    std::vector<float> out(size_t(rows) * 16 + 128 * 64);
 
     const double t_dot = time_per_call([&] {
         for (int64_t r = 0; r < rows; ++r) dot(kK, &out[size_t(r)], w.data() + size_t(r) * bx, a.data());
@@ -81,6 +99,14 @@ void bench_type(Type t) {
         for (int64_t r = 0; r < rows; r += 64)
             cpu::gemm_tile(t, kK, &out[size_t(r)], 64, w.data() + size_t(r) * bx, bx, a.data(), by, 64, 1);
     });
+    auto t_cols = [&](int nc) {
+        return time_per_call([&] {
+            for (int64_t r = 0; r < rows; r += 64)
+                cpu::gemm_tile(t, kK, &out[size_t(r)], size_t(rows), w.data() + size_t(r) * bx, bx, a.data(), by,
+                               64, nc);
+        });
+    };
+    const double t_tile2 = t_cols(2), t_tile4 = t_cols(4), t_tile8 = t_cols(8), t_tile16 = t_cols(16);
     const int M = 128, N = 64;
     const double flops = 2.0 * M * N * double(kK);
     const double t_gemm =
@@ -92,9 +118,11 @@ void bench_type(Type t) {
                     a.data() + size_t(c) * by);
     });
     const double bytes = double(rows) * double(bx);
-    std::printf("%-7s %-7s %8.1f %8.1f %8.1f %8.1f %7.1fx\n", type_name(t),
+    std::printf("%-7s %-7s %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %7.1fx\n", type_name(t),
                 cpu::isa_level_name(cpu::isa_level()), bytes / t_dot / 1e9, bytes / t_tile1 / 1e9,
-                flops / t_gemm / 1e9, flops / t_loop / 1e9, t_loop / t_gemm);
+                bytes / t_tile2 / 1e9, bytes / t_tile4 / 1e9, bytes / t_tile8 / 1e9, bytes / t_tile16 / 1e9,
+                flops / t_gemm / 1e9,
+                flops / t_loop / 1e9, t_loop / t_gemm);
     std::fflush(stdout);
 }
 
@@ -127,9 +155,10 @@ int main(int argc, char** argv) {
     if (levels.empty())
         for (auto l : {cpu::IsaLevel::Scalar, cpu::IsaLevel::Avx2, cpu::IsaLevel::Avx512, cpu::IsaLevel::Amx})
             if (int(l) <= int(cpu::detected_isa_level())) levels.push_back(l);
-    std::printf("K = 4096, one thread; vec_dot and tile1 in GB/s of weights, gemm and loop in GFLOP/s\n");
-    std::printf("%-7s %-7s %8s %8s %8s %8s %8s\n", "type", "level", "vec_dot", "tile1", "gemm", "loop",
-                "speedup");
+    print_cpu();
+    std::printf("K = 4096, one thread; vec_dot and tileN in GB/s of weights, gemm and loop in GFLOP/s\n");
+    std::printf("%-7s %-7s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "type", "level", "vec_dot", "tile1", "tile2",
+                "tile4", "tile8", "tile16", "gemm", "loop", "speedup");
     for (Type t : types) {
         for (auto l : levels) {
             cpu::set_isa_level_for_testing(l);
