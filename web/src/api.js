@@ -58,9 +58,8 @@ export async function postJson(path, body, apiKey, signal) {
   return res.json();
 }
 
-// Yields each parsed `data:` object of an event stream until `[DONE]`; returns whether `[DONE]` came (a
-// stream stopped elsewhere, by DELETE /v1/stream, ends without it).
-async function* readEvents(res) {
+// Yields the text of each `data:` line of an event stream as it arrives, until the stream ends.
+async function* sseData(res) {
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   let buf = '';
   for (;;) {
@@ -69,11 +68,11 @@ async function* readEvents(res) {
       chunk = await reader.read();
     } catch (e) {
       if (e?.name === 'AbortError') throw e;
-      // The connection broke mid-reply; a resumable reply may still be running on the server.
+      // The connection broke mid-stream; a resumable reply may still be running on the server.
       throw new ApiError('lost', 'The connection to the server was lost.');
     }
     const { value, done } = chunk;
-    if (done) return false;
+    if (done) return;
     buf += value;
     // One pass over what arrived: a page that fell behind reads many events at once, and cutting the
     // buffer after each line would copy the rest of it again for every event.
@@ -82,15 +81,22 @@ async function* readEvents(res) {
     while ((nl = buf.indexOf('\n', start)) >= 0) {
       const line = buf.slice(start, nl).replace(/\r$/, '');
       start = nl + 1;
-      if (!line.startsWith('data:')) continue;
-      const data = line.slice(5).trim();
-      if (data === '[DONE]') return true;
-      const obj = JSON.parse(data);
-      if (obj.error) throw new ApiError('http', obj.error.message ?? 'the server reported an error');
-      yield obj;
+      if (line.startsWith('data:')) yield line.slice(5).trim();
     }
     buf = buf.slice(start);
   }
+}
+
+// Yields each parsed `data:` object of a chat event stream until `[DONE]`; returns whether `[DONE]` came
+// (a stream stopped elsewhere, by DELETE /v1/stream, ends without it).
+async function* readEvents(res) {
+  for await (const data of sseData(res)) {
+    if (data === '[DONE]') return true;
+    const obj = JSON.parse(data);
+    if (obj.error) throw new ApiError('http', obj.error.message ?? 'the server reported an error');
+    yield obj;
+  }
+  return false;
 }
 
 // A conversation id for resumable streams (X-Conversation-Id): 1-256 printable ASCII characters, unique
