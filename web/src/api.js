@@ -1,7 +1,7 @@
-// Talking to the server: JSON requests and the SSE stream of /v1/chat/completions (resumable: the
-// X-Conversation-Id streams of /v1/stream and /v1/streams/lookup), with failures sorted into what the
-// user can act on (unreachable, loading, API key, busy, other). Paths are relative to the page, so the UI
-// works under --api-prefix (served at PREFIX/).
+// Talking to the server: JSON requests, the SSE stream of /v1/chat/completions (resumable: the
+// X-Conversation-Id streams of /v1/stream and /v1/streams/lookup) and that of a streamed POST /tools call,
+// with failures sorted into what the user can act on (unreachable, loading, API key, busy, other). Paths
+// are relative to the page, so the UI works under --api-prefix (served at PREFIX/).
 
 export class ApiError extends Error {
   // kind: 'unreachable' | 'loading' | 'auth' | 'busy' | 'http', and for streams 'lost' (the connection
@@ -97,6 +97,20 @@ async function* readEvents(res) {
     yield obj;
   }
   return false;
+}
+
+// POSTs `body` to `path` asking for an event stream: resolves to { events } (the parsed `data:` objects,
+// as they come), or to { json } when the server answers with a JSON body instead (one that does not
+// stream this request).
+export async function postForEvents(path, body, apiKey, signal) {
+  const res = await send(path, { method: 'POST', headers: headers(apiKey, true), body: JSON.stringify(body), signal });
+  if (!res.ok) throw await errorFrom(res);
+  if (!/text\/event-stream/.test(res.headers.get('content-type') ?? '')) return { json: await res.json() };
+  return { events: parsedEvents(res) };
+}
+
+async function* parsedEvents(res) {
+  for await (const data of sseData(res)) yield JSON.parse(data);
 }
 
 // A conversation id for resumable streams (X-Conversation-Id): 1-256 printable ASCII characters, unique

@@ -23,6 +23,9 @@ function renderSoon() {
 }
 const store = new Store(renderSoon);
 
+// The tool results whose output this page showed as it came: they stay open when the call ends.
+const watched = new Set();
+
 // How long to wait before each new try to follow a reply whose connection was lost (ms).
 const RECONNECT_DELAYS = [1000, 2000, 4000, 8000];
 
@@ -125,6 +128,9 @@ function App() {
   const live = useRef(null);  // the same as it changes, without waiting for a render: { node, controller }
   const [serverTools, setServerTools] = useState([]);  // GET /tools, when /props lists tools
   const [toolAsk, setToolAsk] = useState(null);  // a write tool waiting for the user: { tool, args, answer }
+  // A streamed tool call still running, its output growing (rendered once per frame, as a reply's
+  // chunks): { convId, name, text }.
+  const toolOutput = useRef(null);
   const [showSettings, setShowSettings] = useState(false);
   const [askKey, setAskKey] = useState(false);
   const [sidebar, setSidebar] = useState(false);
@@ -303,15 +309,21 @@ function App() {
     const addResult = (parent, call, result) => {
       const node = store.addNode(c, parent.id, 'tool', result.content);
       Object.assign(node, { toolCallId: call.id, toolName: call.name, status: result.status });
+      if (toolOutput.current) watched.add(node.id);
+      toolOutput.current = null;
       store.save();
       return node;
+    };
+    const onOutput = (call, text) => {
+      toolOutput.current = { convId: c.id, name: call.name, text };
+      renderSoon();
     };
     try {
       const turns = maxTurns(s);
       const { limit, last } = await agentLoop({
         parentId, tools, maxTurns: turns, firstTurn, reply, addResult,
         apiKey: s.api_key, signal: controller.signal, confirm: confirmTool(controller.signal),
-        onStatus: (text) => setStatus({ kind: 'ok', text }),
+        onStatus: (text) => setStatus({ kind: 'ok', text }), onOutput,
       });
       if (limit) {
         last.note = `turn limit reached (${turns})`;
@@ -330,6 +342,7 @@ function App() {
     } finally {
       if (!leaving) store.save();
       live.current = null;
+      toolOutput.current = null;
       setGen(null);
       bump();
     }
@@ -465,7 +478,7 @@ function App() {
             </div>
           ) : (
             path.map((n) => n.role === 'tool' ? (
-              <ToolResult key={n.id} node={n} note={n.note} />
+              <ToolResult key={n.id} node={n} note={n.note} open={watched.has(n.id)} />
             ) : (
               <Message
                 key={n.id}
@@ -481,6 +494,9 @@ function App() {
                 onSelect={(sib) => store.select(conv, sib)}
               />
             ))
+          )}
+          {toolOutput.current && toolOutput.current.convId === conv?.id && (
+            <ToolResult node={{ toolName: toolOutput.current.name, status: 'running', content: toolOutput.current.text }} />
           )}
         </div>
         <form class="composer" onSubmit={(e) => {

@@ -1,15 +1,20 @@
-// How the agent loop looks: a tool's result in the conversation (collapsed, its first lines), and the
-// dialog that asks before a write tool runs.
+// How the agent loop looks: a tool's result in the conversation (collapsed, its first lines; a command's
+// output as it printed it), a command still running (open, its output so far), and the dialog that asks
+// before a write tool runs.
+import { useMemo } from 'preact/hooks';
 import { focusOnMount } from './focus.js';
-import { resultPreview } from './tools.js';
+import { resultPreview, resultText } from './tools.js';
 
-const STATUS_LABEL = { ok: 'Result', error: 'Error', denied: 'Denied' };
+const STATUS_LABEL = { ok: 'Result', error: 'Error', denied: 'Denied', running: 'Running' };
 
-export function ToolResult({ node, note }) {
-  const { shown, cut } = resultPreview(node.content);
+// `node`: a tool node, or for a call still running { toolName, status: 'running', content: its output so
+// far }. `open`: shown open from the start (a result whose output the user watched arrive).
+export function ToolResult({ node, note, open = false }) {
+  const running = node.status === 'running';
+  const { shown, cut } = useMemo(() => resultPreview(running ? node.content : resultText(node.content)), [running, node.content]);
   return (
-    <article class={`msg msg-tool tool-${node.status}`} data-role="tool">
-      <details class="tool-result">
+    <article class={`msg msg-tool tool-${node.status}`} data-role="tool" aria-busy={running}>
+      <details class="tool-result" open={open || running}>
         <summary>
           <span class="tool-label">{STATUS_LABEL[node.status] ?? 'Result'}</span> <code>{node.toolName}</code>
         </summary>
