@@ -14,7 +14,12 @@ constexpr int32_t kProbeLen = 2;
 constexpr double kTableDecay = 0.95;  // per step size: about its last twenty steps
 constexpr double kTablePrior = 2.0;   // the fit counts as two steps of each size
 constexpr int32_t kProbeMaxEvery = 64;
+// A drafter too slow to pay even when every token is accepted is probed to measure its cost again every
+// 256 steps; a draft model half as often after each such probe, down to every 4096: its probe first
+// evaluates every token it missed since the last one, which for a model as slow as the target costs
+// about as much prefill as those tokens.
 constexpr int32_t kProbeCostEvery = 256;
+constexpr int32_t kProbeCostMaxEvery = 4096;
 }  // namespace
 
 void StepCostModel::observe(double n, double t) {
@@ -109,16 +114,22 @@ int32_t DraftController::want(int32_t n_max, const std::function<double(int32_t)
     }
     if (best_gain >= kMinGain) {
         idle_steps_ = 0;
+        cost_probe_every_ = kProbeCostEvery;
         return best_k;
     }
     // Not worth it on the evidence: probe with a short draft now and then, less often while probes fail.
     // When even drafts that are always accepted would not pay (a draft model as slow as the target),
     // acceptance is not the question: probe only rarely, to measure the cost again.
     const double perfect = (1.0 + n_max) / cost(n_max);
-    const int32_t every = perfect < kMinGain && 2.0 / cost(1) < kMinGain ? kProbeCostEvery : probe_every_;
-    if (++idle_steps_ < every) return 0;
+    const bool too_costly = perfect < kMinGain && 2.0 / cost(1) < kMinGain;
+    if (++idle_steps_ < (too_costly ? cost_probe_every_ : probe_every_)) return 0;
     idle_steps_ = 0;
-    probe_every_ = std::min(probe_every_ * 2, kProbeMaxEvery);
+    // Only a drafter that costs time itself (a draft model, which catches up at each probe) backs off
+    // further: an n-gram drafter's probe costs its verification alone.
+    if (too_costly && draft > 0)
+        cost_probe_every_ = std::min(cost_probe_every_ * 2, kProbeCostMaxEvery);
+    else if (!too_costly)
+        probe_every_ = std::min(probe_every_ * 2, kProbeMaxEvery);
     return std::min(std::max(kProbeLen, n_floor), n_max);
 }
 

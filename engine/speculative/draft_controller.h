@@ -2,7 +2,8 @@
 // estimate of the chance that a draft token is accepted (from its own recent steps); the scheduler keeps a
 // cost model of a target step (a fixed part plus a part per token, fitted to measured decode times). The
 // draft length maximizes expected tokens per unit of time; when no length beats plain decoding, the slot
-// decodes plainly and only probes with a short draft now and then (less often while probes fail).
+// decodes plainly and only probes with a short draft now and then (less often while probes fail, and
+// rarely, ever more rarely, when the drafter is too slow to pay at any acceptance).
 #pragma once
 
 #include <cstdint>
@@ -53,6 +54,7 @@ class DraftController {
     double acc_ = 0, rej_ = 0;  // decayed counts of accepted tokens and of rejections
     int32_t idle_steps_ = 0;    // steps since the last draft while drafting does not pay
     int32_t probe_every_ = 4;
+    int32_t cost_probe_every_ = 256;  // the same for a drafter too slow to pay at any acceptance (kProbeCostEvery)
 };
 
 }  // namespace engine::spec

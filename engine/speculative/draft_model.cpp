@@ -81,18 +81,23 @@ std::vector<bool> DraftModel::catch_up(std::span<const Request> reqs) {
             continue;
         }
         for (size_t k = 0; k < b.size(); ++k) cached_[(size_t)reqs[owner[k]].seq].push_back(b.tokens[k]);
+        timing_.catch_up_tokens += (int32_t)b.size();
     }
     return ok;
 }
 
 std::vector<DraftModel::Result> DraftModel::draft(std::span<const Request> reqs) {
-    const auto t0 = std::chrono::steady_clock::now();
+    using Clock = std::chrono::steady_clock;
+    const auto t0 = Clock::now();
+    timing_ = Timing{};
     std::vector<Result> out(reqs.size());
     if (reqs.empty()) return out;
     for (const Request& rq : reqs)
         if (rq.tokens.empty() || rq.seq < 0 || (size_t)rq.seq >= cached_.size())
             throw std::invalid_argument("draft: empty sequence or bad sequence id");
     std::vector<bool> ok = catch_up(reqs);
+    const auto t1 = Clock::now();
+    timing_.catch_up_seconds = std::chrono::duration<double>(t1 - t0).count();
     {
         // The last token of every request in one batch: their logits start the drafts.
         Batch b;
@@ -106,6 +111,7 @@ std::vector<DraftModel::Result> DraftModel::draft(std::span<const Request> reqs)
         const int32_t n_vocab = ctx_->n_vocab();
         const int32_t n_pick = std::min(n_vocab, n_vocab_target_);
         for (int32_t step = 0; !b.empty(); ++step) {
+            ++timing_.positions;
             if (ctx_->decode(b) != Context::Status::Ok) {
                 for (size_t r : idx) forget(reqs[r].seq);
                 break;
@@ -158,7 +164,9 @@ std::vector<DraftModel::Result> DraftModel::draft(std::span<const Request> reqs)
             idx = std::move(next_idx);
         }
     }
-    seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const auto t2 = Clock::now();
+    timing_.draft_seconds = std::chrono::duration<double>(t2 - t1).count();
+    seconds_ += std::chrono::duration<double>(t2 - t0).count();
     return out;
 }
 

@@ -41,6 +41,16 @@ class DraftModel {
     // The slot's sequence is no longer what the draft context holds (e.g. it was erased).
     void forget(int seq);
     double seconds_total() const { return seconds_; }  // time spent drafting
+    // The last draft() call's time, in two parts: bringing the sequences up to date (the tokens accepted
+    // since the last draft, or a whole prompt after a pause: a one-off prefill), and the drafted positions
+    // (one decode of every drafting sequence each). A draft's cost per position is the second part only.
+    struct Timing {
+        double catch_up_seconds = 0.0;
+        int32_t catch_up_tokens = 0;
+        double draft_seconds = 0.0;
+        int32_t positions = 0;
+    };
+    const Timing& last_timing() const { return timing_; }
     // A sleeping server: every sequence is forgotten and the draft model's weights and KV cache give their
     // host pages back (Model::release_memory); restore_memory brings the weights back. Returns bytes given back.
     size_t release_memory();
@@ -54,6 +64,7 @@ class DraftModel {
     std::unique_ptr<Context> ctx_;
     std::vector<std::vector<Token>> cached_;  // per sequence: the tokens its cells hold, by position
     double seconds_ = 0.0;
+    Timing timing_;
 };
 
 }  // namespace engine::spec

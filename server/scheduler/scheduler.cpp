@@ -867,18 +867,21 @@ void Scheduler::prepare_drafts() {
     if (reqs.empty()) return;
     for (size_t i = 0; i < reqs.size(); ++i) reqs[i].tokens = seqs[i];
     std::vector<engine::spec::DraftModel::Result> res;
-    const auto t0 = Clock::now();
     try {
         res = config_.draft_model->draft(reqs);
     } catch (const std::exception& e) {
         spdlog::warn("draft model failed: {}; decoding without its drafts this step", e.what());
         return;
     }
-    int32_t positions = 0;
-    for (const auto& r : res) positions = std::max(positions, (int32_t)r.tokens.size());
-    const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
-    const double per = secs / (double)std::max(positions, 1);
-    draft_step_seconds_ = draft_step_seconds_ > 0 ? 0.9 * draft_step_seconds_ + 0.1 * per : per;
+    // The cost of a drafted position, without the catch-up: after a pause (a new prompt, or drafting off
+    // while it did not pay) the draft model first evaluates everything it missed, a one-off prefill that,
+    // counted per position, made a draft model look many times slower than it is, so that it never
+    // drafted again.
+    const engine::spec::DraftModel::Timing& timing = config_.draft_model->last_timing();
+    if (timing.positions > 0) {
+        const double per = timing.draft_seconds / timing.positions;
+        draft_step_seconds_ = draft_step_seconds_ > 0 ? 0.9 * draft_step_seconds_ + 0.1 * per : per;
+    }
     for (size_t i = 0; i < res.size(); ++i) {
         Slot& s = *want_model[i].slot;
         if ((int32_t)res[i].tokens.size() < std::max(s.spec_n_min, 1)) {

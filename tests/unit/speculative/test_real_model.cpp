@@ -175,6 +175,12 @@ TEST_CASE("the draft model drafts its own greedy continuation and stops under p_
     r.p_min = 0.0f;
     auto res = dm.draft(std::span<const DraftModel::Request>(&r, 1));
     REQUIRE(res[0].tokens == want);
+    // Its time in two parts: the prompt caught up (all but its last token, which starts the draft), then
+    // one decode per drafted position. The scheduler prices a draft by the second part only.
+    CHECK(dm.last_timing().catch_up_tokens == (int32_t)prompt.size() - 1);
+    CHECK(dm.last_timing().positions == 6);
+    CHECK(dm.last_timing().catch_up_seconds > 0.0);
+    CHECK(dm.last_timing().draft_seconds > 0.0);
     // Again after the sequence grew by two tokens: only what changed is evaluated, same result.
     std::vector<Token> longer = prompt;
     longer.insert(longer.end(), want.begin(), want.begin() + 2);
@@ -182,6 +188,8 @@ TEST_CASE("the draft model drafts its own greedy continuation and stops under p_
     r.n_max = 4;
     res = dm.draft(std::span<const DraftModel::Request>(&r, 1));
     REQUIRE(res[0].tokens == std::vector<Token>(want.begin() + 2, want.end()));
+    CHECK(dm.last_timing().catch_up_tokens == 0);  // the accepted tokens were drafted, so already evaluated
+    CHECK(dm.last_timing().positions == 4);
     // p_min 1: no draft token is ever that sure.
     r.p_min = 1.0f;
     REQUIRE(dm.draft(std::span<const DraftModel::Request>(&r, 1))[0].tokens.empty());

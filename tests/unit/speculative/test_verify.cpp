@@ -183,6 +183,26 @@ TEST_CASE("draft controller: drafts when they pay, backs off to rare probes when
     int costly_drafts = 0;
     for (int i = 0; i < 1000; ++i) costly_drafts += costly.want(16, 0.05, 1.0) > 0 ? 1 : 0;
     REQUIRE(costly_drafts < 30);
+    // Each of its probes makes the draft model evaluate all it missed (about a prefill of those tokens), so
+    // they come ever more rarely: at steps 256, 768, 1792, ... (then every 4096), 7 in 20,000 steps
+    // where a fixed interval of 256 would make 78; once drafting pays, it resumes at once.
+    DraftController slow;
+    std::vector<int> probe_steps;
+    for (int i = 1; i <= 20000; ++i)
+        if (slow.want(16, 0.05, 1.0) > 0) probe_steps.push_back(i);
+    REQUIRE(probe_steps == std::vector<int>{256, 768, 1792, 3840, 7936, 12032, 16128});
+    for (int i = 0; i < 50; ++i) slow.observe(4, 4);
+    REQUIRE(slow.want(16, 0.05, 0.1) > 0);
+    // ... and, should it stop paying again, the probes start over from every 256 steps.
+    int after = 0;
+    for (int i = 1; i <= 256; ++i) after += slow.want(16, 0.05, 1.0) > 0;
+    REQUIRE(after == 1);
+    // An n-gram drafter whose verification costs too much (a loaded machine) keeps probing every 256
+    // steps: its probes cost no catch-up.
+    DraftController ngram;
+    int ngram_probes = 0;
+    for (int i = 1; i <= 2048; ++i) ngram_probes += ngram.want(16, 1.0, 0.0) > 0;
+    REQUIRE(ngram_probes == 8);
     // With a floor (--draft-min, ngram-mod's n-min) no shorter length is chosen, and the probes that let
     // drafting resume are at least that long; a cap below the floor drafts nothing.
     DraftController floored;
