@@ -1208,134 +1208,130 @@ try {
   });
 
   // The commands below wait on a FIFO in the server's directory: `read x < gate` blocks until the test
-  // writes a line into it, so the test knows what the page can have seen by then.
-  await step('exec_shell_command streams: its output shows as it comes, the model gets what the call without streaming answers, a server that does not stream still works', async () => {
+  // writes a line into it, so the test knows what the page can have seen by then. `body({ dir, gate, srv,
+  // open })` runs with a server offering exec_shell_command in `dir`; `open(settings)` opens its page.
+  const withCommandGate = async (body) => {
     const dir = mkdtempSync(join(tmpdir(), 'ggserve-webui-tools-'));
     const gate = join(dir, 'gate');
     execFileSync('mkfifo', [gate]);
     const srv = await startServer(['--tools', 'exec_shell_command', '--chat-template-file', TOOL_TEMPLATE], { cwd: dir });
     let ctx;
     try {
-      const command = 'echo first line; read x < gate; echo "then $x"';
-      // The reply after the result is stories260K's own: short, and in text (tool_choice none).
-      const extra = { tool_choice: 'none', max_tokens: 16 };
-      let page, sent;
-      ({ ctx, page, sent } = await openWithSettings(srv.url, { extra: JSON.stringify(extra), max_turns: '2' }));
-      const mock = await replyRunsCommands(page, [command]);
-      await send(page, 'Run it');
-      await page.waitForSelector('#tool-confirm', WAIT);
-      await page.click('#tool-allow');
-      // The first line is on the page while the command still waits for the test.
-      await page.waitForFunction(() => document.querySelector('.msg-tool.tool-running pre')?.textContent === 'first line\n', WAIT);
-      assert.equal(await page.$eval('#status', (e) => e.textContent), 'Running exec_shell_command…');
-      assert.deepEqual(await toolResults(page), [{ status: 'running', name: 'exec_shell_command', text: 'first line\n' }]);
-      assert.equal(await page.$eval('.msg-tool.tool-running details', (d) => d.open), true);
-      assert.ok(await page.$('#stop'));
-      assert.deepEqual(sent.tools.map((t) => t.body), [{ tool: 'exec_shell_command', params: { command, timeout: 60 }, stream: true }]);
-      assert.equal(sent.chats.length, 1);
-      assert.deepEqual(await storedToolNodes(page), []);
-      await shot(page, 'desktop-light-tools-running');
-
-      await writeFile(gate, 'go\n');
-      await page.waitForSelector('#send', WAIT);
-      await page.waitForFunction(() => document.querySelector('#status')?.textContent === 'Ready', WAIT);
-      // The same command without streaming, released the same way, answers what the model got.
-      const direct = fetch(srv.url + '/tools', {
-        method: 'POST', headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ tool: 'exec_shell_command', params: { command, timeout: 60 } }),
-      });
-      await writeFile(gate, 'go\n');
-      const expected = await (await direct).json();
-      assert.deepEqual(expected, { plain_text_response: 'first line\nthen go\n\n[exit code: 0]' });
-      assert.equal(sent.chats.length, 2);
-      const msgs = sent.chats[1].messages;
-      assert.deepEqual(msgs.map((m) => m.role), ['user', 'assistant', 'tool']);
-      assert.deepEqual(msgs[1].tool_calls.map((t) => t.id), ['call_sh0']);
-      assert.deepEqual(msgs[2], { role: 'tool', tool_call_id: 'call_sh0', content: JSON.stringify(expected) });
-      assert.deepEqual((await storedToolNodes(page)).map((n) => [n.status, n.content]), [['ok', JSON.stringify(expected)]]);
-      // The result shows the output as the command printed it, and stays open.
-      assert.deepEqual(await toolResults(page), [{ status: 'ok', name: 'exec_shell_command', text: expected.plain_text_response }]);
-      assert.equal(await page.$eval('.msg-tool details', (d) => d.open), true);
-      assert.equal(await page.$('.tool-running'), null);
-      assert.deepEqual(sent.errors, []);
-
-      // A server that answers with a JSON body (one that does not stream the call): the body is the
-      // result, and an HTTP error its message, as without streaming.
-      const older = { plain_text_response: 'from a server that does not stream\n[exit code: 0]' };
-      mock.commands = ['echo one', 'echo two'];
-      mock.toolAnswers = [
-        { status: 200, contentType: 'application/json', body: JSON.stringify(older) },
-        { status: 400, contentType: 'application/json', body: '{"error":{"message":"streaming is not supported","code":400}}' },
-      ];
-      await page.click('#new-chat');
-      await send(page, 'Run them');
-      await page.waitForSelector('#tool-confirm', WAIT);
-      await page.click('#tool-always');
-      await until('the next reply\'s request', () => sent.chats.length === 4);
-      await page.waitForSelector('#send', WAIT);
-      assert.equal(mock.toolAnswers.length, 0);
-      assert.deepEqual(sent.tools.slice(1).map((t) => t.body.stream), [true, true]);
-      const next = sent.chats[3].messages;
-      assert.deepEqual(next.slice(2), [
-        { role: 'tool', tool_call_id: 'call_sh0', content: JSON.stringify(older) },
-        { role: 'tool', tool_call_id: 'call_sh1', content: 'Error: streaming is not supported' },
-      ]);
-      assert.deepEqual((await toolResults(page)).map((r) => [r.status, r.text]), [['ok', older.plain_text_response], ['error', 'Error: streaming is not supported']]);
+      await body({ dir, gate, srv, open: async (settings) => {
+        const opened = await openWithSettings(srv.url, settings);
+        ctx = opened.ctx;
+        return opened;
+      } });
     } finally {
       await ctx?.close();
       await srv.stop();
       rmSync(dir, { recursive: true, force: true });
     }
-  });
+  };
 
-  await step('Stop during a streamed command ends the loop and the server kills the command', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'ggserve-webui-tools-'));
-    const gate = join(dir, 'gate');
-    execFileSync('mkfifo', [gate]);
-    const srv = await startServer(['--tools', 'exec_shell_command', '--chat-template-file', TOOL_TEMPLATE], { cwd: dir });
-    let ctx;
-    try {
-      // Its shell's pid first; released, it would write a file.
-      const command = 'echo $$ > pid; echo started; read x < gate; echo released > released';
-      let page, sent;
-      ({ ctx, page, sent } = await openWithSettings(srv.url, { extra: JSON.stringify({ tool_choice: 'none', max_tokens: 16 }) }));
-      await replyRunsCommands(page, [command]);
-      await send(page, 'Run it');
-      await page.waitForSelector('#tool-confirm', WAIT);
-      await page.click('#tool-allow');
-      await page.waitForFunction(() => document.querySelector('.msg-tool.tool-running pre')?.textContent === 'started\n', WAIT);
-      const pid = Number(readFileSync(join(dir, 'pid'), 'utf8'));
-      const alive = () => {
-        try {
-          process.kill(pid, 0);
-          return true;
-        } catch (e) {
-          if (e.code !== 'ESRCH') throw e;
-          return false;
-        }
-      };
-      assert.ok(alive(), 'the command runs');
-      await page.click('#stop');
-      await page.waitForSelector('#send', WAIT);
-      assert.equal(await page.$eval('#status', (e) => e.textContent), 'Stopped');
-      // Its 60 s timeout is far off: only the page's Stop (the connection closing) ends it.
-      await until('the command to be killed', () => !alive());
-      // Nothing reads the FIFO any more, so nothing can release the command, and it wrote nothing.
-      assert.throws(() => openSync(gate, constants.O_WRONLY | constants.O_NONBLOCK), { code: 'ENXIO' });
-      assert.equal(existsSync(join(dir, 'released')), false);
-      // The call has no result (as any call the user stopped), and no running output is left.
-      assert.deepEqual(await toolResults(page), []);
-      assert.deepEqual(await storedToolNodes(page), []);
-      assert.equal(await page.$eval('.msg-assistant .note', (e) => e.textContent), 'stopped');
-      assert.equal(sent.chats.length, 1);
-      assert.equal(sent.tools.length, 1);
-      assert.deepEqual(sent.errors, []);
-    } finally {
-      await ctx?.close();
-      await srv.stop();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  await step('exec_shell_command streams: its output shows as it comes, the model gets what the call without streaming answers, a server that does not stream still works', () => withCommandGate(async ({ gate, srv, open }) => {
+    const command = 'echo first line; read x < gate; echo "then $x"';
+    // The reply after the result is stories260K's own: short, and in text (tool_choice none).
+    const extra = { tool_choice: 'none', max_tokens: 16 };
+    const { page, sent } = await open({ extra: JSON.stringify(extra), max_turns: '2' });
+    const mock = await replyRunsCommands(page, [command]);
+    await send(page, 'Run it');
+    await page.waitForSelector('#tool-confirm', WAIT);
+    await page.click('#tool-allow');
+    // The first line is on the page while the command still waits for the test.
+    await page.waitForFunction(() => document.querySelector('.msg-tool.tool-running pre')?.textContent === 'first line\n', WAIT);
+    assert.equal(await page.$eval('#status', (e) => e.textContent), 'Running exec_shell_command…');
+    assert.deepEqual(await toolResults(page), [{ status: 'running', name: 'exec_shell_command', text: 'first line\n' }]);
+    assert.equal(await page.$eval('.msg-tool.tool-running details', (d) => d.open), true);
+    assert.ok(await page.$('#stop'));
+    assert.deepEqual(sent.tools.map((t) => t.body), [{ tool: 'exec_shell_command', params: { command, timeout: 60 }, stream: true }]);
+    assert.equal(sent.chats.length, 1);
+    assert.deepEqual(await storedToolNodes(page), []);
+    await shot(page, 'desktop-light-tools-running');
+
+    await writeFile(gate, 'go\n');
+    await page.waitForSelector('#send', WAIT);
+    await page.waitForFunction(() => document.querySelector('#status')?.textContent === 'Ready', WAIT);
+    // The same command without streaming, released the same way, answers what the model got.
+    const direct = fetch(srv.url + '/tools', {
+      method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ tool: 'exec_shell_command', params: { command, timeout: 60 } }),
+    });
+    await writeFile(gate, 'go\n');
+    const expected = await (await direct).json();
+    assert.deepEqual(expected, { plain_text_response: 'first line\nthen go\n\n[exit code: 0]' });
+    assert.equal(sent.chats.length, 2);
+    const msgs = sent.chats[1].messages;
+    assert.deepEqual(msgs.map((m) => m.role), ['user', 'assistant', 'tool']);
+    assert.deepEqual(msgs[1].tool_calls.map((t) => t.id), ['call_sh0']);
+    assert.deepEqual(msgs[2], { role: 'tool', tool_call_id: 'call_sh0', content: JSON.stringify(expected) });
+    assert.deepEqual((await storedToolNodes(page)).map((n) => [n.status, n.content]), [['ok', JSON.stringify(expected)]]);
+    // The result shows the output as the command printed it, and stays open.
+    assert.deepEqual(await toolResults(page), [{ status: 'ok', name: 'exec_shell_command', text: expected.plain_text_response }]);
+    assert.equal(await page.$eval('.msg-tool details', (d) => d.open), true);
+    assert.equal(await page.$('.tool-running'), null);
+    assert.deepEqual(sent.errors, []);
+
+    // A server that answers with a JSON body (one that does not stream the call): the body is the
+    // result, and an HTTP error its message, as without streaming.
+    const older = { plain_text_response: 'from a server that does not stream\n[exit code: 0]' };
+    mock.commands = ['echo one', 'echo two'];
+    mock.toolAnswers = [
+      { status: 200, contentType: 'application/json', body: JSON.stringify(older) },
+      { status: 400, contentType: 'application/json', body: '{"error":{"message":"streaming is not supported","code":400}}' },
+    ];
+    await page.click('#new-chat');
+    await send(page, 'Run them');
+    await page.waitForSelector('#tool-confirm', WAIT);
+    await page.click('#tool-always');
+    await until('the next reply\'s request', () => sent.chats.length === 4);
+    await page.waitForSelector('#send', WAIT);
+    assert.equal(mock.toolAnswers.length, 0);
+    assert.deepEqual(sent.tools.slice(1).map((t) => t.body.stream), [true, true]);
+    const next = sent.chats[3].messages;
+    assert.deepEqual(next.slice(2), [
+      { role: 'tool', tool_call_id: 'call_sh0', content: JSON.stringify(older) },
+      { role: 'tool', tool_call_id: 'call_sh1', content: 'Error: streaming is not supported' },
+    ]);
+    assert.deepEqual((await toolResults(page)).map((r) => [r.status, r.text]), [['ok', older.plain_text_response], ['error', 'Error: streaming is not supported']]);
+  }));
+
+  await step('Stop during a streamed command ends the loop and the server kills the command', () => withCommandGate(async ({ dir, gate, open }) => {
+    // Its shell's pid first; released, it would write a file.
+    const command = 'echo $$ > pid; echo started; read x < gate; echo released > released';
+    const { page, sent } = await open({ extra: JSON.stringify({ tool_choice: 'none', max_tokens: 16 }) });
+    await replyRunsCommands(page, [command]);
+    await send(page, 'Run it');
+    await page.waitForSelector('#tool-confirm', WAIT);
+    await page.click('#tool-allow');
+    await page.waitForFunction(() => document.querySelector('.msg-tool.tool-running pre')?.textContent === 'started\n', WAIT);
+    const pid = Number(readFileSync(join(dir, 'pid'), 'utf8'));
+    const alive = () => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch (e) {
+        if (e.code !== 'ESRCH') throw e;
+        return false;
+      }
+    };
+    assert.ok(alive(), 'the command runs');
+    await page.click('#stop');
+    await page.waitForSelector('#send', WAIT);
+    assert.equal(await page.$eval('#status', (e) => e.textContent), 'Stopped');
+    // Its 60 s timeout is far off: only the page's Stop (the connection closing) ends it.
+    await until('the command to be killed', () => !alive());
+    // Nothing reads the FIFO any more, so nothing can release the command, and it wrote nothing.
+    assert.throws(() => openSync(gate, constants.O_WRONLY | constants.O_NONBLOCK), { code: 'ENXIO' });
+    assert.equal(existsSync(join(dir, 'released')), false);
+    // The call has no result (as any call the user stopped), and no running output is left.
+    assert.deepEqual(await toolResults(page), []);
+    assert.deepEqual(await storedToolNodes(page), []);
+    assert.equal(await page.$eval('.msg-assistant .note', (e) => e.textContent), 'stopped');
+    assert.equal(sent.chats.length, 1);
+    assert.equal(sent.tools.length, 1);
+    assert.deepEqual(sent.errors, []);
+  }));
 } finally {
   await browser.close();
   await server.stop();
