@@ -95,6 +95,7 @@ int32_t DraftController::want(int32_t n_max, double extra_ratio, double draft_ra
 int32_t DraftController::want(int32_t n_max, const std::function<double(int32_t)>& extra_cost, double draft_ratio,
                               int32_t n_floor) {
     n_floor = std::max(n_floor, 1);
+    probing_ = false;
     if (n_max < n_floor) return 0;
     // Expected tokens of a step with a k-token draft, each accepted with probability a (geometric):
     // 1 + a + a^2 + ... + a^k. Its cost: 1 + extra_cost(k) + k * draft plain steps.
@@ -124,6 +125,7 @@ int32_t DraftController::want(int32_t n_max, const std::function<double(int32_t)
     const bool too_costly = perfect < kMinGain && 2.0 / cost(1) < kMinGain;
     if (++idle_steps_ < (too_costly ? cost_probe_every_ : probe_every_)) return 0;
     idle_steps_ = 0;
+    probing_ = true;
     // Only a drafter that costs time itself (a draft model, which catches up at each probe) backs off
     // further: an n-gram drafter's probe costs its verification alone.
     if (too_costly && draft > 0)

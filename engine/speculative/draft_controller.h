@@ -48,12 +48,16 @@ class DraftController {
     // A step verified n_drafted tokens and accepted n_accepted of them.
     void observe(int32_t n_drafted, int32_t n_accepted);
     double acceptance() const;
+    // Whether the last want() asked for a probe (a draft the evidence does not justify) rather than a
+    // draft that pays.
+    bool probing() const { return probing_; }
     void reset();
 
   private:
     double acc_ = 0, rej_ = 0;  // decayed counts of accepted tokens and of rejections
     int32_t idle_steps_ = 0;    // steps since the last draft while drafting does not pay
     int32_t probe_every_ = 4;
+    bool probing_ = false;
     int32_t cost_probe_every_ = 256;  // the same for a drafter too slow to pay at any acceptance (kProbeCostEvery)
 };
 

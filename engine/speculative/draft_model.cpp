@@ -42,6 +42,16 @@ size_t DraftModel::release_memory() {
     return model_.release_memory() + ctx_->kv().release_pages();
 }
 
+size_t DraftModel::behind(int seq, std::span<const Token> tokens) const {
+    if (tokens.empty()) return 0;
+    const std::vector<Token> none;
+    const auto& have = seq >= 0 && (size_t)seq < cached_.size() ? cached_[(size_t)seq] : none;
+    size_t c = 0;
+    while (c < have.size() && c < tokens.size() && have[c] == tokens[c]) ++c;
+    // As catch_up: the last token is evaluated with the draft, not before it.
+    return tokens.size() - 1 - std::min(c, tokens.size() - 1);
+}
+
 std::vector<bool> DraftModel::catch_up(std::span<const Request> reqs) {
     std::vector<bool> ok(reqs.size(), true);
     const uint32_t n_batch = ctx_->params().n_batch;

@@ -40,6 +40,8 @@ class DraftModel {
     std::vector<Result> draft(std::span<const Request> requests);
     // The slot's sequence is no longer what the draft context holds (e.g. it was erased).
     void forget(int seq);
+    // How many tokens of `tokens` a draft for sequence `seq` would first have to evaluate (catch up).
+    size_t behind(int seq, std::span<const Token> tokens) const;
     double seconds_total() const { return seconds_; }  // time spent drafting
     // The last draft() call's time, in two parts: bringing the sequences up to date (the tokens accepted
     // since the last draft, or a whole prompt after a pause: a one-off prefill), and the drafted positions

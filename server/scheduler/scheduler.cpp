@@ -30,6 +30,9 @@ int32_t SpecConfig::draft_floor(engine::spec::DrafterType t) const {
 }
 
 namespace {
+// The most tokens a draft model may have to catch up on for a probe (a draft that has not paid lately).
+constexpr size_t kProbeMaxCatchUp = 64;
+
 double ms_between(Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
 }
@@ -851,6 +854,13 @@ void Scheduler::prepare_drafts() {
             if (k <= 0 || !config_.draft_model) continue;
             seqs.emplace_back(s.cache_tokens);
             seqs.back().push_back(s.pending);
+            // A probe (drafting has not paid lately) first makes the draft model evaluate all it missed
+            // since it last drafted for this slot: after a new long prompt, a prefill of the whole prompt
+            // in the middle of the reply. Probes are for cheap checks: such a one is skipped.
+            if (s.draft_ctl[kind].probing() && config_.draft_model->behind(s.id, seqs.back()) > kProbeMaxCatchUp) {
+                seqs.pop_back();
+                continue;
+            }
             engine::spec::DraftModel::Request r;
             r.seq = s.id;
             r.n_max = k;

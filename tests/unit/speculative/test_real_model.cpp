@@ -173,6 +173,8 @@ TEST_CASE("the draft model drafts its own greedy continuation and stops under p_
     r.tokens = prompt;
     r.n_max = 6;
     r.p_min = 0.0f;
+    // Nothing evaluated yet: a draft would first catch up all of the prompt but its last token.
+    REQUIRE(dm.behind(1, prompt) == prompt.size() - 1);
     auto res = dm.draft(std::span<const DraftModel::Request>(&r, 1));
     REQUIRE(res[0].tokens == want);
     // Its time in two parts: the prompt caught up (all but its last token, which starts the draft), then
@@ -184,6 +186,12 @@ TEST_CASE("the draft model drafts its own greedy continuation and stops under p_
     // Again after the sequence grew by two tokens: only what changed is evaluated, same result.
     std::vector<Token> longer = prompt;
     longer.insert(longer.end(), want.begin(), want.begin() + 2);
+    REQUIRE(dm.behind(1, longer) == 0);  // its drafted tokens were evaluated while drafting
+    std::vector<Token> other = prompt;
+    other.push_back((want[0] + 1) % target->vocab().n_tokens());  // not the draft's own next token
+    other.push_back(want[0]);
+    REQUIRE(dm.behind(1, other) == 1);
+    REQUIRE(dm.behind(0, prompt) == prompt.size() - 1);  // the other sequence holds nothing
     r.tokens = longer;
     r.n_max = 4;
     res = dm.draft(std::span<const DraftModel::Request>(&r, 1));

@@ -166,6 +166,7 @@ TEST_CASE("draft controller: drafts when they pay, backs off to rare probes when
     for (int i = 0; i < 50; ++i) good.observe(4, 4);
     REQUIRE(good.acceptance() > 0.9);
     REQUIRE(good.want(16, 0.02, 0.0) >= 8);
+    REQUIRE_FALSE(good.probing());
     // Expensive extra tokens shorten the draft.
     REQUIRE(good.want(16, 0.5, 0.0) < good.want(16, 0.02, 0.0));
 
@@ -173,7 +174,11 @@ TEST_CASE("draft controller: drafts when they pay, backs off to rare probes when
     for (int i = 0; i < 50; ++i) bad.observe(2, 0);
     REQUIRE(bad.acceptance() < 0.1);
     int drafted = 0;
-    for (int i = 0; i < 1000; ++i) drafted += bad.want(16, 0.05, 0.0) > 0 ? 1 : 0;
+    for (int i = 0; i < 1000; ++i) {
+        const bool probe = bad.want(16, 0.05, 0.0) > 0;
+        REQUIRE(bad.probing() == probe);  // each of its drafts is a probe, and says so
+        drafted += probe ? 1 : 0;
+    }
     // Probes only: the interval doubles up to 64 steps.
     REQUIRE(drafted > 0);
     REQUIRE(drafted < 30);
