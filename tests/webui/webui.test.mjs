@@ -1244,6 +1244,8 @@ try {
     assert.deepEqual(await toolResults(page), [{ status: 'running', name: 'exec_shell_command', text: 'first line\n' }]);
     assert.equal(await page.$eval('.msg-tool.tool-running details', (d) => d.open), true);
     assert.ok(await page.$('#stop'));
+    // The reply that made the call is complete: it no longer shows as streaming.
+    assert.equal(await page.$('.msg-assistant.streaming'), null);
     assert.deepEqual(sent.tools.map((t) => t.body), [{ tool: 'exec_shell_command', params: { command, timeout: 60 }, stream: true }]);
     assert.equal(sent.chats.length, 1);
     assert.deepEqual(await storedToolNodes(page), []);

@@ -303,6 +303,8 @@ function App() {
         setGen({ convId: c.id, nodeId: current.id, controller });
         await streamInto(current, streamChat(request, key, controller.signal, current.stream), { signal: controller.signal });
       }
+      // The reply is complete: while its tool calls run it no longer shows as streaming (Stop still works).
+      setGen({ convId: c.id, nodeId: null, controller });
       c.updated = Date.now();
       return current;
     };
