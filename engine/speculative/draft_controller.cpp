@@ -18,7 +18,7 @@ constexpr int32_t kProbeMaxEvery = 64;
 // 256 steps; a draft model half as often after each such probe, down to every 4096: its probe first
 // evaluates every token it missed since the last one, which for a model as slow as the target costs
 // about as much prefill as those tokens.
-constexpr int32_t kProbeCostEvery = 256;
+// (The first interval is DraftController::kProbeCostEvery.)
 constexpr int32_t kProbeCostMaxEvery = 4096;
 }  // namespace
 

@@ -58,7 +58,8 @@ class DraftController {
     int32_t idle_steps_ = 0;    // steps since the last draft while drafting does not pay
     int32_t probe_every_ = 4;
     bool probing_ = false;
-    int32_t cost_probe_every_ = 256;  // the same for a drafter too slow to pay at any acceptance (kProbeCostEvery)
+    static constexpr int32_t kProbeCostEvery = 256;
+    int32_t cost_probe_every_ = kProbeCostEvery;  // the same for a drafter too slow to pay at any acceptance
 };
 
 }  // namespace engine::spec

@@ -42,14 +42,17 @@ size_t DraftModel::release_memory() {
     return model_.release_memory() + ctx_->kv().release_pages();
 }
 
-size_t DraftModel::behind(int seq, std::span<const Token> tokens) const {
-    if (tokens.empty()) return 0;
-    const std::vector<Token> none;
-    const auto& have = seq >= 0 && (size_t)seq < cached_.size() ? cached_[(size_t)seq] : none;
+size_t DraftModel::kept(int seq, std::span<const Token> tokens) const {
+    if (tokens.empty() || seq < 0 || (size_t)seq >= cached_.size()) return 0;
+    const auto& have = cached_[(size_t)seq];
     size_t c = 0;
     while (c < have.size() && c < tokens.size() && have[c] == tokens[c]) ++c;
-    // As catch_up: the last token is evaluated with the draft, not before it.
-    return tokens.size() - 1 - std::min(c, tokens.size() - 1);
+    // The last token is evaluated with the draft, not before it.
+    return std::min(c, tokens.size() - 1);
+}
+
+size_t DraftModel::behind(int seq, std::span<const Token> tokens) const {
+    return tokens.empty() ? 0 : tokens.size() - 1 - kept(seq, tokens);
 }
 
 std::vector<bool> DraftModel::catch_up(std::span<const Request> reqs) {
@@ -60,11 +63,7 @@ std::vector<bool> DraftModel::catch_up(std::span<const Request> reqs) {
     // Long catch-ups (a new prompt) go in n_batch pieces.
     std::vector<size_t> from(reqs.size());
     for (size_t r = 0; r < reqs.size(); ++r) {
-        const auto& have = cached_[(size_t)reqs[r].seq];
-        const auto& want = reqs[r].tokens;
-        size_t c = 0;
-        while (c < have.size() && c < want.size() && have[c] == want[c]) ++c;
-        c = std::min(c, want.size() - 1);
+        const size_t c = kept(reqs[r].seq, reqs[r].tokens);
         ctx_->kv().seq_rm(reqs[r].seq, (Pos)c, -1);
         cached_[(size_t)reqs[r].seq].resize(c);
         from[r] = c;
