@@ -155,11 +155,12 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", default="2")
     ap.add_argument("--workloads", default="story,grounded")
+    ap.add_argument("--server-args", default="", help="more flags for both servers, e.g. '--draft-p-min 0'")
     a = ap.parse_args()
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; CPU: {cpu_model()}, {os.cpu_count()} CPUs; "
           f"load {open('/proc/loadavg').read().split()[:3]}")
     print(f"model {os.path.basename(a.model)}, draft {os.path.basename(a.draft) or '-'}, n_predict {a.n_predict}, "
-          f"greedy, {a.rounds} rounds\n")
+          f"greedy, {a.rounds} rounds{', server flags ' + a.server_args if a.server_args else ''}\n")
     print("| server | spec-type | workload | 1 stream t/s | vs plain | accepted/drafted | tokens per target pass "
           "| 4 streams t/s | vs plain |")
     print("|---|---|---|---:|---:|---:|---:|---:|---:|")
@@ -174,7 +175,7 @@ def main():
             if cfg == "draft-simple" and not a.draft:
                 continue
             cmd = base + ["-m", a.model, "--port", "0" if name == "ggserve" else "18431", "-c", "4096", "-np", "4",
-                          "-t", a.threads]
+                          "-t", a.threads] + a.server_args.split()
             if cfg != "none":
                 cmd += ["--spec-type", cfg]
                 if cfg == "draft-simple":
