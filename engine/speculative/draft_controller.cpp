@@ -55,7 +55,10 @@ double StepCostModel::measured_seconds(int32_t n) const {
 double StepCostModel::extra_cost(int32_t n, int32_t k) const {
     n = std::max(n, 1);
     const double base = measured_seconds(n);
-    if (base <= 0 || k <= 0) return k <= 0 ? 0.0 : kPriorRatio * k;
+    if (k <= 0) return 0.0;
+    // Until steps of different sizes have been seen, the fit is flat and every size would look free:
+    // the prior instead (before this, the first drafts of a fresh server were as long as the cap).
+    if (base <= 0 || slope_ < 0) return kPriorRatio * k;
     return std::max(measured_seconds(n + k) - base, 0.0) / base;
 }
 
@@ -93,15 +96,15 @@ int32_t DraftController::want(int32_t n_max, double extra_ratio, double draft_ra
 }
 
 int32_t DraftController::want(int32_t n_max, const std::function<double(int32_t)>& extra_cost, double draft_ratio,
-                              int32_t n_floor) {
+                              int32_t n_floor, double draft_fixed) {
     n_floor = std::max(n_floor, 1);
     probing_ = false;
     if (n_max < n_floor) return 0;
     // Expected tokens of a step with a k-token draft, each accepted with probability a (geometric):
-    // 1 + a + a^2 + ... + a^k. Its cost: 1 + extra_cost(k) + k * draft plain steps.
+    // 1 + a + a^2 + ... + a^k. Its cost: 1 + extra_cost(k) + k * draft + fixed plain steps.
     const double a = std::min(acceptance(), 0.999);
-    const double draft = std::max(draft_ratio, 0.0);
-    const auto cost = [&](int32_t k) { return 1.0 + std::max(extra_cost(k), 0.0) + draft * k; };
+    const double draft = std::max(draft_ratio, 0.0), fixed = std::max(draft_fixed, 0.0);
+    const auto cost = [&](int32_t k) { return 1.0 + std::max(extra_cost(k), 0.0) + draft * k + fixed; };
     double best_gain = 1.0, tokens = 1.0, ak = 1.0;
     int32_t best_k = 0;
     for (int32_t k = 1; k <= n_max; ++k) {
@@ -128,7 +131,7 @@ int32_t DraftController::want(int32_t n_max, const std::function<double(int32_t)
     probing_ = true;
     // Only a drafter that costs time itself (a draft model, which catches up at each probe) backs off
     // further: an n-gram drafter's probe costs its verification alone.
-    if (too_costly && draft > 0)
+    if (too_costly && draft + fixed > 0)
         cost_probe_every_ = std::min(cost_probe_every_ * 2, kProbeCostMaxEvery);
     else if (!too_costly)
         probe_every_ = std::min(probe_every_ * 2, kProbeMaxEvery);

@@ -22,7 +22,8 @@ class StepCostModel {
     // n tokens to it, leaning on the fit while there are few (steps do not grow evenly: kernels work in
     // tiles of rows, so one token more than a tile costs about a whole tile).
     double measured_seconds(int32_t n) const;
-    // What k more tokens add to a step of n tokens, relative to that step (measured_seconds).
+    // What k more tokens add to a step of n tokens, relative to that step (measured_seconds); the prior
+    // per token until a slope has been fitted.
     double extra_cost(int32_t n, int32_t k) const;
 
   private:
@@ -42,9 +43,11 @@ class DraftController {
     int32_t want(int32_t n_max, double extra_ratio, double draft_ratio);
     // The same with what k extra tokens cost the step as measured, in plain steps (extra_cost(k)). n_floor:
     // the shortest draft the caller verifies (--draft-min, ngram-mod's n-min): lengths below it are not
-    // chosen, and probes are at least that long, so that drafting can resume after a pause.
+    // chosen, and probes are at least that long, so that drafting can resume after a pause. draft_fixed:
+    // what any draft costs besides its positions, in plain steps (a draft model first evaluates the tokens
+    // it has not seen since its last draft: the last accepted draft token, the steps decoded plainly).
     int32_t want(int32_t n_max, const std::function<double(int32_t)>& extra_cost, double draft_ratio,
-                 int32_t n_floor = 1);
+                 int32_t n_floor = 1, double draft_fixed = 0.0);
     // A step verified n_drafted tokens and accepted n_accepted of them.
     void observe(int32_t n_drafted, int32_t n_accepted);
     double acceptance() const;

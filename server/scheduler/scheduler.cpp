@@ -32,6 +32,10 @@ int32_t SpecConfig::draft_floor(engine::spec::DrafterType t) const {
 namespace {
 // The most tokens a draft model may have to catch up on for a probe (a draft that has not paid lately).
 constexpr size_t kProbeMaxCatchUp = 64;
+// A draft model's catch-up of at most this many tokens per slot is part of drafting's steady cost (the
+// last accepted draft token, tokens of steps decoded plainly); a longer one is a new prompt's prefill,
+// which drafting after it pays only once.
+constexpr int32_t kSteadyCatchUp = 8;
 
 double ms_between(Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
@@ -787,6 +791,7 @@ void Scheduler::prepare_drafts() {
     };
     // Until a draft model has been timed, assume a draft position costs a third of a target step.
     const double model_ratio = draft_step_seconds_ > 0 && plain_step > 0 ? draft_step_seconds_ / plain_step : 0.3;
+    const double model_fixed = plain_step > 0 ? draft_fixed_seconds_ / plain_step : 0.0;
 
     // Drafters are asked in the server's priority order; the draft model runs once for every slot that
     // reaches it, and slots whose model draft comes back empty go on down the list.
@@ -841,7 +846,7 @@ void Scheduler::prepare_drafts() {
             const int32_t cap = config_.spec.draft_cap(type);
             const int32_t floor = std::max({s.spec_n_min, config_.spec.draft_floor(type), 1});
             const int32_t k = s.draft_ctl[kind].want(cap > 0 ? std::min(room, cap) : room, step_extra,
-                                                     model ? model_ratio : 0.0, floor);
+                                                     model ? model_ratio : 0.0, floor, model ? model_fixed : 0.0);
             if (!model) {
                 engine::spec::Drafter& d = *s.drafters[ngram_idx++];
                 if (k <= 0) continue;
@@ -883,14 +888,18 @@ void Scheduler::prepare_drafts() {
         spdlog::warn("draft model failed: {}; decoding without its drafts this step", e.what());
         return;
     }
-    // The cost of a drafted position, without the catch-up: after a pause (a new prompt, or drafting off
-    // while it did not pay) the draft model first evaluates everything it missed, a one-off prefill that,
-    // counted per position, made a draft model look many times slower than it is, so that it never
-    // drafted again.
+    // The cost of a drafted position, and apart from it the catch-up: after a pause (a new prompt, or
+    // drafting off while it did not pay) the draft model first evaluates everything it missed, a one-off
+    // prefill that, counted per position, made a draft model look many times slower than it is, so that
+    // it never drafted again. A short catch-up is drafting's own steady cost (nearly every draft call
+    // has one: a slot's last draft token, when accepted, was never evaluated by the draft model), priced
+    // per call: without it, one-token drafts beside other streams looked cheaper than they are.
     const engine::spec::DraftModel::Timing& timing = config_.draft_model->last_timing();
     if (timing.positions > 0) {
         const double per = timing.draft_seconds / timing.positions;
         draft_step_seconds_ = draft_step_seconds_ > 0 ? 0.9 * draft_step_seconds_ + 0.1 * per : per;
+        if (timing.catch_up_tokens <= kSteadyCatchUp * (int32_t)reqs.size())
+            draft_fixed_seconds_ = 0.9 * draft_fixed_seconds_ + 0.1 * timing.catch_up_seconds;
     }
     for (size_t i = 0; i < res.size(); ++i) {
         Slot& s = *want_model[i].slot;

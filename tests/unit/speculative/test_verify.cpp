@@ -250,6 +250,12 @@ TEST_CASE("step cost model: measured per step size, leaning on the fit where few
     CHECK(m.extra_cost(4, 0) == 0.0);
     // A size never seen: the fit.
     CHECK(m.measured_seconds(40) == Approx(m.step_seconds(40)));
+    // Before steps of different sizes were seen (no slope), extra tokens cost the prior, not nothing.
+    StepCostModel flat;
+    REQUIRE(flat.extra_cost(4, 2) == Approx(0.10));
+    for (int i = 0; i < 50; ++i) flat.observe(4, 0.002);
+    CHECK(flat.extra_cost(4, 1) == Approx(0.05));
+    CHECK(flat.extra_cost(4, 3) == Approx(0.15));
     // One interrupted step does not make its size look expensive: clipped to 3x the fit.
     StepCostModel j;
     for (int i = 0; i < 200; ++i) j.observe(1 + i % 2, 0.001 + 0.0001 * (1 + i % 2));
@@ -264,4 +270,23 @@ TEST_CASE("draft controller: a measured step cost that jumps keeps drafts short"
     // Tokens past the first three cost a step each: a draft of three.
     CHECK(good.want(16, [](int32_t k) { return k <= 3 ? 0.05 * k : 0.15 + (k - 3); }, 0.0) == 3);
     CHECK(good.want(16, [](int32_t k) { return 0.02 * k; }, 0.0) >= 8);
+}
+
+TEST_CASE("draft controller: a draft model's cost per call makes one-token drafts unattractive, not long ones",
+          "[speculative][controller]") {
+    // Acceptance about 2/3, each position 0.1 of a plain step, extra target tokens 0.05 each. Without a
+    // cost per call a one-token draft pays (1.67 tokens for 1.15 steps); with the catch-up decode a draft
+    // call needs (0.5 here) it does not, while longer drafts share that cost and still pay.
+    DraftController c;
+    for (int i = 0; i < 100; ++i) c.observe(4, 2);
+    REQUIRE(c.acceptance() > 0.6);
+    REQUIRE(c.acceptance() < 0.75);
+    const auto extra = [](int32_t k) { return 0.05 * k; };
+    REQUIRE(c.want(1, extra, 0.1, 1, 0.0) == 1);
+    REQUIRE(c.want(1, extra, 0.1, 1, 0.5) == 0);
+    REQUIRE_FALSE(c.probing());
+    const int32_t k = c.want(16, extra, 0.1, 1, 0.5);
+    REQUIRE(k >= 2);
+    // As long as without the cost per call, or longer: it is spread over more positions.
+    REQUIRE(k >= c.want(16, extra, 0.1, 1, 0.0));
 }
