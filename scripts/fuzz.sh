@@ -20,7 +20,9 @@ command -v clang++ >/dev/null || { echo "clang++ is needed (apt-get install clan
 
 root=$PWD
 cmake -S tests/fuzz -B build-fuzz/cmake -G Ninja -DCMAKE_CXX_COMPILER=clang++ >/dev/null
-ninja -C build-fuzz/cmake -j"$(nproc)" "fuzz_${target}" >/dev/null
+mkdir -p build-fuzz
+# Runs of several targets at once (scripts/test.sh) build one at a time: ninja does not lock its tree.
+flock build-fuzz/.build.lock ninja -C build-fuzz/cmake -j"$(nproc)" "fuzz_${target}" >/dev/null
 bin=$root/build-fuzz/cmake/bin/fuzz_${target}
 
 # Inputs up to this size: GGUF seeds (vocabularies) and chat templates are larger than the others.
@@ -50,5 +52,6 @@ cp -n tests/fuzz/corpus/"$target"/* "$corpus/" 2>/dev/null || true
 cd "$out"
 "$bin" -max_total_time="$seconds" ${FUZZ_SEED:+-seed=$FUZZ_SEED} ${FUZZ_RUNS:+-runs=$FUZZ_RUNS} -timeout=10 \
     -rss_limit_mb=2048 -max_len=$max_len -print_final_stats=1 "$(basename "$corpus")" > fuzz.log 2>&1 ||
-    { cat fuzz.log; exit 1; }
-grep -E '^(Done|stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb)' fuzz.log
+    { sed "s/^/$target: /" fuzz.log; exit 1; }
+grep -E '^(Done|stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb)' fuzz.log |
+    sed "s/^/$target: /"

@@ -9,10 +9,19 @@
 #    scripts/build.sh with the same compiler and libraries) unless GGSERVE_DOCKER_FROM_SOURCE=1, which
 #    builds the standard `runtime` target, compiling in the image (about 15 minutes on 2 cores). The
 #    `build-env` stage (toolchain, cmake configure) is built either way.
+#  - `--prepare` only starts dockerd, makes the base image and builds the stages that need no source tree
+#    (toolchain, runtime-base, HAProxy), then stops: scripts/test.sh runs it beside the host build, so
+#    that the image builds of the real run (the next call) find those layers cached.
 #  - Everything stays on this machine: ports are published on 127.0.0.1 only (GGSERVE_DOCKER_PORT_BASE,
 #    default 18800, and the next two), and the compose networks are the test's own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+PREPARE=0
+case "${1:-}" in
+    --prepare) PREPARE=1 ;;
+    "") ;;
+    *) echo "usage: scripts/test_docker.sh [--prepare]" >&2; exit 2 ;;
+esac
 export PATH=/usr/bin:/usr/sbin:$PATH
 SHARED=$(realpath "${GGSERVE_SHARED_DIR:-../shared}")
 MODELS=$SHARED/models
@@ -88,6 +97,14 @@ build() {  # build LOGNAME ARGS...: quiet unless it fails
     docker build --progress=plain "$@" >"$WORK/build-$name.log" 2>&1 || { tail -40 "$WORK/build-$name.log" >&2; fail "docker build $name"; }
     echo "built $name in $((SECONDS - t)) s"
 }
+if [ "$PREPARE" = 1 ]; then
+    step "prepare: the stages without the source tree"
+    build toolchain -f docker/Dockerfile --target toolchain -t ggserve-toolchain:test docker
+    build runtime-base -f docker/Dockerfile --target runtime-base -t ggserve-runtime-base:test docker
+    build haproxy -t "$LB_IMAGE" docker/haproxy
+    step "prepared"
+    exit 0
+fi
 step "images"
 build build-env -f docker/Dockerfile --target build-env -t ggserve-build-env:test .
 if [ "${GGSERVE_DOCKER_FROM_SOURCE:-0}" = 1 ]; then
