@@ -777,8 +777,11 @@ void Scheduler::prepare_drafts() {
     const double r1 = std::min(step_cost_.extra_token_ratio(), 0.99);
     const double rho = r1 / (1.0 - r1);
     const double extra = n_gen * rho / (1.0 + n_gen * rho);
-    // A draft model's positions are drafted for all slots at once, and every stream waits for them.
-    const double plain_step = step_cost_.step_seconds(std::max(n_gen, 1)) / std::max(n_gen, 1);
+    // A draft model's positions are drafted for all slots at once, and every stream waits for them. A
+    // slot's share of a plain step as measured at this size, the unit step_extra's costs are in too (the
+    // linear fit's value at one stream read 50-58 ms where such a step took 32: steps of 1 to 17 tokens
+    // under one line), so a draft model learned at one stream is priced right at four.
+    const double plain_step = step_cost_.measured_seconds(std::max(n_gen, 1)) / std::max(n_gen, 1);
     if (iteration_ % 50 == 0)
         spdlog::debug("draft costs: {} streams, extra token ratio {:.3f} (one stream {:.3f}), step(1) {:.3f} ms, step(n) {:.3f} ms",
                       n_gen, extra, r1, 1e3 * step_cost_.step_seconds(1), 1e3 * step_cost_.step_seconds(std::max(n_gen, 1)));
