@@ -169,21 +169,17 @@ def main():
             f.write(b"\0" * ((-n) % align))
     print(f"wrote {dst}: the first {keep} of {n_layer} blocks of {src}")
     if a.target:
-        # Same header (tensor offsets and sizes do not change), later blocks' output projections scaled.
+        # The same file with the later blocks' output projections scaled in place: sizes and offsets stay.
+        out = bytearray(data)
+        for name, dims, ttype, src_off in tensors:
+            if kept(name) or not (name.endswith(b".attn_output.weight") or name.endswith(b".ffn_down.weight")):
+                continue
+            start = data_start + src_off
+            n = size(dims, ttype)
+            out[start:start + n] = damped(bytes(data[start:start + n]), ttype, a.damp)
         with open(a.target, "wb") as f:
-            f.write(data[:data_start])
-            for i, (name, dims, ttype, src_off) in enumerate(tensors):
-                start = data_start + src_off
-                end = data_start + tensors[i + 1][3] if i + 1 < len(tensors) else len(data)
-                n = size(dims, ttype)
-                raw = bytes(data[start:start + n])
-                later = name.startswith(b"blk.") and not kept(name)
-                if later and (name.endswith(b".attn_output.weight") or name.endswith(b".ffn_down.weight")):
-                    raw = damped(raw, ttype, a.damp)
-                f.write(raw)
-                f.write(bytes(data[start + n:end]))
+            f.write(out)
         print(f"wrote {a.target}: {src} with blocks {keep}..{n_layer - 1} adding {a.damp} times their update")
-
 
 if __name__ == "__main__":
     main()

@@ -782,9 +782,6 @@ void Scheduler::prepare_drafts() {
     // linear fit's value at one stream read 50-58 ms where such a step took 32: steps of 1 to 17 tokens
     // under one line), so a draft model learned at one stream is priced right at four.
     const double plain_step = step_cost_.measured_seconds(std::max(n_gen, 1)) / std::max(n_gen, 1);
-    if (iteration_ % 50 == 0)
-        spdlog::debug("draft costs: {} streams, extra token ratio {:.3f} (one stream {:.3f}), step(1) {:.3f} ms, step(n) {:.3f} ms",
-                      n_gen, extra, r1, 1e3 * step_cost_.step_seconds(1), 1e3 * step_cost_.step_seconds(std::max(n_gen, 1)));
     // A draft's or lookahead step's k extra tokens, in plain steps of the slot: the whole batch waits
     // for them. Measured per step size: a step grows unevenly (tiles of rows), which a per-token ratio
     // misses.
@@ -795,6 +792,12 @@ void Scheduler::prepare_drafts() {
     // Until a draft model has been timed, assume a draft position costs a third of a target step.
     const double model_ratio = draft_step_seconds_ > 0 && plain_step > 0 ? draft_step_seconds_ / plain_step : 0.3;
     const double model_fixed = plain_step > 0 ? draft_fixed_seconds_ / plain_step : 0.0;
+    // What the prices are made of: measured steps and the draft model's costs.
+    if (iteration_ % 50 == 0)
+        spdlog::debug("draft costs: {} streams, extra token ratio {:.3f} (one stream {:.3f}), step(1) {:.3f} ms, "
+                      "step(n) {:.3f} ms; draft model {:.3f} ms per position, {:.3f} ms per call",
+                      n_gen, extra, r1, 1e3 * step_cost_.measured_seconds(1), 1e3 * plain_step * std::max(n_gen, 1),
+                      1e3 * draft_step_seconds_, 1e3 * draft_fixed_seconds_);
 
     // Drafters are asked in the server's priority order; the draft model runs once for every slot that
     // reaches it, and slots whose model draft comes back empty go on down the list.
