@@ -13,7 +13,11 @@ constexpr double kMinGain = 1.10;  // a draft must promise 10 % more tokens per 
 constexpr int32_t kProbeLen = 2;
 constexpr double kTableDecay = 0.95;  // per step size: about its last twenty steps
 constexpr double kTablePrior = 2.0;   // the fit counts as two steps of each size
+constexpr double kSlopeFloor = 0.5;   // extra tokens cost at least half the fitted slope
+constexpr double kSeen = 2.0;         // a size with streams seen this much (decayed) bounds smaller ones,
+constexpr int64_t kRecent = 128;      // when seen within this many steps
 constexpr int32_t kProbeMaxEvery = 64;
+constexpr double kProbeBudget = 0.04;  // the share of time probes may lose
 // A drafter too slow to pay even when every token is accepted is probed to measure its cost again every
 // 256 steps; a draft model half as often after each such probe, down to every 4096: its probe first
 // evaluates every token it missed since the last one, which for a model as slow as the target costs
@@ -22,7 +26,8 @@ constexpr int32_t kProbeMaxEvery = 64;
 constexpr int32_t kProbeCostMaxEvery = 4096;
 }  // namespace
 
-void StepCostModel::observe(double n, double t) {
+void StepCostModel::observe(double n, double t, int32_t n_streams) {
+    ++n_obs_;
     // A step the OS interrupted must not skew the costs for long: clipped to the range of what the fit
     // expects.
     const double fit = w_ > 0 ? step_seconds(n) : 0.0;
@@ -42,24 +47,40 @@ void StepCostModel::observe(double n, double t) {
     if (fit > 0 && i >= 1 && i <= kTable) {
         tab_w_[i] = tab_w_[i] * kTableDecay + 1;
         tab_r_[i] = tab_r_[i] * kTableDecay + t / fit;
+        if (n_streams >= 1 && n_streams <= kStreams) {
+            st_w_[n_streams][i] = st_w_[n_streams][i] * kTableDecay + 1;
+            st_t_[n_streams][i] = st_t_[n_streams][i] * kTableDecay + t;
+            st_seen_[n_streams][i] = n_obs_;
+        }
     }
 }
 
-double StepCostModel::measured_seconds(int32_t n) const {
+double StepCostModel::measured_seconds(int32_t n, int32_t n_streams) const {
     const double fit = step_seconds((double)n);
     if (n < 1 || n > kTable) return fit;
-    // Few steps of this size lean on the fit (ratio 1), many on their own ratio.
-    return fit * (tab_r_[n] + kTablePrior) / (tab_w_[n] + kTablePrior);
+    // Few steps of this size lean on the fit (ratio 1), many on their own ratio; few of this size with
+    // these streams lean on the ratio of the size.
+    const double size = fit * (tab_r_[n] + kTablePrior) / (tab_w_[n] + kTablePrior);
+    if (n_streams < 1 || n_streams > kStreams) return size;
+    double t = (st_t_[n_streams][n] + kTablePrior * size) / (st_w_[n_streams][n] + kTablePrior);
+    // A step never costs more than a larger one seen lately with as many streams: while a slot drafts at
+    // every step, its plain size is not seen, and an old outlier or the other streams' sizes would hold
+    // its price (four streams' plain step read 108 ms while their 6-token steps took 46). Lately: a size
+    // seen only long ago says nothing of the machine's load now.
+    for (int32_t m = n + 1; m <= kTable; ++m)
+        if (st_w_[n_streams][m] >= kSeen && n_obs_ - st_seen_[n_streams][m] <= kRecent)
+            t = std::min(t, st_t_[n_streams][m] / st_w_[n_streams][m]);
+    return t;
 }
 
-double StepCostModel::extra_cost(int32_t n, int32_t k) const {
+double StepCostModel::extra_cost(int32_t n, int32_t k, int32_t n_streams) const {
     n = std::max(n, 1);
-    const double base = measured_seconds(n);
+    const double base = measured_seconds(n, n_streams);
     if (k <= 0) return 0.0;
     // Until steps of different sizes have been seen, the fit is flat and every size would look free:
     // the prior instead (before this, the first drafts of a fresh server were as long as the cap).
     if (base <= 0 || slope_ < 0) return kPriorRatio * k;
-    return std::max(measured_seconds(n + k) - base, 0.0) / base;
+    return std::max(measured_seconds(n + k, n_streams) - base, kSlopeFloor * slope_ * k) / base;
 }
 
 double StepCostModel::step_seconds(double n) const {
@@ -96,7 +117,7 @@ int32_t DraftController::want(int32_t n_max, double extra_ratio, double draft_ra
 }
 
 int32_t DraftController::want(int32_t n_max, const std::function<double(int32_t)>& extra_cost, double draft_ratio,
-                              int32_t n_floor, double draft_fixed) {
+                              int32_t n_floor, double draft_fixed, double catch_up) {
     n_floor = std::max(n_floor, 1);
     probing_ = false;
     if (n_max < n_floor) return 0;
@@ -126,7 +147,20 @@ int32_t DraftController::want(int32_t n_max, const std::function<double(int32_t)
     // acceptance is not the question: probe only rarely, to measure the cost again.
     const double perfect = (1.0 + n_max) / cost(n_max);
     const bool too_costly = perfect < kMinGain && 2.0 / cost(1) < kMinGain;
-    if (++idle_steps_ < (too_costly ? cost_probe_every_ : probe_every_)) return 0;
+    // A probe is a draft expected to lose: what it costs beyond the tokens it is expected to bring, in
+    // plain steps, plus the catch-up of every step since the last draft. Probes come at most as often as
+    // keeps that loss within kProbeBudget of the time: after i idle steps the loss is L + c * i, within
+    // budget once i >= L / (B - c), and never when catching up alone costs more than the budget (a
+    // draft model's probe beside three other streams loses up to two or three steps, and its catch-up
+    // costs 5-9 % of a step per token there, 2-3 % at one stream: probing every few steps, as acceptance
+    // alone would have it, cost four streams 5-15 % with drafting nearly off).
+    const int32_t probe_len = std::min(std::max(kProbeLen, n_floor), n_max);
+    double probe_tokens = 1.0, ap = 1.0;
+    for (int32_t k = 1; k <= probe_len; ++k) probe_tokens += (ap *= a);
+    const double probe_loss = std::max(cost(probe_len) - probe_tokens, 0.0);
+    const double room = kProbeBudget - std::max(catch_up, 0.0);
+    const int32_t budget_every = room > 0 ? (int32_t)std::min(std::ceil(probe_loss / room), 1e6) : 1000000;
+    if (++idle_steps_ < std::max(too_costly ? cost_probe_every_ : probe_every_, budget_every)) return 0;
     idle_steps_ = 0;
     probing_ = true;
     // Only a drafter that costs time itself (a draft model, which catches up at each probe) backs off
@@ -135,7 +169,7 @@ int32_t DraftController::want(int32_t n_max, const std::function<double(int32_t)
         cost_probe_every_ = std::min(cost_probe_every_ * 2, kProbeCostMaxEvery);
     else if (!too_costly)
         probe_every_ = std::min(probe_every_ * 2, kProbeMaxEvery);
-    return std::min(std::max(kProbeLen, n_floor), n_max);
+    return probe_len;
 }
 
 }  // namespace engine::spec

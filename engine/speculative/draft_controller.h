@@ -14,21 +14,33 @@ namespace engine::spec {
 // Step time t(n) = fixed + per_token * n, fitted by exponentially weighted least squares.
 class StepCostModel {
   public:
-    void observe(double n_tokens, double seconds);
+    // n_streams: how many generating slots the step carried (0: not known). Steps of the same size cost
+    // differently with the number of streams: four streams' plain 4-token step took 55-66 ms where one
+    // stream's token with a 3-token draft took 73.
+    void observe(double n_tokens, double seconds, int32_t n_streams = 0);
     // Cost of one extra token relative to a plain one-token step (a prior until the fit has spread).
     double extra_token_ratio() const;
     double step_seconds(double n_tokens) const;
     // Seconds of a step of n tokens as measured: the fit times the recent mean ratio of steps of exactly
-    // n tokens to it, leaning on the fit while there are few (steps do not grow evenly: kernels work in
-    // tiles of rows, so one token more than a tile costs about a whole tile).
-    double measured_seconds(int32_t n) const;
+    // n tokens (and n_streams streams, where given) to it, leaning on the ratio of all steps of n tokens
+    // while few with those streams were seen, and on the fit while few of n tokens were (steps do not
+    // grow evenly: kernels work in tiles of rows, so one token more than a tile costs about a whole tile).
+    double measured_seconds(int32_t n, int32_t n_streams = 0) const;
     // What k more tokens add to a step of n tokens, relative to that step (measured_seconds); the prior
-    // per token until a slope has been fitted.
-    double extra_cost(int32_t n, int32_t k) const;
+    // per token until a slope has been fitted. Never less than half the fitted slope's k tokens: sizes
+    // seen a few times are noisy, and a base size that happens to read slow must not make every larger
+    // step look free (one stream's 4-token steps, read at four streams, made drafts look free there).
+    double extra_cost(int32_t n, int32_t k, int32_t n_streams = 0) const;
 
   private:
-    static constexpr int32_t kTable = 128;
-    double tab_w_[kTable + 1] = {}, tab_r_[kTable + 1] = {};  // per step size: decayed weight, time / fit
+    static constexpr int32_t kTable = 128, kStreams = 16;
+    // Per step size: decayed weight and time / fit. Per number of streams and step size: decayed weight
+    // and seconds (not ratios to the fit: the fit moves when the number of streams changes, which would
+    // move what a ratio means).
+    double tab_w_[kTable + 1] = {}, tab_r_[kTable + 1] = {};
+    double st_w_[kStreams + 1][kTable + 1] = {}, st_t_[kStreams + 1][kTable + 1] = {};
+    int64_t st_seen_[kStreams + 1][kTable + 1] = {};  // the observation that last updated the cell
+    int64_t n_obs_ = 0;
     double w_ = 0, sn_ = 0, snn_ = 0, st_ = 0, snt_ = 0;
     // The per-token slope from the last window whose step sizes differed enough to fit it (< 0: none
     // yet). Kept while steps are all alike (drafting off), so that a known cost is not forgotten and
@@ -46,8 +58,10 @@ class DraftController {
     // chosen, and probes are at least that long, so that drafting can resume after a pause. draft_fixed:
     // what any draft costs besides its positions, in plain steps (a draft model first evaluates the tokens
     // it has not seen since its last draft: the last accepted draft token, the steps decoded plainly).
+    // catch_up: what each step decoded without a draft adds to the next draft's cost, in plain steps (a
+    // draft model evaluates every token it missed first): a probe after a long pause costs that much more.
     int32_t want(int32_t n_max, const std::function<double(int32_t)>& extra_cost, double draft_ratio,
-                 int32_t n_floor = 1, double draft_fixed = 0.0);
+                 int32_t n_floor = 1, double draft_fixed = 0.0, double catch_up = 0.0);
     // A step verified n_drafted tokens and accepted n_accepted of them.
     void observe(int32_t n_drafted, int32_t n_accepted);
     double acceptance() const;

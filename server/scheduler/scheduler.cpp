@@ -780,24 +780,27 @@ void Scheduler::prepare_drafts() {
     // A draft model's positions are drafted for all slots at once, and every stream waits for them. A
     // slot's share of a plain step as measured at this size, the unit step_extra's costs are in too (the
     // linear fit's value at one stream read 50-58 ms where such a step took 32: steps of 1 to 17 tokens
-    // under one line), so a draft model learned at one stream is priced right at four.
-    const double plain_step = step_cost_.measured_seconds(std::max(n_gen, 1)) / std::max(n_gen, 1);
+    // under one line), so a draft model learned at one stream is priced right at four. Per number of
+    // streams too: one stream's 4-token step (a token and a 3-token draft) is not four streams' plain one.
+    const double plain_step = step_cost_.measured_seconds(std::max(n_gen, 1), n_gen) / std::max(n_gen, 1);
     // A draft's or lookahead step's k extra tokens, in plain steps of the slot: the whole batch waits
     // for them. Measured per step size: a step grows unevenly (tiles of rows), which a per-token ratio
     // misses.
     const auto step_extra = [&](int32_t k) {
         const int32_t n = std::max(n_gen, 1);
-        return n * step_cost_.extra_cost(n, k);
+        return n * step_cost_.extra_cost(n, k, n_gen);
     };
     // Until a draft model has been timed, assume a draft position costs a third of a target step.
     const double model_ratio = draft_step_seconds_ > 0 && plain_step > 0 ? draft_step_seconds_ / plain_step : 0.3;
     const double model_fixed = plain_step > 0 ? draft_fixed_seconds_ / plain_step : 0.0;
+    const double model_catch_up = plain_step > 0 ? catch_up_token_seconds_ / plain_step : 0.0;
     // What the prices are made of: measured steps and the draft model's costs.
     if (iteration_ % 50 == 0)
         spdlog::debug("draft costs: {} streams, extra token ratio {:.3f} (one stream {:.3f}), step(1) {:.3f} ms, "
-                      "step(n) {:.3f} ms; draft model {:.3f} ms per position, {:.3f} ms per call",
-                      n_gen, extra, r1, 1e3 * step_cost_.measured_seconds(1), 1e3 * plain_step * std::max(n_gen, 1),
-                      1e3 * draft_step_seconds_, 1e3 * draft_fixed_seconds_);
+                      "step(n) {:.3f} ms; draft model {:.3f} ms per position, {:.3f} ms per call, {:.3f} ms per "
+                      "token caught up",
+                      n_gen, extra, r1, 1e3 * step_cost_.measured_seconds(1, 1), 1e3 * plain_step * std::max(n_gen, 1),
+                      1e3 * draft_step_seconds_, 1e3 * draft_fixed_seconds_, 1e3 * catch_up_token_seconds_);
 
     // Drafters are asked in the server's priority order; the draft model runs once for every slot that
     // reaches it, and slots whose model draft comes back empty go on down the list.
@@ -851,8 +854,26 @@ void Scheduler::prepare_drafts() {
             const bool model = type == DrafterType::DraftModel;
             const int32_t cap = config_.spec.draft_cap(type);
             const int32_t floor = std::max({s.spec_n_min, config_.spec.draft_floor(type), 1});
+            std::vector<engine::Token> seq;
+            size_t behind = 0;
+            double fixed = 0.0;
+            if (model && config_.draft_model) {
+                seq = s.cache_tokens;
+                seq.push_back(s.pending);
+                behind = config_.draft_model->behind(s.id, seq);
+                // A draft model far behind (a new prompt, a pause) first catches up: a one-off, spread over
+                // the tokens the request may still ask for, so that it is paid early in a reply and not
+                // near its end (the last stream of a batch drafting its last few tokens caught up the
+                // whole reply for them).
+                const int32_t left = std::max(1, s.task->n_predict >= 0
+                                                     ? std::min(s.task->n_predict - s.n_decoded(), draft_room(s))
+                                                     : draft_room(s));
+                fixed = model_fixed + (double)(behind > (size_t)kSteadyCatchUp ? behind - (size_t)kSteadyCatchUp : 0) *
+                            model_catch_up / left;
+            }
             const int32_t k = s.draft_ctl[kind].want(cap > 0 ? std::min(room, cap) : room, step_extra,
-                                                     model ? model_ratio : 0.0, floor, model ? model_fixed : 0.0);
+                                                     model ? model_ratio : 0.0, floor, fixed,
+                                                     model ? model_catch_up : 0.0);
             if (!model) {
                 engine::spec::Drafter& d = *s.drafters[ngram_idx++];
                 if (k <= 0) continue;
@@ -863,15 +884,11 @@ void Scheduler::prepare_drafts() {
                 return;
             }
             if (k <= 0 || !config_.draft_model) continue;
-            seqs.emplace_back(s.cache_tokens);
-            seqs.back().push_back(s.pending);
             // A probe (drafting has not paid lately) first makes the draft model evaluate all it missed
             // since it last drafted for this slot: after a new long prompt, a prefill of the whole prompt
             // in the middle of the reply. Probes are for cheap checks: such a one is skipped.
-            if (s.draft_ctl[kind].probing() && config_.draft_model->behind(s.id, seqs.back()) > kProbeMaxCatchUp) {
-                seqs.pop_back();
-                continue;
-            }
+            if (s.draft_ctl[kind].probing() && behind > kProbeMaxCatchUp) continue;
+            seqs.push_back(std::move(seq));
             engine::spec::DraftModel::Request r;
             r.seq = s.id;
             r.n_max = k;
@@ -906,6 +923,12 @@ void Scheduler::prepare_drafts() {
         draft_step_seconds_ = draft_step_seconds_ > 0 ? 0.9 * draft_step_seconds_ + 0.1 * per : per;
         if (timing.catch_up_tokens <= kSteadyCatchUp * (int32_t)reqs.size())
             draft_fixed_seconds_ = 0.9 * draft_fixed_seconds_ + 0.1 * timing.catch_up_seconds;
+        // Per token, from catch-ups long enough that the draft model's own step overhead is spread thin
+        // (a one-token catch-up costs a whole draft-model step).
+        if (timing.catch_up_tokens > kSteadyCatchUp * (int32_t)reqs.size()) {
+            const double tok = timing.catch_up_seconds / timing.catch_up_tokens;
+            catch_up_token_seconds_ = catch_up_token_seconds_ > 0 ? 0.9 * catch_up_token_seconds_ + 0.1 * tok : tok;
+        }
     }
     for (size_t i = 0; i < res.size(); ++i) {
         Slot& s = *want_model[i].slot;
@@ -967,15 +990,15 @@ bool Scheduler::run_iteration() {
     const auto t0 = Clock::now();
     execute(entries, riding);
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    step_cost_.observe((double)n_tokens, seconds);
-    // Lookahead controllers compare iterations with and without their slot's window; iterations that
-    // also prefill a prompt would blur that, so they are not counted.
     int32_t n_streams = 0;
     bool prefill = false;
     for (const PlanEntry& e : entries) {
         n_streams += e.decode ? 1 : 0;
         prefill = prefill || !e.decode;
     }
+    step_cost_.observe((double)n_tokens, seconds, n_streams);
+    // Lookahead controllers compare iterations with and without their slot's window; iterations that
+    // also prefill a prompt would blur that, so they are not counted.
     for (auto& s : slots_) {
         if (s.la_obs_level >= 0 && !prefill) s.la_ctl.observe(s.la_obs_level, s.la_obs_emitted, seconds, n_streams);
         s.la_obs_level = -1;
