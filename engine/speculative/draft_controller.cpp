@@ -96,6 +96,26 @@ double StepCostModel::extra_token_ratio() const {
     return one > 0 ? std::max(two - one, 0.0) / one : kPriorRatio;
 }
 
+void CatchUpCost::observe(int32_t n, double t) {
+    if (n <= 0) return;
+    constexpr double kCatchUpDecay = 0.95;
+    // A call the OS interrupted must not make tokens look dear for long: at most 3x what the fit expects.
+    const double slope = per_token();
+    if (slope > 0) t = std::min(t, 3.0 * ((st_ - slope * sn_) / w_ + slope * n));
+    w_ = w_ * kCatchUpDecay + 1;
+    sn_ = sn_ * kCatchUpDecay + n;
+    snn_ = snn_ * kCatchUpDecay + (double)n * n;
+    st_ = st_ * kCatchUpDecay + t;
+    snt_ = snt_ * kCatchUpDecay + n * t;
+}
+
+double CatchUpCost::per_token() const {
+    // Sizes must differ by a few tokens on average before a slope means anything.
+    const double var = w_ * snn_ - sn_ * sn_;
+    if (w_ < 8.0 || var < 4.0 * w_ * w_) return 0.0;
+    return std::max((w_ * snt_ - sn_ * st_) / var, 0.0);
+}
+
 double DraftController::acceptance() const {
     return (acc_ + kPriorAcc) / (acc_ + rej_ + kPriorAcc + kPriorRej);
 }

@@ -793,14 +793,16 @@ void Scheduler::prepare_drafts() {
     // Until a draft model has been timed, assume a draft position costs a third of a target step.
     const double model_ratio = draft_step_seconds_ > 0 && plain_step > 0 ? draft_step_seconds_ / plain_step : 0.3;
     const double model_fixed = plain_step > 0 ? draft_fixed_seconds_ / plain_step : 0.0;
-    const double model_catch_up = plain_step > 0 ? catch_up_token_seconds_ / plain_step : 0.0;
+    // A token caught up in a batch never costs more than a drafted position (one token per slot).
+    const double model_catch_up =
+        plain_step > 0 ? std::min(catch_up_.per_token(), draft_step_seconds_) / plain_step : 0.0;
     // What the prices are made of: measured steps and the draft model's costs.
     if (iteration_ % 50 == 0)
         spdlog::debug("draft costs: {} streams, extra token ratio {:.3f} (one stream {:.3f}), step(1) {:.3f} ms, "
                       "step(n) {:.3f} ms; draft model {:.3f} ms per position, {:.3f} ms per call, {:.3f} ms per "
                       "token caught up",
                       n_gen, extra, r1, 1e3 * step_cost_.measured_seconds(1, 1), 1e3 * plain_step * std::max(n_gen, 1),
-                      1e3 * draft_step_seconds_, 1e3 * draft_fixed_seconds_, 1e3 * catch_up_token_seconds_);
+                      1e3 * draft_step_seconds_, 1e3 * draft_fixed_seconds_, 1e3 * catch_up_.per_token());
 
     // Drafters are asked in the server's priority order; the draft model runs once for every slot that
     // reaches it, and slots whose model draft comes back empty go on down the list.
@@ -923,12 +925,8 @@ void Scheduler::prepare_drafts() {
         draft_step_seconds_ = draft_step_seconds_ > 0 ? 0.9 * draft_step_seconds_ + 0.1 * per : per;
         if (timing.catch_up_tokens <= kSteadyCatchUp * (int32_t)reqs.size())
             draft_fixed_seconds_ = 0.9 * draft_fixed_seconds_ + 0.1 * timing.catch_up_seconds;
-        // Per token, from catch-ups long enough that the draft model's own step overhead is spread thin
-        // (a one-token catch-up costs a whole draft-model step).
-        if (timing.catch_up_tokens > kSteadyCatchUp * (int32_t)reqs.size()) {
-            const double tok = timing.catch_up_seconds / timing.catch_up_tokens;
-            catch_up_token_seconds_ = catch_up_token_seconds_ > 0 ? 0.9 * catch_up_token_seconds_ + 0.1 * tok : tok;
-        }
+        if (draft_model_warm_) catch_up_.observe(timing.catch_up_tokens, timing.catch_up_seconds);
+        draft_model_warm_ = true;
     }
     for (size_t i = 0; i < res.size(); ++i) {
         Slot& s = *want_model[i].slot;

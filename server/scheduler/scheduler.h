@@ -225,7 +225,8 @@ class Scheduler {
     engine::spec::StepCostModel step_cost_;
     double draft_step_seconds_ = 0.0;  // a draft model's measured time per drafted position
     double draft_fixed_seconds_ = 0.0;  // and per draft call besides its positions (the steady catch-up)
-    double catch_up_token_seconds_ = 0.0;  // and per token it catches up on
+    engine::spec::CatchUpCost catch_up_;   // and per token it catches up on
+    bool draft_model_warm_ = false;         // its first call (cold weights) is not timed
     uint64_t use_counter_ = 0;
     HostPromptCache host_cache_;  // engine thread only
 };

@@ -331,6 +331,23 @@ TEST_CASE("draft controller: probes that lose time stay within their share of it
     CHECK(good.want(2, [](int32_t k) { return 0.05 * k; }, 0.1, 1, 0.05 + 200 * 0.02 / 2) == 0);
 }
 
+TEST_CASE("catch-up cost: the per-token part, not the per-call overhead", "[speculative][controller]") {
+    CatchUpCost c;
+    REQUIRE(c.per_token() == 0.0);
+    // Only short catch-ups so far (1-2 tokens): no slope yet.
+    for (int i = 0; i < 20; ++i) c.observe(1 + i % 2, 0.004 + 0.0007 * (1 + i % 2));
+    CHECK(c.per_token() == 0.0);
+    // A draft model with 4 ms per call and 0.7 ms a token: 10-token catch-ups cost 1.1 ms a token when
+    // divided, 0.7 ms fitted.
+    for (int i = 0; i < 40; ++i) {
+        const int n = i % 4 == 0 ? 10 : 1 + i % 2;
+        c.observe(n, 0.004 + 0.0007 * n);
+    }
+    CHECK(c.per_token() == Approx(0.0007).epsilon(0.01));
+    c.observe(0, 1.0);  // a call with nothing to catch up on says nothing
+    CHECK(c.per_token() == Approx(0.0007).epsilon(0.01));
+}
+
 TEST_CASE("draft controller: a measured step cost that jumps keeps drafts short", "[speculative][controller]") {
     DraftController good;
     for (int i = 0; i < 50; ++i) good.observe(8, 8);
