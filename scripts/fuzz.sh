@@ -19,10 +19,14 @@ shift
 command -v clang++ >/dev/null || { echo "clang++ is needed (apt-get install clang)" >&2; exit 2; }
 
 root=$PWD
-cmake -S tests/fuzz -B build-fuzz/cmake -G Ninja -DCMAKE_CXX_COMPILER=clang++ >/dev/null
 mkdir -p build-fuzz
-# Runs of several targets at once (scripts/test.sh) build one at a time: ninja does not lock its tree.
-flock build-fuzz/.build.lock ninja -C build-fuzz/cmake -j"$(nproc)" "fuzz_${target}" >/dev/null
+# Runs of several targets at once (scripts/test.sh) configure and build one at a time: neither cmake nor
+# ninja locks its tree (a configure beside another run's failed with "ninja: error: failed recompaction").
+(
+    flock 9
+    cmake -S tests/fuzz -B build-fuzz/cmake -G Ninja -DCMAKE_CXX_COMPILER=clang++ >/dev/null
+    ninja -C build-fuzz/cmake -j"$(nproc)" "fuzz_${target}" >/dev/null
+) 9>build-fuzz/.build.lock
 bin=$root/build-fuzz/cmake/bin/fuzz_${target}
 
 # Inputs up to this size: GGUF seeds (vocabularies) and chat templates are larger than the others.
