@@ -24,7 +24,10 @@ mkdir -p build-fuzz
 # ninja locks its tree (a configure beside another run's failed with "ninja: error: failed recompaction").
 (
     flock 9
-    cmake -S tests/fuzz -B build-fuzz/cmake -G Ninja -DCMAKE_CXX_COMPILER=clang++ >/dev/null
+    # Configured once (scripts/test.sh does it before the runs); ninja reconfigures on its own when the
+    # CMake files change.
+    [[ -f build-fuzz/cmake/build.ninja ]] ||
+        cmake -S tests/fuzz -B build-fuzz/cmake -G Ninja -DCMAKE_CXX_COMPILER=clang++ >/dev/null
     ninja -C build-fuzz/cmake -j"$(nproc)" "fuzz_${target}" >/dev/null
 ) 9>build-fuzz/.build.lock
 bin=$root/build-fuzz/cmake/bin/fuzz_${target}

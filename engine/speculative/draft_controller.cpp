@@ -26,20 +26,23 @@ constexpr double kProbeBudget = 0.04;  // the share of time probes may lose
 constexpr int32_t kProbeCostMaxEvery = 4096;
 }  // namespace
 
+void EwLineFit::add(double x, double y, double decay) {
+    w = w * decay + 1;
+    sx = sx * decay + x;
+    sxx = sxx * decay + x * x;
+    sy = sy * decay + y;
+    sxy = sxy * decay + x * y;
+}
+
 void StepCostModel::observe(double n, double t, int32_t n_streams) {
     ++n_obs_;
     // A step the OS interrupted must not skew the costs for long: clipped to the range of what the fit
     // expects.
-    const double fit = w_ > 0 ? step_seconds(n) : 0.0;
+    const double fit = fit_.w > 0 ? step_seconds(n) : 0.0;
     if (fit > 0) t = std::clamp(t, 0.5 * fit, 3.0 * fit);
-    w_ = w_ * kDecay + 1;
-    sn_ = sn_ * kDecay + n;
-    snn_ = snn_ * kDecay + n * n;
-    st_ = st_ * kDecay + t;
-    snt_ = snt_ * kDecay + n * t;
+    fit_.add(n, t, kDecay);
     // Until the measured steps differ in size by about a token on average, the slope is unknown.
-    const double var = w_ * snn_ - sn_ * sn_;
-    if (var >= 0.25 * w_ * w_) slope_ = std::max((w_ * snt_ - sn_ * st_) / var, 0.0);
+    if (fit_.spread() >= 0.25 * fit_.w * fit_.w) slope_ = std::max(fit_.slope(), 0.0);
     // Per size, how far steps of that size sit from the fit: the fit follows the costs as they drift (a
     // context grows, the machine gets busy), the ratios keep the shape the fit misses, and a ratio stays
     // meaningful while its size is not seen for a while.
@@ -84,14 +87,14 @@ double StepCostModel::extra_cost(int32_t n, int32_t k, int32_t n_streams) const 
 }
 
 double StepCostModel::step_seconds(double n) const {
-    if (w_ <= 0) return 0;
+    if (fit_.w <= 0) return 0;
     const double b = std::max(slope_, 0.0);
-    const double a = std::max((st_ - b * sn_) / w_, 1e-9);
+    const double a = std::max(fit_.intercept(b), 1e-9);
     return a + b * n;
 }
 
 double StepCostModel::extra_token_ratio() const {
-    if (w_ <= 0 || slope_ < 0) return kPriorRatio;
+    if (fit_.w <= 0 || slope_ < 0) return kPriorRatio;
     const double one = step_seconds(1), two = step_seconds(2);
     return one > 0 ? std::max(two - one, 0.0) / one : kPriorRatio;
 }
@@ -101,19 +104,14 @@ void CatchUpCost::observe(int32_t n, double t) {
     constexpr double kCatchUpDecay = 0.95;
     // A call the OS interrupted must not make tokens look dear for long: at most 3x what the fit expects.
     const double slope = per_token();
-    if (slope > 0) t = std::min(t, 3.0 * ((st_ - slope * sn_) / w_ + slope * n));
-    w_ = w_ * kCatchUpDecay + 1;
-    sn_ = sn_ * kCatchUpDecay + n;
-    snn_ = snn_ * kCatchUpDecay + (double)n * n;
-    st_ = st_ * kCatchUpDecay + t;
-    snt_ = snt_ * kCatchUpDecay + n * t;
+    if (slope > 0) t = std::min(t, 3.0 * (fit_.intercept(slope) + slope * n));
+    fit_.add(n, t, kCatchUpDecay);
 }
 
 double CatchUpCost::per_token() const {
     // Sizes must differ by a few tokens on average before a slope means anything.
-    const double var = w_ * snn_ - sn_ * sn_;
-    if (w_ < 8.0 || var < 4.0 * w_ * w_) return 0.0;
-    return std::max((w_ * snt_ - sn_ * st_) / var, 0.0);
+    if (fit_.w < 8.0 || fit_.spread() < 4.0 * fit_.w * fit_.w) return 0.0;
+    return std::max(fit_.slope(), 0.0);
 }
 
 double DraftController::acceptance() const {

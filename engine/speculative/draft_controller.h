@@ -11,6 +11,17 @@
 
 namespace engine::spec {
 
+// y = a + b x, fitted by exponentially weighted least squares (the step and catch-up costs below).
+struct EwLineFit {
+    double w = 0, sx = 0, sxx = 0, sy = 0, sxy = 0;  // decayed sums
+    void add(double x, double y, double decay);
+    // w * sum(x^2) - sum(x)^2: how far the x seen differ; the slope means something once it is large
+    // enough relative to w^2 (a mean squared deviation).
+    double spread() const { return w * sxx - sx * sx; }
+    double slope() const { return (w * sxy - sx * sy) / spread(); }  // spread() > 0
+    double intercept(double b) const { return (sy - b * sx) / w; }  // w > 0, for a slope b
+};
+
 // Step time t(n) = fixed + per_token * n, fitted by exponentially weighted least squares.
 class StepCostModel {
   public:
@@ -41,7 +52,7 @@ class StepCostModel {
     double st_w_[kStreams + 1][kTable + 1] = {}, st_t_[kStreams + 1][kTable + 1] = {};
     int64_t st_seen_[kStreams + 1][kTable + 1] = {};  // the observation that last updated the cell
     int64_t n_obs_ = 0;
-    double w_ = 0, sn_ = 0, snn_ = 0, st_ = 0, snt_ = 0;
+    EwLineFit fit_;  // seconds over tokens
     // The per-token slope from the last window whose step sizes differed enough to fit it (< 0: none
     // yet). Kept while steps are all alike (drafting off), so that a known cost is not forgotten and
     // replaced by the prior, which would switch drafting on and off in turn.
@@ -59,7 +70,7 @@ class CatchUpCost {
     double per_token() const;
 
   private:
-    double w_ = 0, sn_ = 0, snn_ = 0, st_ = 0, snt_ = 0;
+    EwLineFit fit_;  // seconds over tokens
 };
 
 class DraftController {

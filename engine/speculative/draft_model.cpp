@@ -52,7 +52,14 @@ size_t DraftModel::kept(int seq, std::span<const Token> tokens) const {
 }
 
 size_t DraftModel::behind(int seq, std::span<const Token> tokens) const {
-    return tokens.empty() ? 0 : tokens.size() - 1 - kept(seq, tokens);
+    return tokens.empty() ? 0 : behind_context(seq, tokens.first(tokens.size() - 1));
+}
+
+size_t DraftModel::behind_context(int seq, std::span<const Token> context) const {
+    if (seq < 0 || (size_t)seq >= cached_.size()) return context.size();
+    const auto& have = cached_[(size_t)seq];
+    const auto held = std::mismatch(have.begin(), have.end(), context.begin(), context.end()).second;
+    return context.size() - (size_t)(held - context.begin());
 }
 
 std::vector<bool> DraftModel::catch_up(std::span<const Request> reqs) {

@@ -42,6 +42,9 @@ class DraftModel {
     void forget(int seq);
     // How many tokens of `tokens` a draft for sequence `seq` would first have to evaluate (catch up).
     size_t behind(int seq, std::span<const Token> tokens) const;
+    // The same for a draft from `context` followed by one more token (a slot's cache and its pending
+    // token), without building that sequence: the tokens of `context` the draft context does not hold.
+    size_t behind_context(int seq, std::span<const Token> context) const;
     double seconds_total() const { return seconds_; }  // time spent drafting
     // The last draft() call's time, in two parts: bringing the sequences up to date (the tokens accepted
     // since the last draft, or a whole prompt after a pause: a one-off prefill), and the drafted positions

@@ -856,13 +856,10 @@ void Scheduler::prepare_drafts() {
             const bool model = type == DrafterType::DraftModel;
             const int32_t cap = config_.spec.draft_cap(type);
             const int32_t floor = std::max({s.spec_n_min, config_.spec.draft_floor(type), 1});
-            std::vector<engine::Token> seq;
             size_t behind = 0;
             double fixed = 0.0;
             if (model && config_.draft_model) {
-                seq = s.cache_tokens;
-                seq.push_back(s.pending);
-                behind = config_.draft_model->behind(s.id, seq);
+                behind = config_.draft_model->behind_context(s.id, s.cache_tokens);
                 // A draft model far behind (a new prompt, a pause) first catches up: a one-off, spread over
                 // the tokens the request may still ask for, so that it is paid early in a reply and not
                 // near its end (the last stream of a batch drafting its last few tokens caught up the
@@ -890,7 +887,8 @@ void Scheduler::prepare_drafts() {
             // since it last drafted for this slot: after a new long prompt, a prefill of the whole prompt
             // in the middle of the reply. Probes are for cheap checks: such a one is skipped.
             if (s.draft_ctl[kind].probing() && behind > kProbeMaxCatchUp) continue;
-            seqs.push_back(std::move(seq));
+            seqs.emplace_back(s.cache_tokens);
+            seqs.back().push_back(s.pending);
             engine::spec::DraftModel::Request r;
             r.seq = s.id;
             r.n_max = k;
