@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # llama.cpp for side-by-side comparisons, without building it: Debian sid packages llama.cpp (llama-server,
-# llama-bench, llama-quantize, llama-cli), and its binaries run here with sid's own loader and C library,
+# llama-bench, llama-quantize, llama-cli; the example programs llama-lookahead, llama-speculative,
+# llama-lookup ... in llama.cpp-examples), and its binaries run here with sid's own loader and C library,
 # unpacked into a folder outside the checkout (nothing is installed on the system).
 #
 #   bench/llamacpp.sh fetch [DIR]          downloads and unpacks (apt-get download; ~20 MB) into DIR
@@ -21,7 +22,7 @@ fetch() {
                 -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache" -o "Dir::State::status=/dev/null"
                 -o "APT::Sandbox::User=root")
     apt-get "${opts[@]}" update >/dev/null
-    (cd "$dir/debs" && apt-get "${opts[@]}" download llama.cpp-tools libllama0 libggml0 libc6 libstdc++6 libgcc-s1 \
+    (cd "$dir/debs" && apt-get "${opts[@]}" download llama.cpp-tools llama.cpp-examples libllama0 libggml0 libc6 libstdc++6 libgcc-s1 \
         libgomp1 libssl3t64 zlib1g)
     for f in "$dir"/debs/*.deb; do dpkg-deb -x "$f" "$dir/root"; done
     echo "llama.cpp $(apt-cache "${opts[@]}" show llama.cpp-tools | sed -n 's/^Version: //p' | head -1) in $dir"
