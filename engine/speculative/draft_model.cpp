@@ -42,13 +42,15 @@ size_t DraftModel::release_memory() {
     return model_.release_memory() + ctx_->kv().release_pages();
 }
 
-size_t DraftModel::kept(int seq, std::span<const Token> tokens) const {
-    if (tokens.empty() || seq < 0 || (size_t)seq >= cached_.size()) return 0;
+size_t DraftModel::held(int seq, std::span<const Token> tokens) const {
+    if (seq < 0 || (size_t)seq >= cached_.size()) return 0;
     const auto& have = cached_[(size_t)seq];
-    size_t c = 0;
-    while (c < have.size() && c < tokens.size() && have[c] == tokens[c]) ++c;
+    return (size_t)(std::mismatch(have.begin(), have.end(), tokens.begin(), tokens.end()).second - tokens.begin());
+}
+
+size_t DraftModel::kept(int seq, std::span<const Token> tokens) const {
     // The last token is evaluated with the draft, not before it.
-    return std::min(c, tokens.size() - 1);
+    return tokens.empty() ? 0 : std::min(held(seq, tokens), tokens.size() - 1);
 }
 
 size_t DraftModel::behind(int seq, std::span<const Token> tokens) const {
@@ -56,10 +58,7 @@ size_t DraftModel::behind(int seq, std::span<const Token> tokens) const {
 }
 
 size_t DraftModel::behind_context(int seq, std::span<const Token> context) const {
-    if (seq < 0 || (size_t)seq >= cached_.size()) return context.size();
-    const auto& have = cached_[(size_t)seq];
-    const auto held = std::mismatch(have.begin(), have.end(), context.begin(), context.end()).second;
-    return context.size() - (size_t)(held - context.begin());
+    return context.size() - held(seq, context);
 }
 
 std::vector<bool> DraftModel::catch_up(std::span<const Request> reqs) {

@@ -62,8 +62,9 @@ class DraftModel {
     void restore_memory() { model_.restore_memory(); }
 
   private:
-    // How many leading tokens of `tokens` the sequence's cells already hold and keep (never the last one,
-    // which a draft evaluates with the others').
+    // How many leading tokens of `tokens` the sequence's cells hold.
+    size_t held(int seq, std::span<const Token> tokens) const;
+    // Of those, the ones a draft keeps (never the last one, which a draft evaluates with the others').
     size_t kept(int seq, std::span<const Token> tokens) const;
     // Brings each request's sequence up to date; false for a request whose catch-up failed.
     std::vector<bool> catch_up(std::span<const Request> requests);
