@@ -32,10 +32,6 @@ int32_t SpecConfig::draft_floor(engine::spec::DrafterType t) const {
 namespace {
 // The most tokens a draft model may have to catch up on for a probe (a draft that has not paid lately).
 constexpr size_t kProbeMaxCatchUp = 64;
-// A draft model's catch-up of at most this many tokens per slot is part of drafting's steady cost (the
-// last accepted draft token, tokens of steps decoded plainly); a longer one is a new prompt's prefill,
-// which drafting after it pays only once.
-constexpr int32_t kSteadyCatchUp = 8;
 
 double ms_between(Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
@@ -126,7 +122,9 @@ void Scheduler::warmup() {
     const auto t0 = Clock::now();
     try {
         ctx_.decode(batch);
-        spdlog::info("warmup: {} tokens in {:.1f} ms", batch.size(), ms_between(t0, Clock::now()));
+        if (config_.draft_model) config_.draft_model->warmup();
+        spdlog::info("warmup: {} tokens in {:.1f} ms{}", batch.size(), ms_between(t0, Clock::now()),
+                     config_.draft_model ? " (and the draft model)" : "");
     } catch (const std::exception& e) {
         spdlog::warn("warmup failed ({}); serving without it", e.what());
     }
@@ -791,18 +789,17 @@ void Scheduler::prepare_drafts() {
         return n * step_cost_.extra_cost(n, k, n_gen);
     };
     // Until a draft model has been timed, assume a draft position costs a third of a target step.
-    const double model_ratio = draft_step_seconds_ > 0 && plain_step > 0 ? draft_step_seconds_ / plain_step : 0.3;
-    const double model_fixed = plain_step > 0 ? draft_fixed_seconds_ / plain_step : 0.0;
-    // A token caught up in a batch never costs more than a drafted position (one token per slot).
-    const double model_catch_up =
-        plain_step > 0 ? std::min(catch_up_.per_token(), draft_step_seconds_) / plain_step : 0.0;
+    const double model_ratio =
+        draft_cost_.position_seconds() > 0 && plain_step > 0 ? draft_cost_.position_seconds() / plain_step : 0.3;
+    const double model_catch_up = plain_step > 0 ? draft_cost_.per_token_seconds() / plain_step : 0.0;
     // What the prices are made of: measured steps and the draft model's costs.
     if (iteration_ % 50 == 0)
         spdlog::debug("draft costs: {} streams, extra token ratio {:.3f} (one stream {:.3f}), step(1) {:.3f} ms, "
                       "step(n) {:.3f} ms; draft model {:.3f} ms per position, {:.3f} ms per call, {:.3f} ms per "
                       "token caught up",
                       n_gen, extra, r1, 1e3 * step_cost_.measured_seconds(1, 1), 1e3 * plain_step * std::max(n_gen, 1),
-                      1e3 * draft_step_seconds_, 1e3 * draft_fixed_seconds_, 1e3 * catch_up_.per_token());
+                      1e3 * draft_cost_.position_seconds(), 1e3 * draft_cost_.call_seconds(),
+                      1e3 * draft_cost_.per_token_seconds());
 
     // Drafters are asked in the server's priority order; the draft model runs once for every slot that
     // reaches it, and slots whose model draft comes back empty go on down the list.
@@ -867,8 +864,7 @@ void Scheduler::prepare_drafts() {
                 const int32_t left = std::max(1, s.task->n_predict >= 0
                                                      ? std::min(s.task->n_predict - s.n_decoded(), draft_room(s))
                                                      : draft_room(s));
-                fixed = model_fixed + (double)(behind > (size_t)kSteadyCatchUp ? behind - (size_t)kSteadyCatchUp : 0) *
-                            model_catch_up / left;
+                if (plain_step > 0) fixed = draft_cost_.fixed_seconds(behind, left) / plain_step;
             }
             const int32_t k = s.draft_ctl[kind].want(cap > 0 ? std::min(room, cap) : room, step_extra,
                                                      model ? model_ratio : 0.0, floor, fixed,
@@ -918,14 +914,8 @@ void Scheduler::prepare_drafts() {
     // has one: a slot's last draft token, when accepted, was never evaluated by the draft model), priced
     // per call: without it, one-token drafts beside other streams looked cheaper than they are.
     const engine::spec::DraftModel::Timing& timing = config_.draft_model->last_timing();
-    if (timing.positions > 0) {
-        const double per = timing.draft_seconds / timing.positions;
-        draft_step_seconds_ = draft_step_seconds_ > 0 ? 0.9 * draft_step_seconds_ + 0.1 * per : per;
-        if (timing.catch_up_tokens <= kSteadyCatchUp * (int32_t)reqs.size())
-            draft_fixed_seconds_ = 0.9 * draft_fixed_seconds_ + 0.1 * timing.catch_up_seconds;
-        if (draft_model_warm_) catch_up_.observe(timing.catch_up_tokens, timing.catch_up_seconds);
-        draft_model_warm_ = true;
-    }
+    draft_cost_.observe((int32_t)reqs.size(), timing.catch_up_tokens, timing.catch_up_seconds, timing.positions,
+                        timing.draft_seconds);
     for (size_t i = 0; i < res.size(); ++i) {
         Slot& s = *want_model[i].slot;
         if ((int32_t)res[i].tokens.size() < std::max(s.spec_n_min, 1)) {

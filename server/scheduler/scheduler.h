@@ -16,6 +16,7 @@
 #include "engine/model/model.h"
 #include "engine/speculative/draft_controller.h"
 #include "engine/speculative/draft_model.h"
+#include "engine/speculative/draft_model_cost.h"
 #include "engine/speculative/lookahead.h"
 #include "engine/speculative/ngram_cache.h"
 #include "engine/speculative/verify.h"
@@ -223,10 +224,7 @@ class Scheduler {
     Metrics metrics_;
     uint64_t iteration_ = 0;
     engine::spec::StepCostModel step_cost_;
-    double draft_step_seconds_ = 0.0;  // a draft model's measured time per drafted position
-    double draft_fixed_seconds_ = 0.0;  // and per draft call besides its positions (the steady catch-up)
-    engine::spec::CatchUpCost catch_up_;   // and per token it catches up on
-    bool draft_model_warm_ = false;         // its first call (cold weights) is not timed
+    engine::spec::DraftModelCost draft_cost_;  // a draft model's, measured
     uint64_t use_counter_ = 0;
     HostPromptCache host_cache_;  // engine thread only
 };

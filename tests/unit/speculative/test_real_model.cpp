@@ -203,6 +203,30 @@ TEST_CASE("the draft model drafts its own greedy continuation and stops under p_
     REQUIRE(dm.draft(std::span<const DraftModel::Request>(&r, 1))[0].tokens.empty());
 }
 
+TEST_CASE("the draft model's warmup leaves nothing behind: drafts after it are those without it",
+          "[speculative][model]") {
+    auto target = Model::load(shared_path("models/stories260K.gguf"));
+    auto draft = Model::load(shared_path("models/stories260K-q8_0.gguf"));
+    ContextParams cp;
+    cp.n_ctx = 256;
+    cp.n_seq_max = 2;
+    cp.n_threads = cp.n_threads_batch = 1;
+    const std::vector<Token> prompt = target->vocab().tokenize("Once upon a time", true);
+    DraftModel::Request r;
+    r.seq = 0;  // the sequence the warmup batch uses
+    r.tokens = prompt;
+    r.n_max = 5;
+    r.p_min = 0.0f;
+    DraftModel cold(*draft, *target, cp), warm(*draft, *target, cp);
+    warm.warmup();
+    REQUIRE(warm.behind(0, prompt) == prompt.size() - 1);
+    const auto want = cold.draft(std::span<const DraftModel::Request>(&r, 1));
+    const auto got = warm.draft(std::span<const DraftModel::Request>(&r, 1));
+    REQUIRE(want[0].tokens.size() == 5);
+    CHECK(got[0].tokens == want[0].tokens);
+    CHECK(warm.last_timing().catch_up_tokens == (int32_t)prompt.size() - 1);
+}
+
 TEST_CASE("a draft model with another vocabulary is refused, naming the difference", "[speculative][model]") {
     auto target = Model::load(shared_path("models/stories260K.gguf"));
     auto other = Model::load(shared_path("models/synth/synth-tiny-q8_0.gguf"));

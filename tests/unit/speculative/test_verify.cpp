@@ -6,6 +6,7 @@
 #include <random>
 
 #include "engine/speculative/draft_controller.h"
+#include "engine/speculative/draft_model_cost.h"
 #include "engine/speculative/verify.h"
 
 using namespace engine;
@@ -346,6 +347,57 @@ TEST_CASE("catch-up cost: the per-token part, not the per-call overhead", "[spec
     CHECK(c.per_token() == Approx(0.0007).epsilon(0.01));
     c.observe(0, 1.0);  // a call with nothing to catch up on says nothing
     CHECK(c.per_token() == Approx(0.0007).epsilon(0.01));
+}
+
+TEST_CASE("draft model cost: the first call is not timed, later ones are averaged", "[speculative][controller]") {
+    DraftModelCost c;
+    REQUIRE(c.position_seconds() == 0.0);
+    c.observe(1, 5, 0.019, 3, 3 * 0.025);  // weights paged in: 25 ms a position
+    CHECK(c.position_seconds() == 0.0);
+    CHECK(c.call_seconds() == 0.0);
+    for (int i = 0; i < 50; ++i) c.observe(1, 1, 0.0015, 4, 4 * 0.004);
+    CHECK(c.position_seconds() == Approx(0.004));
+    CHECK(c.call_seconds() == Approx(0.0015).epsilon(0.01));
+    c.observe(1, 1, 0.0015, 0, 0.0);  // nothing drafted: says nothing
+    CHECK(c.position_seconds() == Approx(0.004));
+}
+
+TEST_CASE("draft model cost: short catch-ups are priced per call, a new prompt's per token and once",
+          "[speculative][controller]") {
+    // A draft model with 1 ms per call and 1 ms per token caught up: calls catch up 1-8 tokens a slot
+    // (the last accepted draft token, steps decoded plainly), now and then a 40-token prompt.
+    DraftModelCost c;
+    c.observe(1, 40, 0.041, 4, 0.016);  // the first call: not timed
+    for (int i = 0; i < 200; ++i) {
+        const int n = i % 10 == 9 ? 40 : 1 + i % 8;
+        c.observe(1, n, 0.001 + 0.001 * n, 4, 0.016);
+    }
+    // Per call: what calls of at most 8 tokens took (5.5 ms on average here), not the prompts' 41 ms.
+    CHECK(c.call_seconds() > 0.002);
+    CHECK(c.call_seconds() < 0.009);
+    CHECK(c.per_token_seconds() == Approx(0.001).epsilon(0.05));
+    const double call = c.call_seconds();
+    // Beyond 8 tokens, what drafting from now on pays once, spread over the tokens still to come.
+    CHECK(c.fixed_seconds(0, 10) == Approx(call));
+    CHECK(c.fixed_seconds(8, 10) == Approx(call));
+    CHECK(c.fixed_seconds(28, 10) == Approx(call + 20 * c.per_token_seconds() / 10));
+    CHECK(c.fixed_seconds(28, 0) == Approx(call + 20 * c.per_token_seconds()));
+    // Four slots in one call: up to 32 tokens are the per-call kind.
+    c.observe(4, 32, 0.5, 4, 0.016);
+    CHECK(c.call_seconds() > call);
+    const double after = c.call_seconds();
+    c.observe(1, 9, 0.5, 4, 0.016);
+    CHECK(c.call_seconds() == after);
+}
+
+TEST_CASE("draft model cost: a token caught up never costs more than a drafted position", "[speculative][controller]") {
+    DraftModelCost c;
+    c.observe(1, 0, 0.0, 1, 0.001);
+    for (int i = 0; i < 40; ++i) {
+        const int n = 1 + (i % 4) * 4;
+        c.observe(1, n, 0.003 * n, 1, 0.001);  // catch-up 3 ms a token, a position 1 ms
+    }
+    CHECK(c.per_token_seconds() == Approx(0.001));
 }
 
 TEST_CASE("draft controller: a measured step cost that jumps keeps drafts short", "[speculative][controller]") {
