@@ -30,6 +30,15 @@ std::vector<float> row_after(Context& ctx, const std::vector<Token>& prompt, Tok
     return std::vector<float>(l, l + ctx.n_vocab());
 }
 
+// A draft context for two slots, one thread.
+ContextParams two_sequences() {
+    ContextParams cp;
+    cp.n_ctx = 256;
+    cp.n_seq_max = 2;
+    cp.n_threads = cp.n_threads_batch = 1;
+    return cp;
+}
+
 std::vector<double> softmax(const std::vector<float>& l) {
     double mx = -1e300, s = 0;
     for (float x : l) mx = std::max(mx, (double)x);
@@ -153,10 +162,7 @@ TEST_CASE("the draft model drafts its own greedy continuation and stops under p_
           "[speculative][model]") {
     auto target = Model::load(shared_path("models/stories260K.gguf"));
     auto draft = Model::load(shared_path("models/stories260K-q8_0.gguf"));
-    ContextParams cp;
-    cp.n_ctx = 256;
-    cp.n_seq_max = 2;
-    cp.n_threads = cp.n_threads_batch = 1;
+    const ContextParams cp = two_sequences();
     DraftModel dm(*draft, *target, cp);
     const std::vector<Token> prompt = target->vocab().tokenize("Once upon a time", true);
     // Greedy continuation of the draft model by plain decoding.
@@ -207,10 +213,7 @@ TEST_CASE("the draft model's warmup leaves nothing behind: drafts after it are t
           "[speculative][model]") {
     auto target = Model::load(shared_path("models/stories260K.gguf"));
     auto draft = Model::load(shared_path("models/stories260K-q8_0.gguf"));
-    ContextParams cp;
-    cp.n_ctx = 256;
-    cp.n_seq_max = 2;
-    cp.n_threads = cp.n_threads_batch = 1;
+    const ContextParams cp = two_sequences();
     const std::vector<Token> prompt = target->vocab().tokenize("Once upon a time", true);
     DraftModel::Request r;
     r.seq = 0;  // the sequence the warmup batch uses
