@@ -216,7 +216,7 @@ int cmd_serve(int argc, char** argv) {
               "defragmentation (attention reads only the used range of cells and new tokens fill the lowest free "
               "cells)",
               &defrag_thold);
-    ap.flag("--warmup", "evaluate a short batch before serving (default)", &warmup);
+    ap.flag("--warmup", "evaluate a short batch before serving, with the draft model too (default)", &warmup);
     ap.flag("--no-warmup", "skip the warmup batch", &warmup, false);
     ap.flag("-sp,--special", "show special tokens (e.g. <|im_end|>) in the generated text", &sc.special);
     ap.option("--ssl-key-file", "FILE", "PEM private key: serve HTTPS (with --ssl-cert-file)", &hc.ssl_key_file);
