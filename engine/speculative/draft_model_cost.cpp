@@ -11,8 +11,8 @@ constexpr double kWeight = 0.1;  // of the newest call in the running averages
 void DraftModelCost::observe(int32_t n_slots, int32_t catch_up_tokens, double catch_up_seconds, int32_t positions,
                              double draft_seconds) {
     if (positions <= 0 || n_slots <= 0) return;
-    if (!timed_once_) {
-        timed_once_ = true;
+    if (skip_next_) {
+        skip_next_ = false;
         return;
     }
     const double per = draft_seconds / positions;

@@ -18,6 +18,8 @@ class DraftModelCost {
     // may page the weights in (--no-warmup) or meet cold caches.
     void observe(int32_t n_slots, int32_t catch_up_tokens, double catch_up_seconds, int32_t positions,
                  double draft_seconds);
+    // The next call is not timed either: the weights come back from disk after the server slept.
+    void skip_next_call() { skip_next_ = true; }
     double position_seconds() const { return position_; }  // 0 until timed
     double call_seconds() const { return call_; }
     // Per token caught up: the fitted slope, never above a drafted position (a batch of catch-up tokens
@@ -36,7 +38,7 @@ class DraftModelCost {
     static constexpr int32_t kSteadyCatchUp = 8;
 
   private:
-    bool timed_once_ = false;
+    bool skip_next_ = true;  // the first call
     double position_ = 0, call_ = 0;
     CatchUpCost catch_up_;
 };

@@ -359,6 +359,7 @@ bool Scheduler::wake_up() {
     try {
         ctx_.model().restore_memory();
         if (config_.draft_model) config_.draft_model->restore_memory();
+        draft_cost_.skip_next_call();  // its weights fault back in during the first draft
     } catch (const std::exception& e) {
         // The weights cannot be read again (the file went away or changed): what waits fails, the server
         // stays asleep and tries again with the next request.

@@ -360,6 +360,14 @@ TEST_CASE("draft model cost: the first call is not timed, later ones are average
     CHECK(c.call_seconds() == Approx(0.0015).epsilon(0.01));
     c.observe(1, 1, 0.0015, 0, 0.0);  // nothing drafted: says nothing
     CHECK(c.position_seconds() == Approx(0.004));
+    // After sleeping, the first call pages the weights in again: not timed either.
+    const double call = c.call_seconds();
+    c.skip_next_call();
+    c.observe(1, 1, 0.019, 3, 3 * 0.025);
+    CHECK(c.position_seconds() == Approx(0.004));
+    CHECK(c.call_seconds() == call);
+    c.observe(1, 1, 0.0015, 4, 4 * 0.004);
+    CHECK(c.position_seconds() == Approx(0.004));
 }
 
 TEST_CASE("draft model cost: short catch-ups are priced per call, a new prompt's per token and once",
