@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <stdexcept>
 #include <thread>
 
 #include "engine/model/kv_shift.h"
 #include "engine/model/arch/arch.h"
 #include "engine/model/graph_builder.h"
+#include "engine/tokenizer/vocab.h"
 
 namespace engine {
 
@@ -75,6 +77,24 @@ const std::vector<float>& Context::lora_scales(SeqId seq) const {
 
 void Context::apply_kv_shift() {
     apply_k_shift(model_, *kv_, *runner_, params_.n_threads_batch, long_rope_);
+}
+
+size_t Context::warmup() {
+    const Vocab& vocab = model_.vocab();
+    Batch b;
+    const bool eos = vocab.eos() >= 0;
+    b.add(vocab.bos() >= 0 ? vocab.bos() : 0, 0, {0}, !eos);
+    if (eos) b.add(vocab.eos(), 1, {0}, true);
+    Status st;
+    try {
+        st = decode(b);
+    } catch (...) {
+        kv().seq_rm(0, -1, -1);
+        throw;
+    }
+    kv().seq_rm(0, -1, -1);
+    if (st != Status::Ok) throw std::runtime_error("the warmup batch found no room in the cache");
+    return b.size();
 }
 
 Context::Status Context::decode(const Batch& batch) {

@@ -61,6 +61,10 @@ class Context {
     // Evaluates the batch. On NoKvSpace nothing of the batch remains in the cache. Pending position
     // shifts of the cache (KvCache::seq_add) are applied to the stored keys first.
     Status decode(const Batch& batch);
+    // Evaluates a short batch (BOS, EOS) in sequence 0 and removes it from the cache again, so that the
+    // first real batch does not pay for weights paged in from disk. Returns its number of tokens; throws
+    // what decode() throws, or std::runtime_error when the batch found no room.
+    size_t warmup();
     // The adapters' scales for a sequence's tokens (one per ContextParams::lora entry; 0: not applied),
     // from the next decode on; every sequence starts with all zeros. Tokens of a sequence evaluated
     // earlier keep what they were computed with (the caller decides when a cached prefix is reusable).

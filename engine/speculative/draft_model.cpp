@@ -37,14 +37,8 @@ void DraftModel::forget(int seq) {
 }
 
 void DraftModel::warmup() {
-    const Vocab& vocab = model_.vocab();
-    Batch b;
-    const bool eos = vocab.eos() >= 0;
-    b.add(vocab.bos() >= 0 ? vocab.bos() : 0, 0, {0}, !eos);
-    if (eos) b.add(vocab.eos(), 1, {0}, true);
-    const Context::Status st = ctx_->decode(b);
+    ctx_->warmup();
     forget(0);
-    if (st != Context::Status::Ok) throw std::runtime_error("the draft model's warmup batch did not fit its context");
 }
 
 size_t DraftModel::release_memory() {

@@ -40,9 +40,9 @@ class DraftModel {
     std::vector<Result> draft(std::span<const Request> requests);
     // The slot's sequence is no longer what the draft context holds (e.g. it was erased).
     void forget(int seq);
-    // Evaluates a short batch and forgets it, so that the first draft does not pay for weights paged in
+    // Context::warmup on the draft context, so that the first draft does not pay for weights paged in
     // from disk (one such call priced drafted positions at 25 ms where they cost 4, and drafting never
-    // started for that server). Throws what a decode throws.
+    // started for that server).
     void warmup();
     // How many tokens of `tokens` a draft for sequence `seq` would first have to evaluate (catch up).
     size_t behind(int seq, std::span<const Token> tokens) const;

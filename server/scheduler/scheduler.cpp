@@ -114,21 +114,15 @@ Scheduler::~Scheduler() {
 }
 
 void Scheduler::warmup() {
-    const auto& vocab = model_.vocab();
-    engine::Batch batch;
-    const bool eos = vocab.eos() >= 0;
-    batch.add(vocab.bos() >= 0 ? vocab.bos() : 0, 0, {0}, !eos);
-    if (eos) batch.add(vocab.eos(), 1, {0}, true);
     const auto t0 = Clock::now();
     try {
-        ctx_.decode(batch);
+        const size_t n = ctx_.warmup();
         if (config_.draft_model) config_.draft_model->warmup();
-        spdlog::info("warmup: {} tokens in {:.1f} ms{}", batch.size(), ms_between(t0, Clock::now()),
+        spdlog::info("warmup: {} tokens in {:.1f} ms{}", n, ms_between(t0, Clock::now()),
                      config_.draft_model ? " (and the draft model)" : "");
     } catch (const std::exception& e) {
         spdlog::warn("warmup failed ({}); serving without it", e.what());
     }
-    ctx_.kv().seq_rm(0, -1, -1);
 }
 
 void Scheduler::start(bool warm) {
