@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <stdexcept>
+#include <utility>
 
 namespace engine::chat {
 
@@ -375,15 +376,25 @@ std::string rwkv_world(const Turns& turns, bool gen) {
     return out;
 }
 
-std::string granite(const Turns& turns, bool gen) {
+// Granite 3.x keeps the assistant_tool_call role name; Granite 4 writes it as an assistant turn.
+std::string granite_common(const Turns& turns, bool gen, bool tool_call_as_assistant) {
     std::string out;
     for (const auto& t : turns) {
-        out += "<|start_of_role|>" + t.role + "<|end_of_role|>";
-        if (t.role == "assistant_tool_call") out += "<|tool_call|>";
+        const bool tool_call = t.role == "assistant_tool_call";
+        const std::string role = tool_call && tool_call_as_assistant ? "assistant" : t.role;
+        out += "<|start_of_role|>" + role + "<|end_of_role|>";
+        if (tool_call) out += "<|tool_call|>";
         out += t.content + "<|end_of_text|>\n";
     }
     if (gen) out += "<|start_of_role|>assistant<|end_of_role|>";
     return out;
+}
+
+std::string granite(const Turns& t, bool gen) {
+    return granite_common(t, gen, false);
+}
+std::string granite4(const Turns& t, bool gen) {
+    return granite_common(t, gen, true);
 }
 
 std::string gigachat(const Turns& turns, bool gen) {
@@ -422,13 +433,34 @@ std::string yandex(const Turns& turns, bool gen) {
     return out;
 }
 
-std::string bailing(const Turns& turns, bool gen) {
+// Ling/Ring (Bailing) name the user HUMAN and write every role in capitals.
+std::string bailing_role(const std::string& role) {
+    std::string out = role == "user" ? "HUMAN" : role;
+    std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::toupper(c); });
+    return out;
+}
+
+std::string bailing_common(const Turns& turns, bool gen, const char* reply_opening) {
     std::string out;
+    for (const auto& t : turns) out += "<role>" + bailing_role(t.role) + "</role>" + t.content;
+    if (gen) out += std::string("<role>ASSISTANT</role>") + reply_opening;
+    return out;
+}
+
+std::string bailing(const Turns& t, bool gen) {
+    return bailing_common(t, gen, "");
+}
+std::string bailing_think(const Turns& t, bool gen) {
+    return bailing_common(t, gen, "<think>");
+}
+
+// Ling 2.0 closes every turn, and a chat that does not open with a system turn gets one that
+// switches thinking off.
+std::string bailing2(const Turns& turns, bool gen) {
+    const bool has_system = !turns.empty() && turns[0].role == "system";
+    std::string out = has_system ? "" : "<role>SYSTEM</role>detailed thinking off<|role_end|>";
     for (const auto& t : turns) {
-        std::string role = t.role == "user" ? "HUMAN" : t.role;
-        std::transform(role.begin(), role.end(), role.begin(),
-                       [](unsigned char c) { return std::toupper(c); });
-        out += "<role>" + role + "</role>" + t.content;
+        out += "<role>" + bailing_role(t.role) + "</role>" + t.content + "<|role_end|>";
     }
     if (gen) out += "<role>ASSISTANT</role>";
     return out;
@@ -496,6 +528,116 @@ std::string kimi_k2(const Turns& turns, bool gen) {
     return out;
 }
 
+// Hunyuan dense: only a leading system turn is kept; each user turn already opens the reply.
+std::string hunyuan_dense(const Turns& turns, bool) {
+    std::string out;
+    for (size_t i = 0; i < turns.size(); ++i) {
+        const Turn& t = turns[i];
+        if (i == 0 && t.role == "system") {
+            out += t.content + "<｜hy_place▁holder▁no▁3｜>";
+        } else if (t.role == "user") {
+            out += "<｜hy_User｜>" + t.content + "<｜hy_Assistant｜>";
+        } else if (t.role == "assistant") {
+            out += "<｜hy_Assistant｜>" + t.content + "<｜hy_place▁holder▁no▁2｜>";
+        }
+    }
+    return out;
+}
+
+// Hunyuan VL writes its BOS text and closes each turn with the token of the role that wrote it.
+std::string hunyuan_vl(const Turns& turns, bool) {
+    std::string out = "<｜hy_begin▁of▁sentence｜>";
+    for (size_t i = 0; i < turns.size(); ++i) {
+        const Turn& t = turns[i];
+        if (i == 0 && t.role == "system") {
+            out += t.content + "<｜hy_place▁holder▁no▁3｜>";
+        } else if (t.role == "user") {
+            out += t.content + "<｜hy_User｜>";
+        } else if (t.role == "assistant") {
+            out += t.content + "<｜hy_Assistant｜>";
+        }
+    }
+    return out;
+}
+
+// gpt-oss (Harmony): a finished reply ends with <|return|>, every other turn with <|end|>.
+std::string gpt_oss(const Turns& turns, bool gen) {
+    std::string out;
+    for (const auto& t : turns) {
+        out += "<|start|>" + t.role + "<|message|>" + t.content;
+        out += t.role == "assistant" ? "<|return|>" : "<|end|>";
+    }
+    if (gen) out += "<|start|>assistant";
+    return out;
+}
+
+// Seed-OSS trims only the replies.
+std::string seed_oss(const Turns& turns, bool gen) {
+    std::string out;
+    for (const auto& t : turns) {
+        const std::string content = t.role == "assistant" ? trim(t.content) : t.content;
+        out += "<seed:bos>" + t.role + "\n" + content + "<seed:eos>";
+    }
+    if (gen) out += "<seed:bos>assistant\n";
+    return out;
+}
+
+// Grok 2 trims system and user text but keeps replies as written; other roles are dropped.
+std::string grok2(const Turns& turns, bool gen) {
+    std::string out;
+    for (const auto& t : turns) {
+        if (t.role == "system") {
+            out += "System: " + trim(t.content) + "<|separator|>\n\n";
+        } else if (t.role == "user") {
+            out += "Human: " + trim(t.content) + "<|separator|>\n\n";
+        } else if (t.role == "assistant") {
+            out += "Assistant: " + t.content + "<|separator|>\n\n";
+        }
+    }
+    if (gen) out += "Assistant:";
+    return out;
+}
+
+// Pangu Embedded always opens with a system turn, an empty one when the chat has none.
+std::string pangu_embedded(const Turns& turns, bool gen) {
+    static const std::pair<const char*, const char*> kLabels[] = {
+        {"system", "系统"}, {"user", "用户"}, {"assistant", "助手"}, {"tool", "工具"}, {"function", "方法"}};
+    std::string out;
+    if (!turns.empty() && turns[0].role != "system") out += "[unused9]系统：[unused10]";
+    for (const auto& t : turns) {
+        for (const auto& [role, label] : kLabels) {
+            if (t.role == role) out += std::string("[unused9]") + label + "：" + t.content + "[unused10]";
+        }
+    }
+    if (gen) out += "[unused9]助手：";
+    return out;
+}
+
+std::string solar_open(const Turns& turns, bool gen) {
+    std::string out;
+    for (const auto& t : turns) out += "<|begin|>" + t.role + "<|content|>" + t.content + "<|end|>";
+    if (gen) out += "<|begin|>assistant";
+    return out;
+}
+
+// EXAONE MoE trims every turn and keeps only the four roles it has tokens for.
+std::string exaone_moe(const Turns& turns, bool gen) {
+    std::string out;
+    for (const auto& t : turns) {
+        if (t.role == "system" || t.role == "user" || t.role == "assistant" || t.role == "tool")
+            out += "<|" + t.role + "|>\n" + trim(t.content) + "<|endofturn|>\n";
+    }
+    if (gen) out += "<|assistant|>\n";
+    return out;
+}
+
+// DeepSeek-OCR takes the bare text: the turns are joined with no markers at all.
+std::string deepseek_ocr(const Turns& turns, bool) {
+    std::string out;
+    for (const auto& t : turns) out += t.content;
+    return out;
+}
+
 struct Format {
     const char* name;
     FormatFn fn;
@@ -504,22 +646,32 @@ struct Format {
 // Sorted by name.
 constexpr Format kFormats[] = {
     {"bailing", bailing},
+    {"bailing-think", bailing_think},
+    {"bailing2", bailing2},
     {"chatglm3", chatglm3},
     {"chatglm4", chatglm4},
     {"chatml", chatml},
     {"command-r", command_r},
     {"deepseek", deepseek},
+    {"deepseek-ocr", deepseek_ocr},
     {"deepseek2", deepseek2},
     {"deepseek3", deepseek3},
     {"dots1", dots1},
+    {"exaone-moe", exaone_moe},
     {"exaone3", exaone3},
     {"exaone4", exaone4},
     {"falcon3", falcon3},
     {"gemma", gemma},
     {"gigachat", gigachat},
     {"glmedge", glmedge},
+    {"gpt-oss", gpt_oss},
     {"granite", granite},
+    {"granite-4.0", granite4},
+    {"granite-4.1", granite4},
+    {"grok-2", grok2},
+    {"hunyuan-dense", hunyuan_dense},
     {"hunyuan-moe", hunyuan_moe},
+    {"hunyuan-vl", hunyuan_vl},
     {"kimi-k2", kimi_k2},
     {"llama2", llama2},
     {"llama2-sys", llama2_sys},
@@ -537,10 +689,13 @@ constexpr Format kFormats[] = {
     {"monarch", monarch},
     {"openchat", openchat},
     {"orion", orion},
+    {"pangu-embedded", pangu_embedded},
     {"phi3", phi3},
     {"phi4", phi4},
     {"rwkv-world", rwkv_world},
+    {"seed_oss", seed_oss},
     {"smolvlm", smolvlm},
+    {"solar-open", solar_open},
     {"vicuna", vicuna},
     {"vicuna-orca", vicuna_orca},
     {"yandex", yandex},

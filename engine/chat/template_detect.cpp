@@ -38,6 +38,13 @@ std::string inst_family(const Text& t) {
     return "llama2";
 }
 
+// Granite <|start_of_role|> templates: those that describe tools are Granite 4, and of those only
+// 4.0 defines g4_default_system_message.
+std::string granite_family(const Text& t) {
+    if (!t.has("<tool_call>") && !t.has("<tools>")) return "granite";
+    return t.has("g4_default_system_message") ? "granite-4.0" : "granite-4.1";
+}
+
 }  // namespace
 
 std::string detect_builtin_format(std::string_view template_text) {
@@ -68,18 +75,29 @@ std::string detect_builtin_format(std::string_view template_text) {
     }
     if (t.has("rwkv-world") || t.has("{{- 'User: ' + message['content']|trim + '\\n\\n' -}}"))
         return "rwkv-world";
-    if (t.has("<|start_of_role|>")) return "granite";
+    if (t.has("<|start_of_role|>")) return granite_family(t);
     if (t.has("message['role'] + additional_special_tokens[0] + message['content'] + "
               "additional_special_tokens[1]")) {
         return "gigachat";
     }
     if (t.has("<|role_start|>")) return "megrez";
     if (t.has(" Ассистент:")) return "yandex";
-    if (t.has("<role>ASSISTANT</role>") && t.has("'HUMAN'")) return "bailing";
+    if (t.has("<role>ASSISTANT</role>")) {
+        if (t.has("'HUMAN'")) return "bailing";
+        if (t.has("\"HUMAN\"") && t.has("<think>")) return "bailing-think";
+        if (t.has("<role>HUMAN</role>") && t.has("<|role_end|>")) return "bailing2";
+    }
     if (t.has("<|header_start|>") && t.has("<|header_end|>")) return "llama4";
     if (t.has("<|endofuserprompt|>")) return "dots1";
     if (t.has("<|startoftext|>") && t.has("<|extra_4|>")) return "hunyuan-moe";
+    if (t.has("<|start|>") && t.has("<|channel|>")) return "gpt-oss";
+    if (t.has("<｜hy_begin▁of▁sentence｜>") && t.has("<｜hy_Assistant｜>")) return "hunyuan-vl";
+    if (t.has("<｜hy_Assistant｜>") && t.has("<｜hy_place▁holder▁no▁3｜>")) return "hunyuan-dense";
     if (t.has("<|im_assistant|>assistant<|im_middle|>")) return "kimi-k2";
+    if (t.has("<seed:bos>")) return "seed_oss";
+    if (t.has("'Assistant: '  + message['content'] + '<|separator|>")) return "grok-2";
+    if (t.has("[unused9]系统：[unused10]")) return "pangu-embedded";
+    if (t.has("<|begin|>") && t.has("<|content|>") && t.has("<|end|>")) return "solar-open";
     return kJinjaOnly;
 }
 

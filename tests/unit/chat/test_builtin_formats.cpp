@@ -18,16 +18,23 @@ Json short_conversation() {
                            {"role": "assistant", "content": "A1"}, {"role": "user", "content": "U2"}])");
 }
 
+Json without_system(Json conversation) {
+    conversation.erase(0);
+    return conversation;
+}
+
 }  // namespace
 
 TEST_CASE("the built-in format list has the llama.cpp names", "[chat][builtin]") {
     const auto names = list_builtin_formats();
     CHECK(std::is_sorted(names.begin(), names.end()));
     for (const char* required :
-         {"chatml",     "llama2",    "llama2-sys", "llama3",  "mistral-v1", "mistral-v3", "mistral-v3-tekken",
-          "mistral-v7", "phi3",      "phi4",       "gemma",   "zephyr",     "vicuna",     "deepseek",
-          "deepseek2",  "deepseek3", "command-r",  "monarch", "orion",      "openchat",   "falcon3",
-          "chatglm4",   "granite",   "megrez",     "exaone3"}) {
+         {"chatml", "llama2", "llama2-sys", "llama3", "mistral-v1", "mistral-v3", "mistral-v3-tekken",
+          "mistral-v7", "phi3", "phi4", "gemma", "zephyr", "vicuna", "deepseek", "deepseek2", "deepseek3",
+          "command-r", "monarch", "orion", "openchat", "falcon3", "chatglm4", "granite", "megrez", "exaone3",
+          // added to llama.cpp after the list above
+          "gpt-oss", "granite-4.0", "granite-4.1", "grok-2", "seed_oss", "solar-open", "hunyuan-dense",
+          "hunyuan-vl", "exaone-moe", "deepseek-ocr", "bailing-think", "bailing2", "pangu-embedded"}) {
         INFO(required);
         CHECK(std::find(names.begin(), names.end(), required) != names.end());
         CHECK(is_builtin_format(required));
@@ -103,6 +110,46 @@ TEST_CASE("built-in formats lay out turns as each family expects", "[chat][built
          "<|im_system|>system<|im_middle|>S<|im_end|><|im_user|>user<|im_middle|>U1<|im_end|><|im_assistant|>"
          "assistant<|im_middle|>A1<|im_end|><|im_user|>user<|im_middle|>U2<|im_end|><|im_assistant|>assistant"
          "<|im_middle|>"},
+        // The rows below are llama-server's --no-jinja output for this conversation.
+        {"bailing-think",
+         "<role>SYSTEM</role>S<role>HUMAN</role>U1<role>ASSISTANT</role>A1<role>HUMAN</"
+         "role>U2<role>ASSISTANT</role><think>"},
+        {"bailing2",
+         "<role>SYSTEM</role>S<|role_end|><role>HUMAN</role>U1<|role_end|><role>ASSISTANT</"
+         "role>A1<|role_end|><role>HUMAN</role>U2<|role_end|><role>ASSISTANT</role>"},
+        {"deepseek-ocr", "SU1A1U2"},
+        {"exaone-moe",
+         "<|system|>\nS<|endofturn|>\n<|user|>\nU1<|endofturn|>\n<|assistant|>\nA1<|endofturn|>\n<|user|>"
+         "\nU2<|endofturn|>\n<|assistant|>\n"},
+        {"gpt-oss",
+         "<|start|>system<|message|>S<|end|><|start|>user<|message|>U1<|end|><|start|>assistant<|message|>A1<"
+         "|return|><|start|>user<|message|>U2<|end|><|start|>assistant"},
+        {"granite-4.0",
+         "<|start_of_role|>system<|end_of_role|>S<|end_of_text|>\n<|start_of_role|>user<|end_of_role|>U1<|"
+         "end_of_text|>\n<|start_of_role|>assistant<|end_of_role|>A1<|end_of_text|>\n<|start_of_role|>user<|"
+         "end_of_role|>U2<|end_of_text|>\n<|start_of_role|>assistant<|end_of_role|>"},
+        {"granite-4.1",
+         "<|start_of_role|>system<|end_of_role|>S<|end_of_text|>\n<|start_of_role|>user<|end_of_role|>U1<|"
+         "end_of_text|>\n<|start_of_role|>assistant<|end_of_role|>A1<|end_of_text|>\n<|start_of_role|>user<|"
+         "end_of_role|>U2<|end_of_text|>\n<|start_of_role|>assistant<|end_of_role|>"},
+        {"grok-2",
+         "System: S<|separator|>\n\nHuman: U1<|separator|>\n\nAssistant: A1<|separator|>\n\nHuman: "
+         "U2<|separator|>\n\nAssistant:"},
+        {"hunyuan-dense",
+         "S<｜hy_place▁holder▁no▁3｜><｜hy_User｜>U1<｜hy_Assistant｜><｜hy_Assistant｜>A1<｜hy_"
+         "place▁holder▁no▁2｜><｜hy_User｜>U2<｜hy_Assistant｜>"},
+        {"hunyuan-vl",
+         "<｜hy_begin▁of▁sentence｜>S<｜hy_place▁holder▁no▁3｜>U1<｜hy_User｜>A1<｜hy_Assistant｜>U2<｜hy_"
+         "User｜>"},
+        {"pangu-embedded",
+         "[unused9]系统：S[unused10][unused9]用户：U1[unused10][unused9]助手：A1[unused10][unused9]用户：U2["
+         "unused10][unused9]助手："},
+        {"seed_oss",
+         "<seed:bos>system\nS<seed:eos><seed:bos>user\nU1<seed:eos><seed:bos>assistant\nA1<seed:eos><seed:"
+         "bos>user\nU2<seed:eos><seed:bos>assistant\n"},
+        {"solar-open",
+         "<|begin|>system<|content|>S<|end|><|begin|>user<|content|>U1<|end|><|begin|>assistant<|content|>A1<"
+         "|end|><|begin|>user<|content|>U2<|end|><|begin|>assistant"},
     };
     for (const auto& [name, text] : expected) {
         INFO("format: " << name);
@@ -121,6 +168,175 @@ TEST_CASE("built-in formats honour add_generation_prompt and trimming", "[chat][
     CHECK(format_builtin("chatml", parts, false) == "<|im_start|>user\na\nb<|im_end|>\n");
 }
 
+// Expected prompts are llama-server's --no-jinja /apply-template output for the same messages.
+TEST_CASE("newer built-in formats match llama-server without a system turn or a generation prompt",
+          "[chat][builtin]") {
+    const std::map<std::string, std::string> no_system = {
+        {"bailing-think",
+         "<role>HUMAN</role>U1<role>ASSISTANT</role>A1<role>HUMAN</role>U2<role>ASSISTANT</role><think>"},
+        {"bailing2",
+         "<role>SYSTEM</role>detailed thinking "
+         "off<|role_end|><role>HUMAN</role>U1<|role_end|><role>ASSISTANT</role>A1<|role_end|><role>HUMAN</"
+         "role>U2<|role_end|><role>ASSISTANT</role>"},
+        {"deepseek-ocr", "U1A1U2"},
+        {"exaone-moe",
+         "<|user|>\nU1<|endofturn|>\n<|assistant|>\nA1<|endofturn|>\n<|user|>\nU2<|endofturn|>\n<|assistant|>"
+         "\n"},
+        {"gpt-oss",
+         "<|start|>user<|message|>U1<|end|><|start|>assistant<|message|>A1<|return|><|start|>user<|message|>"
+         "U2<|end|><|start|>assistant"},
+        {"granite-4.0",
+         "<|start_of_role|>user<|end_of_role|>U1<|end_of_text|>\n<|start_of_role|>assistant<|end_of_role|>A1<"
+         "|end_of_text|>\n<|start_of_role|>user<|end_of_role|>U2<|end_of_text|>\n<|start_of_role|>assistant<|"
+         "end_of_role|>"},
+        {"granite-4.1",
+         "<|start_of_role|>user<|end_of_role|>U1<|end_of_text|>\n<|start_of_role|>assistant<|end_of_role|>A1<"
+         "|end_of_text|>\n<|start_of_role|>user<|end_of_role|>U2<|end_of_text|>\n<|start_of_role|>assistant<|"
+         "end_of_role|>"},
+        {"grok-2",
+         "Human: U1<|separator|>\n\nAssistant: A1<|separator|>\n\nHuman: U2<|separator|>\n\nAssistant:"},
+        {"hunyuan-dense",
+         "<｜hy_User｜>U1<｜hy_Assistant｜><｜hy_Assistant｜>A1<｜hy_place▁holder▁no▁2｜><｜hy_User｜>U2<"
+         "｜hy_Assistant｜>"},
+        {"hunyuan-vl", "<｜hy_begin▁of▁sentence｜>U1<｜hy_User｜>A1<｜hy_Assistant｜>U2<｜hy_User｜>"},
+        {"pangu-embedded",
+         "[unused9]系统：[unused10][unused9]用户：U1[unused10][unused9]助手：A1[unused10][unused9]用户：U2["
+         "unused10][unused9]助手："},
+        {"seed_oss",
+         "<seed:bos>user\nU1<seed:eos><seed:bos>assistant\nA1<seed:eos><seed:bos>user\nU2<seed:eos><seed:bos>"
+         "assistant\n"},
+        {"solar-open",
+         "<|begin|>user<|content|>U1<|end|><|begin|>assistant<|content|>A1<|end|><|begin|>user<|content|>U2<|"
+         "end|><|begin|>assistant"},
+    };
+    for (const auto& [name, text] : no_system) {
+        INFO("format: " << name);
+        CHECK(format_builtin(name, without_system(short_conversation()), true) == text);
+    }
+    const std::map<std::string, std::string> no_generation_prompt = {
+        {"bailing-think",
+         "<role>SYSTEM</role>S<role>HUMAN</role>U1<role>ASSISTANT</role>A1<role>HUMAN</role>U2"},
+        {"bailing2",
+         "<role>SYSTEM</role>S<|role_end|><role>HUMAN</role>U1<|role_end|><role>ASSISTANT</"
+         "role>A1<|role_end|><role>HUMAN</role>U2<|role_end|>"},
+        {"deepseek-ocr", "SU1A1U2"},
+        {"exaone-moe",
+         "<|system|>\nS<|endofturn|>\n<|user|>\nU1<|endofturn|>\n<|assistant|>\nA1<|endofturn|>\n<|user|>"
+         "\nU2<|endofturn|>\n"},
+        {"gpt-oss",
+         "<|start|>system<|message|>S<|end|><|start|>user<|message|>U1<|end|><|start|>assistant<|message|>A1<"
+         "|return|><|start|>user<|message|>U2<|end|>"},
+        {"granite-4.0",
+         "<|start_of_role|>system<|end_of_role|>S<|end_of_text|>\n<|start_of_role|>user<|end_of_role|>U1<|"
+         "end_of_text|>\n<|start_of_role|>assistant<|end_of_role|>A1<|end_of_text|>\n<|start_of_role|>user<|"
+         "end_of_role|>U2<|end_of_text|>\n"},
+        {"granite-4.1",
+         "<|start_of_role|>system<|end_of_role|>S<|end_of_text|>\n<|start_of_role|>user<|end_of_role|>U1<|"
+         "end_of_text|>\n<|start_of_role|>assistant<|end_of_role|>A1<|end_of_text|>\n<|start_of_role|>user<|"
+         "end_of_role|>U2<|end_of_text|>\n"},
+        {"grok-2",
+         "System: S<|separator|>\n\nHuman: U1<|separator|>\n\nAssistant: A1<|separator|>\n\nHuman: "
+         "U2<|separator|>\n\n"},
+        {"hunyuan-dense",
+         "S<｜hy_place▁holder▁no▁3｜><｜hy_User｜>U1<｜hy_Assistant｜><｜hy_Assistant｜>A1<｜hy_"
+         "place▁holder▁no▁2｜><｜hy_User｜>U2<｜hy_Assistant｜>"},
+        {"hunyuan-vl",
+         "<｜hy_begin▁of▁sentence｜>S<｜hy_place▁holder▁no▁3｜>U1<｜hy_User｜>A1<｜hy_Assistant｜>U2<｜hy_"
+         "User｜>"},
+        {"pangu-embedded",
+         "[unused9]系统：S[unused10][unused9]用户：U1[unused10][unused9]助手：A1[unused10][unused9]用户：U2["
+         "unused10]"},
+        {"seed_oss",
+         "<seed:bos>system\nS<seed:eos><seed:bos>user\nU1<seed:eos><seed:bos>assistant\nA1<seed:eos><seed:"
+         "bos>user\nU2<seed:eos>"},
+        {"solar-open",
+         "<|begin|>system<|content|>S<|end|><|begin|>user<|content|>U1<|end|><|begin|>assistant<|content|>A1<"
+         "|end|><|begin|>user<|content|>U2<|end|>"},
+    };
+    for (const auto& [name, text] : no_generation_prompt) {
+        INFO("format: " << name);
+        CHECK(format_builtin(name, short_conversation(), false) == text);
+    }
+}
+
+TEST_CASE("newer built-in formats trim, drop and rename turns as llama-server does", "[chat][builtin]") {
+    // Padded text: Grok 2 trims system and user text, Seed-OSS only replies, EXAONE MoE everything.
+    const Json padded =
+        Json::parse(R"([{"role": "system", "content": " S "}, {"role": "user", "content": " U1 "},
+                                        {"role": "assistant", "content": " A1 "}, {"role": "user", "content": " U2 "}])");
+    const std::map<std::string, std::string> trimmed = {
+        {"exaone-moe",
+         "<|system|>\nS<|endofturn|>\n<|user|>\nU1<|endofturn|>\n<|assistant|>\nA1<|endofturn|>\n<|user|>"
+         "\nU2<|endofturn|>\n<|assistant|>\n"},
+        {"gpt-oss",
+         "<|start|>system<|message|> S <|end|><|start|>user<|message|> U1 "
+         "<|end|><|start|>assistant<|message|> A1 <|return|><|start|>user<|message|> U2 "
+         "<|end|><|start|>assistant"},
+        {"grok-2",
+         "System: S<|separator|>\n\nHuman: U1<|separator|>\n\nAssistant:  A1 <|separator|>\n\nHuman: "
+         "U2<|separator|>\n\nAssistant:"},
+        {"seed_oss",
+         "<seed:bos>system\n S <seed:eos><seed:bos>user\n U1 "
+         "<seed:eos><seed:bos>assistant\nA1<seed:eos><seed:bos>user\n U2 <seed:eos><seed:bos>assistant\n"},
+    };
+    for (const auto& [name, text] : trimmed) {
+        INFO("format: " << name);
+        CHECK(format_builtin(name, padded, true) == text);
+    }
+    // Roles beyond system/user/assistant: kept, renamed or dropped per format.
+    const Json roles =
+        Json::parse(R"([{"role": "user", "content": "U1"}, {"role": "developer", "content": "D1"},
+                                       {"role": "function", "content": "F1"},
+                                       {"role": "assistant_tool_call", "content": "C1"},
+                                       {"role": "tool", "content": "T1"}, {"role": "user", "content": "U2"}])");
+    const std::map<std::string, std::string> by_role = {
+        {"bailing2",
+         "<role>SYSTEM</role>detailed thinking "
+         "off<|role_end|><role>HUMAN</role>U1<|role_end|><role>DEVELOPER</role>D1<|role_end|><role>FUNCTION</"
+         "role>F1<|role_end|><role>ASSISTANT_TOOL_CALL</role>C1<|role_end|><role>TOOL</"
+         "role>T1<|role_end|><role>HUMAN</role>U2<|role_end|><role>ASSISTANT</role>"},
+        {"deepseek-ocr", "U1D1F1C1T1U2"},
+        {"exaone-moe",
+         "<|user|>\nU1<|endofturn|>\n<|tool|>\nT1<|endofturn|>\n<|user|>\nU2<|endofturn|>\n<|assistant|>\n"},
+        {"granite-4.0",
+         "<|start_of_role|>user<|end_of_role|>U1<|end_of_text|>\n<|start_of_role|>developer<|end_of_role|>D1<"
+         "|end_of_text|>\n<|start_of_role|>function<|end_of_role|>F1<|end_of_text|>\n<|start_of_role|>"
+         "assistant<|end_of_role|><|tool_call|>C1<|end_of_text|>\n<|start_of_role|>tool<|end_of_role|>T1<|"
+         "end_of_text|>\n<|start_of_role|>user<|end_of_role|>U2<|end_of_text|>\n<|start_of_role|>assistant<|"
+         "end_of_role|>"},
+        {"grok-2", "Human: U1<|separator|>\n\nHuman: U2<|separator|>\n\nAssistant:"},
+        {"hunyuan-vl", "<｜hy_begin▁of▁sentence｜>U1<｜hy_User｜>U2<｜hy_User｜>"},
+        {"pangu-embedded",
+         "[unused9]系统：[unused10][unused9]用户：U1[unused10][unused9]方法：F1[unused10][unused9]工具：T1["
+         "unused10][unused9]用户：U2[unused10][unused9]助手："},
+    };
+    for (const auto& [name, text] : by_role) {
+        INFO("format: " << name);
+        CHECK(format_builtin(name, roles, true) == text);
+    }
+    // A system turn that does not come first: Hunyuan drops it, Ling 2.0 still adds its default.
+    const Json late_system =
+        Json::parse(R"([{"role": "user", "content": "U1"}, {"role": "system", "content": "S2"},
+                                             {"role": "assistant", "content": "A1"}, {"role": "user", "content": "U2"}])");
+    const std::map<std::string, std::string> late = {
+        {"bailing2",
+         "<role>SYSTEM</role>detailed thinking "
+         "off<|role_end|><role>HUMAN</role>U1<|role_end|><role>SYSTEM</role>S2<|role_end|><role>ASSISTANT</"
+         "role>A1<|role_end|><role>HUMAN</role>U2<|role_end|><role>ASSISTANT</role>"},
+        {"hunyuan-dense",
+         "<｜hy_User｜>U1<｜hy_Assistant｜><｜hy_Assistant｜>A1<｜hy_place▁holder▁no▁2｜><｜hy_User｜>U2<"
+         "｜hy_Assistant｜>"},
+        {"hunyuan-vl", "<｜hy_begin▁of▁sentence｜>U1<｜hy_User｜>A1<｜hy_Assistant｜>U2<｜hy_User｜>"},
+        {"pangu-embedded",
+         "[unused9]系统：[unused10][unused9]用户：U1[unused10][unused9]系统：S2[unused10][unused9]助手：A1["
+         "unused10][unused9]用户：U2[unused10][unused9]助手："},
+    };
+    for (const auto& [name, text] : late) {
+        INFO("format: " << name);
+        CHECK(format_builtin(name, late_system, true) == text);
+    }
+}
+
 TEST_CASE("built-in formats match the model's Jinja template byte for byte", "[chat][builtin][jinja]") {
     struct Pair {
         const char* file;
@@ -137,7 +353,9 @@ TEST_CASE("built-in formats match the model's Jinja template byte for byte", "[c
         {"google-gemma-2-2b-it.jinja", "gemma", false, false},
         {"mistralai-Mistral-Nemo-Instruct-2407.jinja", "mistral-v3-tekken", false, true},
         {"llama-cpp-rwkv-world.jinja", "rwkv-world", true, true},
-        {"ibm-granite-granite-4.1.jinja", "granite", false, true},
+        {"ibm-granite-granite-4.1.jinja", "granite-4.1", false, true},
+        {"ibm-granite-granite-4.0.jinja", "granite-4.0", true, true},
+        {"ByteDance-Seed-OSS.jinja", "seed_oss", true, true},
         {"Kimi-K2-Instruct.jinja", "kimi-k2", true, true},
     };
     for (const auto& p : pairs) {
@@ -169,9 +387,13 @@ TEST_CASE("detection maps shared templates to their built-in format", "[chat][bu
         {"CohereForAI-c4ai-command-r-plus-tool_use.jinja", "command-r"},
         {"GLM-4.6.jinja", "chatglm4"},
         {"ibm-granite-granite-3.3-2B-Instruct.jinja", "granite"},
+        {"ibm-granite-granite-4.0.jinja", "granite-4.0"},
+        {"ibm-granite-granite-4.1.jinja", "granite-4.1"},
+        {"ByteDance-Seed-OSS.jinja", "seed_oss"},
+        {"upstage-Solar-Open-100B.jinja", "solar-open"},
         {"llama-cpp-rwkv-world.jinja", "rwkv-world"},
         {"moonshotai-Kimi-K2.jinja", "kimi-k2"},
-        {"openai-gpt-oss-120b.jinja", "jinja-only"},
+        {"openai-gpt-oss-120b.jinja", "gpt-oss"},
         {"google-gemma-4-31B-it.jinja", "jinja-only"},
     };
     for (const auto& [file, format] : expected) {
@@ -200,5 +422,14 @@ TEST_CASE("detection of families by their markers", "[chat][builtin][detect]") {
     CHECK(detect_builtin_format("GPT4 Correct User") == "openchat");
     CHECK(detect_builtin_format("[|system|][|assistant|][|endofturn|]") == "exaone3");
     CHECK(detect_builtin_format("<|role_start|>") == "megrez");
+    CHECK(detect_builtin_format("<role>ASSISTANT</role>{{ \"HUMAN\" }}<think>") == "bailing-think");
+    CHECK(detect_builtin_format("<role>ASSISTANT</role><role>HUMAN</role><|role_end|>") == "bailing2");
+    CHECK(detect_builtin_format("<|start|>{{ role }}<|channel|>") == "gpt-oss");
+    CHECK(detect_builtin_format("<｜hy_begin▁of▁sentence｜><｜hy_Assistant｜>") == "hunyuan-vl");
+    CHECK(detect_builtin_format("<｜hy_Assistant｜><｜hy_place▁holder▁no▁3｜>") == "hunyuan-dense");
+    CHECK(detect_builtin_format("{{ 'Assistant: '  + message['content'] + '<|separator|>' }}") == "grok-2");
+    CHECK(detect_builtin_format("[unused9]系统：[unused10]") == "pangu-embedded");
+    CHECK(detect_builtin_format("<|begin|>{{ role }}<|content|>{{ content }}<|end|>") == "solar-open");
+    CHECK(detect_builtin_format("{{ '<|start_of_role|>' }}<tools>") == "granite-4.1");
     CHECK(detect_builtin_format("{{ messages }}") == kJinjaOnly);
 }
