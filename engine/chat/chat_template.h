@@ -41,6 +41,10 @@ struct TemplateCaps {
     bool object_arguments = true;               // wants tool-call arguments as objects, not JSON strings
     bool null_content_with_tool_calls = false;  // renders tool calls only when the content is null
     bool supports_typed_content = false;        // renders content-part arrays itself
+    bool supports_string_content = true;        // renders a plain string message's text
+    bool supports_parallel_tool_calls = false;  // renders every call of an assistant turn with several
+    bool supports_preserve_reasoning = false;   // renders an earlier assistant turn's reasoning_content
+    bool supports_reasoning_effort = false;     // reads the reasoning_effort variable
 };
 
 struct ChatInputs {

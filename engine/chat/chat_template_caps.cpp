@@ -10,6 +10,7 @@ const char* const kSystemNeedle = "<system_needle>";
 const char* const kToolName = "tool_needle_fn";
 const char* const kArgName = "arg_needle";
 const char* const kTypedNeedle = "typed_needle";
+const char* const kReasoningNeedle = "reasoning_needle";
 
 Json probe_tools() {
     return Json::parse(
@@ -49,7 +50,9 @@ void ChatTemplate::probe_caps() {
     };
     // A template that cannot render a lone user turn needs variables we do not know about: the
     // probes would say nothing, so keep the defaults.
-    if (!try_render(Json::array({{{"role", "user"}, {"content", "Hey"}}}), Json())) return;
+    const auto plain = try_render(Json::array({{{"role", "user"}, {"content", "Hey"}}}), Json());
+    if (!plain) return;
+    caps_.supports_string_content = contains(*plain, "Hey");
 
     const auto sys = try_render(Json::array({{{"role", "system"}, {"content", kSystemNeedle}},
                                              {{"role", "user"}, {"content", "Hey"}}}),
@@ -91,6 +94,30 @@ void ChatTemplate::probe_caps() {
     }
     const auto results = try_render(results_probe, tools);
     caps_.supports_tool_responses = results && contains(*results, "tool_result");
+
+    // Two calls in one turn: both arguments must show up.
+    if (caps_.supports_tool_calls) {
+        Json two = tool_call_conversation(
+            caps_.object_arguments ? object_args : Json(object_args.dump()),
+            caps_.null_content_with_tool_calls ? Json() : Json(""));
+        Json second = two[1]["tool_calls"][0];
+        second["id"] = "call00002";
+        const Json second_args = {{kArgName, "second_value"}};
+        second["function"]["arguments"] = caps_.object_arguments ? second_args : Json(second_args.dump());
+        two[1]["tool_calls"].push_back(second);
+        const auto out = try_render(two, tools);
+        caps_.supports_parallel_tool_calls = out && contains(*out, "second_value");
+    }
+
+    // Reasoning of an earlier assistant turn, kept in the history.
+    const auto kept = try_render(Json::array({{{"role", "user"}, {"content", "Hey"}},
+                                              {{"role", "assistant"},
+                                               {"content", "Hello."},
+                                               {"reasoning_content", kReasoningNeedle}},
+                                              {{"role", "user"}, {"content", "Again"}}}),
+                                 Json());
+    caps_.supports_preserve_reasoning = kept && contains(*kept, kReasoningNeedle);
+    caps_.supports_reasoning_effort = contains(source_, "reasoning_effort");
 
     const Json typed = Json::array({{{"type", "text"}, {"text", kTypedNeedle}}});
     const auto typed_out = try_render(Json::array({{{"role", "user"}, {"content", typed}}}), Json());

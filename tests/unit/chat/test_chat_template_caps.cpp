@@ -15,6 +15,25 @@ ChatTemplate load(const std::string& file) {
 
 }  // namespace
 
+TEST_CASE("the capabilities llama-server reports beside them: parallel calls, strings, kept reasoning, effort",
+          "[chat][caps]") {
+    // Qwen2.5 as llama-server 0.7.0 reports it: parallel calls and strings, no kept reasoning, no effort.
+    const auto qwen = load("Qwen-Qwen2.5-7B-Instruct.jinja");
+    CHECK(qwen.caps().supports_parallel_tool_calls);
+    CHECK(qwen.caps().supports_string_content);
+    CHECK_FALSE(qwen.caps().supports_preserve_reasoning);
+    CHECK_FALSE(qwen.caps().supports_reasoning_effort);
+    // gpt-oss reads reasoning_effort and renders only the first call of a turn.
+    const auto oss = load("openai-gpt-oss-120b.jinja");
+    CHECK(oss.caps().supports_reasoning_effort);
+    CHECK_FALSE(oss.caps().supports_parallel_tool_calls);
+    // Seed-OSS keeps an earlier turn's reasoning_content; Qwen 3 drops it before the last user turn.
+    CHECK(load("ByteDance-Seed-OSS.jinja").caps().supports_preserve_reasoning);
+    CHECK_FALSE(load("Qwen-Qwen3-0.6B.jinja").caps().supports_preserve_reasoning);
+    // Gemma 2 cannot render tool calls at all, so not several either.
+    CHECK_FALSE(load("google-gemma-2-2b-it.jinja").caps().supports_parallel_tool_calls);
+}
+
 TEST_CASE("capabilities of well-known templates", "[chat][caps]") {
     const auto qwen = load("Qwen-Qwen2.5-7B-Instruct.jinja");
     CHECK(qwen.caps().supports_system_role);
