@@ -180,6 +180,13 @@ std::string validate(const SamplingParams& p, int32_t n_vocab) {
     for (const std::string& breaker : p.dry_sequence_breakers) {
         if (breaker.empty()) fail("dry_sequence_breakers must not contain empty strings");
     }
+    // Each breaker is matched against the whole vocabulary when a request starts, on the engine thread.
+    if (p.dry_sequence_breakers.size() > kMaxDryBreakers)
+        fail("dry_sequence_breakers may hold at most " + std::to_string(kMaxDryBreakers) + " strings, got " +
+             std::to_string(p.dry_sequence_breakers.size()));
+    if (p.samplers.size() > kMaxSamplers)
+        fail("samplers may list at most " + std::to_string(kMaxSamplers) + " samplers, got " +
+             std::to_string(p.samplers.size()));
 
     if (p.mirostat < 0 || p.mirostat > 2) {
         fail("mirostat must be 0 (off), 1 or 2, got " + std::to_string(p.mirostat));

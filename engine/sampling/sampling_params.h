@@ -53,7 +53,7 @@ struct SamplingParams {
     float dry_multiplier = 0.0f;  // 0: off
     float dry_base = 1.75f;
     int32_t dry_allowed_length = 2;
-    int32_t dry_penalty_last_n = -1;  // -1: context size, 0: off
+    int32_t dry_penalty_last_n = 64;  // -1: context size, 0: off (64 as llama.cpp 2026)
     std::vector<std::string> dry_sequence_breakers = {"\n", ":", "\"", "*"};
 
     int32_t mirostat = 0;  // 0 off, 1 v1, 2 v2
@@ -82,6 +82,11 @@ std::string parse_sampler_names(const std::vector<std::string>& names, std::vect
 // Parses llama.cpp's short form, one letter per sampler ("edskypmxt"; 'a' = adaptive_p). 'f' (tail-free,
 // which llama.cpp dropped) is skipped so old strings such as "kfypmxt" still work. Error message or empty.
 std::string parse_sampler_chars(std::string_view chars, std::vector<SamplerType>& out);
+
+// Bounds on what a request may list: each breaker is matched against the whole vocabulary and each
+// sampler built when a request starts (llama.cpp's chains have at most a dozen).
+inline constexpr size_t kMaxDryBreakers = 64;
+inline constexpr size_t kMaxSamplers = 64;
 
 // A clear message for the first invalid setting, or empty when all are valid. With n_vocab > 0, logit_bias
 // tokens must be in [0, n_vocab).

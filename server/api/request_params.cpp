@@ -65,6 +65,10 @@ std::vector<std::string> parse_stop(const json& body) {
     if (!f) return {};
     if (f->is_string()) return {f->get<std::string>()};
     if (!f->is_array()) bad_request("'stop' must be a string or an array of strings");
+    // Every stop string is checked after every token of the request, on the engine thread.
+    if (f->size() > kMaxStopStrings)
+        bad_request("'stop' may hold at most " + std::to_string(kMaxStopStrings) + " strings, got " +
+                    std::to_string(f->size()));
     std::vector<std::string> out;
     for (const auto& s : *f) {
         if (!s.is_string()) bad_request("'stop' must be a string or an array of strings");
@@ -144,6 +148,10 @@ void add_trigger_word(const std::string& word, const engine::Vocab& vocab, engin
 
 void parse_triggers(const json& list, const engine::Vocab& vocab, engine::GrammarTriggers& out) {
     if (!list.is_array()) bad_request("'grammar_triggers' must be an array");
+    // Each pattern is matched against the reply after every token until one fires.
+    if (list.size() > kMaxGrammarTriggers)
+        bad_request("'grammar_triggers' may hold at most " + std::to_string(kMaxGrammarTriggers) + " entries, got " +
+                    std::to_string(list.size()));
     for (const auto& t : list) {
         if (t.is_string()) {
             add_trigger_word(t.get<std::string>(), vocab, out);
@@ -340,6 +348,11 @@ void parse_lookahead(const json& body, GenerationOptions& o) {
     int_field("n", o.la_n, p.n);
     int_field("g", o.la_g, p.g);
     if (const std::string err = engine::spec::lookahead_param_error(p); !err.empty()) bad_request(err);
+    // A request's window rides in every step beside the other streams: bounded, adaptive or fixed.
+    if (const int64_t step = engine::spec::lookahead_step_tokens(p); step > kMaxRequestLookaheadTokens)
+        bad_request("'lookahead': a step of (w + g) * (n - 1) = " + std::to_string(step) +
+                    " tokens is more than a request may ask for (" + std::to_string(kMaxRequestLookaheadTokens) +
+                    ")");
     if (const auto f = it->find("fixed"); f != it->end() && !f->is_null()) {
         if (!f->is_boolean()) bad_request("'lookahead.fixed' must be a boolean");
         o.la_fixed = f->get<bool>() ? 1 : 0;
@@ -407,10 +420,11 @@ GenerationOptions parse_generation_options(const json& body, const ApiDefaults& 
     if (auto m = get_opt<std::string>(body, "model")) o.model = *m;
     if (flavor == Flavor::Completions) {
         read_into(body, "echo", o.echo);
-        // OpenAI fields llama-server refuses too.
-        for (const char* name : {"suffix", "best_of"})
-            if (const json* f = field(body, name); f && !f->is_null())
-                bad_request(std::string("'") + name + "' is not supported (use /infill for text between a prefix and a suffix)");
+        // OpenAI fields llama-server b4748 refused too (2026 ignores them): a 400 naming them, not a silent no.
+        if (const json* f = field(body, "suffix"); f && !f->is_null())
+            bad_request("'suffix' is not supported (use /infill for text between a prefix and a suffix)");
+        if (const json* f = field(body, "best_of"); f && !f->is_null())
+            bad_request("'best_of' is not supported (ask for several completions with 'n' and pick one yourself)");
     }
     read_into(body, "cache_prompt", o.cache_prompt);
     read_into(body, "n_keep", o.n_keep);
@@ -449,6 +463,9 @@ GenerationOptions parse_generation_options(const json& body, const ApiDefaults& 
         }
     }
     if (n_probs < 0) bad_request("'n_probs' must not be negative");
+    // Every generated token carries this many alternatives in the reply (tens of bytes each).
+    if (n_probs > kMaxNProbs)
+        bad_request("'n_probs' may be at most " + std::to_string(kMaxNProbs) + ", got " + std::to_string(n_probs));
     if (o.echo && o.logprobs)
         bad_request("'echo' with 'logprobs' is not supported: the prompt's log-probabilities are not computed");
     o.sampling.n_probs = n_probs;

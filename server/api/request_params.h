@@ -15,6 +15,14 @@
 
 namespace api {
 
+// What one request may ask for, so that no request can slow the engine thread for everyone: stop strings
+// and lazy-grammar triggers are checked after each token, n_probs alternatives go with each token, and a
+// lookahead window rides in every step.
+inline constexpr size_t kMaxStopStrings = 256;
+inline constexpr size_t kMaxGrammarTriggers = 64;
+inline constexpr int32_t kMaxNProbs = 100;
+inline constexpr int64_t kMaxRequestLookaheadTokens = 256;
+
 enum class Flavor { Native, Completions, Chat };
 
 struct ApiDefaults {

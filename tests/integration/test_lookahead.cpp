@@ -272,6 +272,7 @@ TEST_CASE("lookahead: bad settings are clear startup errors and 400s", "[integra
         {json::array({1, 2}), "'lookahead' must be an object"},
         {{{"w", 40}, {"n", 5}, {"g", 1}}, "does not fit the batch (n_batch 128)"},
         {{{"w", 20}, {"n", 3}, {"g", 20}}, "the server has 30 to spare"},
+        {{{"w", 60}, {"n", 16}, {"g", 60}, {"fixed", true}}, "is more than a request may ask for (256)"},
     };
     for (const auto& [la, message] : bad) {
         INFO(la.dump());

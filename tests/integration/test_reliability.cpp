@@ -114,6 +114,42 @@ TEST_CASE("request bodies nested 100,000 deep get 400 naming the depth limit", "
     CHECK(ok.status == 200);
 }
 
+TEST_CASE("lists that are checked on the engine thread per request or per token get 400 naming their limit",
+          "[integration][reliability]") {
+    // Found by a hostile sweep: 20,000 DRY breakers stalled every stream for seconds, 400,000 stop strings
+    // or 20,000 trigger patterns slowed every token, n_probs in the hundreds held gigabytes, and a fixed
+    // lookahead window of (60 + 60) * 15 tokens rode in every step.
+    const uint16_t port = shared_server().port();
+    json breakers = json::array();
+    for (int i = 0; i < 20000; ++i) breakers.push_back("b" + std::to_string(i));
+    expect_rejected(port, "/completion",
+                    json{{"prompt", "x"}, {"dry_multiplier", 0.8}, {"dry_sequence_breakers", breakers}}.dump(), 400,
+                    "at most 64");
+    json samplers = json::array();
+    for (int i = 0; i < 100; ++i) samplers.push_back("dry");
+    expect_rejected(port, "/completion", json{{"prompt", "x"}, {"samplers", samplers}}.dump(), 400, "at most 64");
+    json stops = json::array();
+    for (int i = 0; i < 5000; ++i) stops.push_back("s" + std::to_string(i));
+    expect_rejected(port, "/completion", json{{"prompt", "x"}, {"stop", stops}}.dump(), 400, "at most 256");
+    json triggers = json::array();
+    for (int i = 0; i < 1000; ++i) triggers.push_back({{"type", "pattern"}, {"value", "t" + std::to_string(i)}});
+    expect_rejected(port, "/completion",
+                    json{{"prompt", "x"}, {"grammar", "root ::= \"a\""}, {"grammar_lazy", true},
+                         {"grammar_triggers", triggers}}
+                        .dump(),
+                    400, "at most 64");
+    expect_rejected(port, "/completion", json{{"prompt", "x"}, {"n_probs", 512}}.dump(), 400, "at most 100");
+    expect_rejected(port, "/completion",
+                    json{{"prompt", "x"}, {"lookahead", {{"w", 60}, {"n", 16}, {"g", 60}, {"fixed", true}}}}.dump(),
+                    400, "more than a request may ask for");
+    // At the limits they work.
+    Client c("127.0.0.1", port, ClientOptions{30s});
+    json ok_stops = json::array();
+    for (int i = 0; i < 256; ++i) ok_stops.push_back("s" + std::to_string(i));
+    CHECK(c.post("/completion", json{{"prompt", "x"}, {"n_predict", 2}, {"stop", ok_stops}, {"n_probs", 100}}.dump())
+              .status == 200);
+}
+
 TEST_CASE("a GBNF grammar with 30,000 nested parentheses gets 400 naming the nesting limit",
           "[integration][reliability]") {
     const std::string grammar = "root ::= " + std::string(30000, '(') + "\"a\"" + std::string(30000, ')');

@@ -23,7 +23,7 @@ TEST_CASE("sampling params have llama-server's defaults", "[sampling][params]") 
     CHECK(p.repeat_last_n == 64);
     CHECK(p.dry_base == 1.75f);
     CHECK(p.dry_allowed_length == 2);
-    CHECK(p.dry_penalty_last_n == -1);
+    CHECK(p.dry_penalty_last_n == 64);
     CHECK(p.dry_sequence_breakers == std::vector<std::string>{"\n", ":", "\"", "*"});
     CHECK(p.mirostat == 0);
     CHECK(p.mirostat_tau == 5.0f);
