@@ -199,6 +199,8 @@ HParams HParams::from_gguf(const ggml::gguf::File& f, const RopeOverrides& o) {
     if (o.freq_base != 0.0f) h.rope_freq_base = o.freq_base;
     if (o.freq_scale != 0.0f) h.rope_freq_scale = o.freq_scale;
     if (o.scaling_set) h.rope_scaling = o.scaling;
+    // llama.cpp reads a file without a scaling type as linear, so a frequency scale given alone applies.
+    if (!o.scaling_set && scaling.empty() && o.freq_scale != 0.0f) h.rope_scaling = RopeScaling::Linear;
     if (h.n_ctx_orig == 0) h.n_ctx_orig = h.n_ctx_train;
     if (o.yarn_orig_ctx != 0) h.n_ctx_orig = o.yarn_orig_ctx;
     if (o.yarn_ext_factor >= 0.0f) h.yarn_ext_factor = o.yarn_ext_factor;
