@@ -69,21 +69,19 @@ void Api::register_routes() {
     // Every handler turns HttpError (and bad input found deeper) into an error body: OpenAI's shape, or
     // the route's own (Anthropic's on /v1/messages).
     using server::http::ErrorFormatter;
-    const ErrorFormatter openai = [](int status, std::string_view message, std::string_view type) {
-        return server::http::error_response(status, message, type);
-    };
-    const ErrorFormatter anthropic = anthropic_error_response;
+    const ErrorFormatter openai = [](const HttpError& e) { return server::http::error_response(e); };
+    const ErrorFormatter anthropic = [](const HttpError& e) { return anthropic_error_response(e.status(), e.what()); };
     auto guard = [](std::function<Reply(Request&)> fn, ErrorFormatter format) {
         return [fn = std::move(fn), format](Request& req) -> Reply {
             try {
                 return fn(req);
             } catch (const HttpError& e) {
-                return format(e.status(), e.what(), e.type());
+                return format(e);
             } catch (const std::invalid_argument& e) {
-                return format(400, e.what(), {});
+                return format(HttpError(400, e.what()));
             } catch (const std::exception& e) {
                 spdlog::error("{} {}: {}", req.method, req.path, e.what());
-                return format(500, e.what(), {});
+                return format(HttpError(500, e.what()));
             }
         };
     };
@@ -105,7 +103,7 @@ void Api::register_routes() {
             copy->body = std::move(body);
             work_pool_->serial()->post([run, copy, deferred, format] {
                 Reply reply = run(*copy);
-                deferred->respond(reply.is_async() ? format(500, "an offloaded handler went async", {})
+                deferred->respond(reply.is_async() ? format(HttpError(500, "an offloaded handler went async"))
                                                    : std::move(reply.response()));
             });
             return deferred;
@@ -242,6 +240,8 @@ Api::Reply Api::models(Request&) {
     const std::string tm = model_->gguf().get_string("tokenizer.ggml.model", "");
     const int vocab_type = tm == "llama" ? 1 : tm == "gpt2" ? 2 : tm == "bert" ? 3 : tm == "t5" ? 4 : 0;
     json m{{"id", model_name()},
+           {"aliases", config_.model_aliases},
+           {"tags", config_.model_tags},
            {"object", "model"},
            {"created", created},
            {"owned_by", "llamacpp"},
@@ -380,6 +380,23 @@ json Api::speculative_json() const {
                                {"fixed", sc.lookahead_fixed}}}};
 }
 
+// llama-server's chat_template_caps keys. A built-in format renders system turns and strings, and tools only
+// through the generic polyfill, which llama-server would not count.
+static json template_caps_json(const engine::chat::TemplateCaps* caps) {
+    const engine::chat::TemplateCaps builtin;
+    const engine::chat::TemplateCaps& c = caps ? *caps : builtin;
+    return {{"supports_tools", c.supports_tools},
+            {"supports_tool_calls", c.supports_tool_calls},
+            {"supports_tool_responses", c.supports_tool_responses},
+            {"supports_system_role", c.supports_system_role},
+            {"supports_parallel_tool_calls", c.supports_parallel_tool_calls},
+            {"supports_string_content", c.supports_string_content},
+            {"supports_typed_content", c.supports_typed_content},
+            {"supports_object_arguments", c.object_arguments},
+            {"supports_preserve_reasoning", c.supports_preserve_reasoning},
+            {"supports_reasoning_effort", c.supports_reasoning_effort}};
+}
+
 Api::Reply Api::props_get(Request&) {
     require_ready();
     GenerationOptions d;
@@ -392,7 +409,7 @@ Api::Reply Api::props_get(Request&) {
         d.ignore_eos = config_.defaults.ignore_eos;
         d.stop = config_.defaults.stop;
     }
-    d.stream = true;  // as llama-server reports its defaults
+    d.stream = false;  // as llama-server (2026) reports its defaults
     // llama-server's shape: an idle slot's description, the sampling settings in `params`.
     const json settings{{"id", 0},
                         {"id_task", -1},
@@ -439,9 +456,12 @@ Api::Reply Api::props_get(Request&) {
                            {"model_path", model_->path()},
                            {"model_alias", model_name()},
                            {"chat_template", chat_->template_source()},
-                           {"chat_template_caps", json::object()},
+                           {"chat_template_caps", template_caps_json(chat_->caps())},
                            {"chat_format", chat_->name()},
-                           {"modalities", {{"vision", false}, {"audio", false}}},
+                           {"modalities", {{"vision", false}, {"video", false}, {"audio", false}}},
+                           {"endpoint_slots", config_.slots},
+                           {"endpoint_props", config_.props_writable},
+                           {"endpoint_metrics", config_.metrics},
                            {"bos_token", vocab.bos() >= 0 ? vocab.token_to_piece(vocab.bos()) : ""},
                            {"eos_token", vocab.eos() >= 0 ? vocab.token_to_piece(vocab.eos()) : ""},
                            {"speculative", speculative_json()},
@@ -458,7 +478,8 @@ Api::Reply Api::props_get(Request&) {
 Api::Reply Api::props_post(Request& req) {
     require_ready();
     if (!config_.props_writable)
-        throw HttpError(403, "this server does not allow changing properties; start it with --props", "permission_error");
+        throw HttpError(501, "this server does not support changing global properties; start it with --props",
+                        "not_supported_error");
     const json body = parse_body(req, "props.json");
     const json* dgs = field(body, "default_generation_settings");
     const json& src = dgs ? *dgs : body;
@@ -529,11 +550,34 @@ Api::Reply Api::tokenize(Request& req) {
     require_ready();
     const json body = parse_body(req, "tokenize.json");
     const auto& vocab = model_->vocab();
-    const std::string content = body.value("content", "");
-    const bool add_special = body.value("add_special", false);
-    const bool parse_special = body.value("parse_special", true);
-    const bool with_pieces = body.value("with_pieces", false);
-    const auto ids = vocab.tokenize(content, add_special, parse_special);
+    // A flag given as null keeps its default.
+    const auto flag = [&body](const char* name, bool fallback) {
+        const json* v = field(body, name);
+        return v && v->is_boolean() ? v->get<bool>() : fallback;
+    };
+    const bool add_special = flag("add_special", false);
+    const bool parse_special = flag("parse_special", true);
+    const bool with_pieces = flag("with_pieces", false);
+    // content: a string, or llama-server's mixed array of strings and token ids (specials added before the
+    // first piece only).
+    std::vector<engine::Token> ids;
+    const json& content = body["content"];
+    if (content.is_string()) {
+        ids = vocab.tokenize(content.get_ref<const std::string&>(), add_special, parse_special);
+    } else {
+        for (size_t i = 0; i < content.size(); ++i) {
+            const json& part = content[i];
+            if (part.is_string()) {
+                const auto more = vocab.tokenize(part.get_ref<const std::string&>(), add_special && i == 0, parse_special);
+                ids.insert(ids.end(), more.begin(), more.end());
+            } else {
+                const int64_t id = part.get<int64_t>();
+                if (id < 0 || id >= vocab.n_tokens())
+                    bad_request("token id " + std::to_string(id) + " is outside the vocabulary");
+                ids.push_back((engine::Token)id);
+            }
+        }
+    }
     json tokens = json::array();
     for (engine::Token t : ids) {
         if (!with_pieces) {
@@ -563,7 +607,8 @@ Api::Reply Api::detokenize(Request& req) {
             if (id < 0 || id >= vocab.n_tokens()) bad_request("token id " + std::to_string(id) + " is outside the vocabulary");
             ids.push_back((engine::Token)id);
         }
-    return Response::json({{"content", vocab.detokenize(ids)}});
+    // Control tokens as their text ("<s>"), as llama-server renders them.
+    return Response::json({{"content", vocab.detokenize(ids, false, true)}});
 }
 
 namespace {
@@ -643,9 +688,25 @@ Api::Reply Api::apply_template(Request& req) {
     const nlohmann::ordered_json tools = obody.value("tools", nlohmann::ordered_json());
     const auto kwargs = chat_template_kwargs(obody, config_.chat_template_kwargs, config_.reasoning_budget);
     nlohmann::ordered_json messages = obody["messages"];
-    const std::string continued = config_.prefill_assistant ? take_assistant_prefill(messages) : "";
+    require_text_content(messages);
+    // add_generation_prompt false (llama-server honours it): the conversation as it stands, no reply opened.
+    bool generation_prompt = true;
+    if (const auto it = obody.find("add_generation_prompt"); it != obody.end() && !it->is_null()) {
+        if (!it->is_boolean()) bad_request("'add_generation_prompt' must be a boolean");
+        generation_prompt = it->get<bool>();
+    }
+    const std::string continued =
+        config_.prefill_assistant && generation_prompt ? take_assistant_prefill(messages) : "";
     try {
-        return Response::json({{"prompt", chat_->apply(messages, tools, true, kwargs) + continued}});
+        std::string prompt = chat_->apply(messages, tools, generation_prompt, kwargs) + continued;
+        // As llama-server: the BOS text a template writes is left out where the vocabulary adds BOS itself,
+        // so that this prompt sent to /completion does not start with two.
+        const auto& vocab = model_->vocab();
+        if (vocab.add_bos() && vocab.bos() >= 0) {
+            const std::string bos = vocab.token_to_piece(vocab.bos(), true);
+            if (!bos.empty() && prompt.starts_with(bos)) prompt.erase(0, bos.size());
+        }
+        return Response::json({{"prompt", prompt}});
     } catch (const server::http::HttpError&) {
         throw;
     } catch (const std::exception& e) {

@@ -25,6 +25,8 @@ namespace api {
 
 struct ApiConfig {
     std::string model_alias;  // name reported as "model"; default: the model file name
+    std::vector<std::string> model_aliases;  // -a A,B: every name (A is model_alias), listed in /v1/models
+    std::vector<std::string> model_tags;     // --tags: listed in /v1/models
     std::string log_prompts_dir;  // --log-prompts-dir (prompt_log.h); "" off
     ApiDefaults defaults;
     std::string chat_template;  // --chat-template

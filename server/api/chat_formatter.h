@@ -28,6 +28,8 @@ public:
     // "chatml", "llama3", ... or "jinja".
     const std::string& name() const { return name_; }
     const std::string& template_source() const { return source_; }
+    // What the Jinja template renders (probed); nullptr for a built-in format.
+    const engine::chat::TemplateCaps* caps() const { return jinja_ ? &jinja_->caps() : nullptr; }
 
 private:
     std::string name_;

@@ -21,9 +21,13 @@ nlohmann::ordered_json chat_template_kwargs(const nlohmann::ordered_json& body,
     nlohmann::ordered_json out = defaults.is_object() ? defaults : nlohmann::ordered_json::object();
     if (reasoning_budget == 0 && !out.contains("enable_thinking")) out["enable_thinking"] = false;
     const auto it = body.find("chat_template_kwargs");
-    if (it == body.end() || it->is_null()) return out;
-    if (!it->is_object()) bad_request("'chat_template_kwargs' must be an object");
-    for (const auto& [k, v] : it->items()) out[k] = v;
+    if (it != body.end() && !it->is_null()) {
+        if (!it->is_object()) bad_request("'chat_template_kwargs' must be an object");
+        for (const auto& [k, v] : it->items()) out[k] = v;
+    }
+    // Nothing said thinking is off: templates get enable_thinking true, as llama-server passes it, so that
+    // those testing `not enable_thinking` (R1 distills, QwQ, Command R7B) open their reasoning block.
+    if (!out.contains("enable_thinking")) out["enable_thinking"] = true;
     return out;
 }
 
@@ -64,6 +68,28 @@ std::string request_budget_message(const nlohmann::ordered_json& body, const std
     if (!v) return fallback;
     if (!v->is_string()) bad_request("'reasoning_budget_message' must be a string");
     return v->get<std::string>();
+}
+
+void require_text_content(const nlohmann::ordered_json& messages) {
+    if (!messages.is_array()) return;
+    for (size_t i = 0; i < messages.size(); ++i) {
+        const nlohmann::ordered_json* content = messages[i].is_object() ? present(messages[i], "content") : nullptr;
+        if (!content || !content->is_array()) continue;
+        for (size_t k = 0; k < content->size(); ++k) {
+            const auto& part = (*content)[k];
+            if (part.is_string() || !part.is_object()) continue;
+            const std::string type = string_or_empty(part, "type");
+            if (type == "text" || type == "refusal") continue;
+            const std::string at = "messages[" + std::to_string(i) + "].content[" + std::to_string(k) + "]";
+            if (type == "image_url" || type == "image" || type == "input_image")
+                bad_request("'" + at + "': image input is not supported: this server's model reads text only");
+            if (type == "input_audio" || type == "audio")
+                bad_request("'" + at + "': audio input is not supported: this server's model reads text only");
+            if (type == "file")
+                bad_request("'" + at + "': file input is not supported: send the file's text as a text part");
+            bad_request("'" + at + "': content parts of type '" + type + "' are not supported (only 'text')");
+        }
+    }
 }
 
 std::string take_assistant_prefill(nlohmann::ordered_json& messages) {

@@ -11,8 +11,8 @@
 namespace api {
 
 // Extra template variables: the server's defaults, then the request's chat_template_kwargs; a
-// reasoning budget of 0 sets enable_thinking to false unless the request sets it. 400 when
-// chat_template_kwargs is not an object.
+// reasoning budget of 0 sets enable_thinking to false unless the request sets it, and where nothing
+// sets it, it is true (llama-server's default). 400 when chat_template_kwargs is not an object.
 nlohmann::ordered_json chat_template_kwargs(const nlohmann::ordered_json& body,
                                             const nlohmann::ordered_json& defaults, int reasoning_budget);
 
@@ -35,6 +35,10 @@ std::string request_budget_message(const nlohmann::ordered_json& body, const std
 // from `messages` and returns its text, which the reply continues (the prompt ends with the template's
 // generation prompt and then this text). Otherwise "" and `messages` unchanged.
 std::string take_assistant_prefill(nlohmann::ordered_json& messages);
+
+// 400 for a content part the model cannot read (image_url, input_audio, file, or an unknown type), naming
+// it: a text-only model must not answer as if it had seen an image. Text parts (and refusals) pass.
+void require_text_content(const nlohmann::ordered_json& messages);
 
 // The template level of a reasoning effort: minimal and low are "low", medium "medium", high, xhigh and
 // max "high" (the values templates such as gpt-oss's read), none "" (no reasoning). False for another

@@ -119,9 +119,24 @@ ChatStreamParser::Delta ChatStreamParser::feed(const std::string& text) {
     return out;
 }
 
-ChatStreamParser::Final ChatStreamParser::finish() {
+void drop_unfinished_call(engine::chat::ParsedOutput& parsed, const std::vector<std::string>& triggers) {
+    size_t cut = std::string::npos;
+    for (const auto& t : triggers)
+        if (!t.empty()) cut = std::min(cut, parsed.content.find(t));
+    if (cut == std::string::npos) return;
+    parsed.content = std::string(rtrim(std::string_view(parsed.content).substr(0, cut)));
+}
+
+engine::chat::ParsedOutput parse_reply(const std::string& text, const engine::chat::ParseOptions& options,
+                                       const std::vector<std::string>& triggers, bool truncated) {
+    engine::chat::ParsedOutput parsed = engine::chat::parse_output(text, options);
+    if (truncated) drop_unfinished_call(parsed, triggers);
+    return parsed;
+}
+
+ChatStreamParser::Final ChatStreamParser::finish(bool truncated) {
     Final f;
-    f.parsed = engine::chat::parse_output(text_, options_);
+    f.parsed = parse_reply(text_, options_, triggers_, truncated);
     f.delta.reasoning = extension(sent_reasoning_, f.parsed.reasoning_content);
     f.delta.content = extension(sent_content_, f.parsed.content);
     sent_reasoning_ += f.delta.reasoning;

@@ -41,8 +41,9 @@ public:
         // The whole reply parsed; the calls that went out keep the ids they went out with.
         engine::chat::ParsedOutput parsed;
     };
-    // The end of generation: the whole reply parsed, and what is left to send.
-    Final finish();
+    // The end of generation: the whole reply parsed, and what is left to send. truncated: the token limit
+    // ended the reply (see drop_unfinished_call).
+    Final finish(bool truncated = false);
 
 private:
     struct Certain {
@@ -67,6 +68,14 @@ private:
     };
     std::vector<SentCall> sent_calls_;
 };
+
+// A reply the token limit cut inside a tool call: the unfinished call's markup (from the first trigger
+// left in the content) is not content. A complete but malformed call stays content, as llama-server sends it.
+void drop_unfinished_call(engine::chat::ParsedOutput& parsed, const std::vector<std::string>& triggers);
+
+// The whole reply parsed, with drop_unfinished_call applied where the token limit ended it.
+engine::chat::ParsedOutput parse_reply(const std::string& text, const engine::chat::ParseOptions& options,
+                                       const std::vector<std::string>& triggers, bool truncated);
 
 // The assistant message of a parsed reply as the response's JSON (content, reasoning_content, tool_calls).
 nlohmann::json parsed_message_json(const engine::chat::ParsedOutput& parsed);

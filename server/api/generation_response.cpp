@@ -125,9 +125,12 @@ json GenerationResponse::usage_json() const {
     for (size_t i = 0; i < choices_.size(); ++i) {
         const auto& f = choices_[i].final;
         // n > 1 repeats the same prompt: it is counted once, as OpenAI does.
-        if (i % rc_.choices_per_prompt == 0) prompt += f.n_prompt_tokens;
+        // Its cached part likewise: the first completion's (the others found the prompt it left cached).
+        if (i % rc_.choices_per_prompt == 0) {
+            prompt += f.n_prompt_tokens;
+            cached += f.n_cached_tokens;
+        }
         completion += f.timings.predicted_n;
-        cached += f.n_cached_tokens;
     }
     return json{{"prompt_tokens", prompt},
                 {"completion_tokens", completion},
@@ -178,7 +181,8 @@ json GenerationResponse::probs_json(std::span<const engine::TokenProbs> probs) c
     return out;
 }
 
-// Legacy /v1/completions logprobs object from the chat-style entries.
+// /v1/completions logprobs: OpenAI's legacy arrays (what OpenAI's SDKs read) and, beside them, the
+// chat-style entries under "content" (what llama-server 2026 sends there), so clients of either work.
 static json legacy_logprobs(const json& entries) {
     json tokens = json::array(), token_logprobs = json::array(), top = json::array(), offsets = json::array();
     size_t offset = 0;
@@ -191,7 +195,11 @@ static json legacy_logprobs(const json& entries) {
         offsets.push_back(offset);
         offset += e["token"].get<std::string>().size();
     }
-    return json{{"tokens", tokens}, {"token_logprobs", token_logprobs}, {"top_logprobs", top}, {"text_offset", offsets}};
+    return json{{"tokens", tokens},
+                {"token_logprobs", token_logprobs},
+                {"top_logprobs", top},
+                {"text_offset", offsets},
+                {"content", entries}};
 }
 
 void GenerationResponse::send(const json& j) {
@@ -231,8 +239,13 @@ void GenerationResponse::send_progress(size_t i, const sched::TokenOutput& out) 
               {"prompt_progress", progress}});
         return;
     }
-    json j = chunk_base(rc_.flavor == Flavor::Chat ? "chat.completion.chunk" : "text_completion");
-    j["choices"] = json::array();
+    // An empty choice rides along, as llama-server sends it: clients read choices[0] of every chunk.
+    const bool chat = rc_.flavor == Flavor::Chat;
+    json j = chunk_base(chat ? "chat.completion.chunk" : "text_completion");
+    json choice{{"index", i}, {"logprobs", nullptr}, {"finish_reason", nullptr}};
+    if (chat) choice["delta"] = {{"role", "assistant"}, {"content", nullptr}};
+    else choice["text"] = "";
+    j["choices"] = json::array({choice});
     j["prompt_progress"] = progress;
     send(j);
 }
@@ -287,14 +300,14 @@ void GenerationResponse::agent_done(size_t i, const sched::FinalOutput& f) {
     end.reasoning_tokens = reasoning_tokens(f, rc_.parse, vocab_);
     if (stream_) {
         if (!c.parser) c.parser = std::make_unique<ChatStreamParser>(rc_.parse, rc_.tool_triggers);
-        const auto fin = c.parser->finish();
+        const auto fin = c.parser->finish(f.finish == sched::FinishReason::Length);
         end.parsed = fin.parsed;
         if (!fin.delta.reasoning.empty() || !fin.delta.content.empty())
             send_events(rc_.agent->delta(fin.delta.reasoning, fin.delta.content));
         send_events(rc_.agent->finish(end));
         end_stream();
     } else {
-        end.parsed = engine::chat::parse_output(f.content, rc_.parse);
+        end.parsed = parse_reply(f.content, rc_.parse, rc_.tool_triggers, f.finish == sched::FinishReason::Length);
         deferred_->respond(server::http::Response::json(rc_.agent->body(end)));
     }
 }
@@ -423,7 +436,7 @@ json GenerationResponse::chat_message(const sched::FinalOutput& f, const char*& 
         finish = finish_name(f.finish);
         return {{"role", "assistant"}, {"content", f.content}};
     }
-    const auto parsed = engine::chat::parse_output(f.content, rc_.parse);
+    const auto parsed = parse_reply(f.content, rc_.parse, rc_.tool_triggers, f.finish == sched::FinishReason::Length);
     finish = chat_finish_name(f.finish, !parsed.tool_calls.empty());
     return parsed_message_json(parsed);
 }
@@ -493,7 +506,7 @@ void GenerationResponse::on_done(size_t i, const sched::FinalOutput& f) {
                 };
                 if (rc_.parse_chat) {
                     if (!c.parser) c.parser = std::make_unique<ChatStreamParser>(rc_.parse, rc_.tool_triggers);
-                    const auto fin = c.parser->finish();
+                    const auto fin = c.parser->finish(f.finish == sched::FinishReason::Length);
                     send_parsed_delta(i, fin.delta, json());
                     tool_calls = !fin.parsed.tool_calls.empty();
                 }

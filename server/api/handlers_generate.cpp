@@ -166,6 +166,7 @@ Api::PreparedChat Api::prepare_chat(const json& body, const nlohmann::ordered_js
     const nlohmann::ordered_json kwargs =
         chat_template_kwargs(obody, config_.chat_template_kwargs, config_.reasoning_budget);
     nlohmann::ordered_json messages = obody["messages"];
+    require_text_content(messages);
     const std::string continued = config_.prefill_assistant ? take_assistant_prefill(messages) : "";
     try {
         out.prompt =
@@ -216,11 +217,15 @@ Api::Reply Api::start_generation(Request& req, Flavor flavor, const json& body, 
                                  const std::vector<std::string>& prompt_texts, const ChatParse* chat_parse,
                                  std::shared_ptr<AgentReply> agent) {
     // Checked here as well as in the scheduler, so that a stream that cannot start gets its 400 as a status.
+    // llama-server's error type and numbers: clients trim the conversation by them and retry.
     for (const auto& p : prompts)
         if ((int32_t)p.size() >= scheduler_->n_ctx_slot())
-            bad_request("the request exceeds the available context size (prompt of " + std::to_string(p.size()) +
-                        " tokens, context of " + std::to_string(scheduler_->n_ctx_slot()) +
-                        " tokens per slot); try increasing it");
+            throw HttpError(400,
+                            "the request exceeds the available context size (prompt of " + std::to_string(p.size()) +
+                                " tokens, context of " + std::to_string(scheduler_->n_ctx_slot()) +
+                                " tokens per slot); try increasing it",
+                            "exceed_context_size_error",
+                            {{"n_prompt_tokens", int64_t(p.size())}, {"n_ctx", scheduler_->n_ctx_slot()}});
     std::unique_ptr<engine::Grammar> grammar = compile_grammar(opts);
 
     ResponseContext rc;

@@ -28,7 +28,7 @@ void ToolsApi::register_routes() {
             try {
                 return (this->*fn)(req);
             } catch (const HttpError& e) {
-                return server::http::error_response(e.status(), e.what(), e.type());
+                return server::http::error_response(e);
             } catch (const std::exception& e) {
                 spdlog::error("{} {}: {}", req.method, req.path, e.what());
                 return server::http::error_response(500, e.what());

@@ -18,14 +18,18 @@ static std::string join(const std::vector<std::string>& items, std::string_view 
     return out;
 }
 
-Response DispatchPolicy::error_for(std::string_view path, int status, std::string_view message,
-                                   std::string_view type) const {
+Response DispatchPolicy::error_for(std::string_view path, const HttpError& error) const {
     for (const auto& [prefix, format] : error_formats) {
         const bool covered = path.substr(0, prefix.size()) == prefix &&
                              (path.size() == prefix.size() || path[prefix.size()] == '/');
-        if (covered) return format(status, message, type);
+        if (covered) return format(error);
     }
-    return error_response(status, message, type);
+    return error_response(error);
+}
+
+Response DispatchPolicy::error_for(std::string_view path, int status, std::string_view message,
+                                   std::string_view type) const {
+    return error_for(path, HttpError(status, std::string(message), std::string(type)));
 }
 
 static Reply run_handler(const DispatchPolicy& policy, const Handler& handler, Request& req) {
@@ -39,7 +43,7 @@ static Reply run_handler(const DispatchPolicy& policy, const Handler& handler, R
         }
         return reply;
     } catch (const HttpError& e) {
-        return policy.error_for(req.path, e.status(), e.what(), e.type());
+        return policy.error_for(req.path, e);
     } catch (const std::exception& e) {
         spdlog::warn("http: handler for {} {} threw: {}", req.method, req.path, e.what());
         return policy.error_for(req.path, 500, e.what());

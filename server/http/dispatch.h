@@ -33,6 +33,7 @@ struct DispatchPolicy {
     std::string path_prefix;
 
     // The error response for `path` in its API's shape.
+    Response error_for(std::string_view path, const HttpError& error) const;
     Response error_for(std::string_view path, int status, std::string_view message,
                        std::string_view type = {}) const;
 };

@@ -25,15 +25,18 @@ std::string_view error_type_for_status(int status) {
     return "invalid_request_error";  // 400, 405, 408, 413, 414, 431, ...
 }
 
-nlohmann::json error_body(int status, std::string_view message, std::string_view type) {
-    return nlohmann::json{{"error",
-                           {{"message", std::string(message)},
-                            {"type", std::string(type.empty() ? error_type_for_status(status) : type)},
-                            {"code", status}}}};
+nlohmann::json error_body(int status, std::string_view message, std::string_view type, const ErrorDetails& details) {
+    nlohmann::json error{{"message", std::string(message)},
+                         {"type", std::string(type.empty() ? error_type_for_status(status) : type)},
+                         {"code", status}};
+    for (const auto& [key, value] : details) error[key] = value;
+    return nlohmann::json{{"error", std::move(error)}};
 }
 
-Response error_response(int status, std::string_view message, std::string_view type) {
-    return Response::json(error_body(status, message, type), status);
+Response error_response(int status, std::string_view message, std::string_view type, const ErrorDetails& details) {
+    return Response::json(error_body(status, message, type, details), status);
 }
+
+Response error_response(const HttpError& e) { return error_response(e.status(), e.what(), e.type(), e.details()); }
 
 }  // namespace server::http

@@ -39,7 +39,7 @@ void RouterApi::register_routes() {
             try {
                 return fn(req);
             } catch (const HttpError& e) {
-                return server::http::error_response(e.status(), e.what(), e.type());
+                return server::http::error_response(e);
             }
         };
     };
@@ -120,7 +120,7 @@ RouterApi::Reply RouterApi::forward(Request& req, bool from_body) {
         try {
             lease = models_.acquire(name, load, std::chrono::steady_clock::now() + config_.load_timeout);
         } catch (const HttpError& e) {
-            out->respond(server::http::error_response(e.status(), e.what(), e.type()));
+            out->respond(server::http::error_response(e));
             return;
         }
         if (out->cancelled()) return;
@@ -281,7 +281,7 @@ RouterApi::Reply RouterApi::stream_forward(Request& req) {
         try {
             lease = models_.acquire(it->second, false, std::chrono::steady_clock::now() + config_.load_timeout);
         } catch (const HttpError& e) {
-            out->respond(server::http::error_response(e.status(), e.what(), e.type()));
+            out->respond(server::http::error_response(e));
             return;
         }
         relay_to_child(up, lease->port(), config_.request_timeout, out, it->second, [&lease] { lease.reset(); });

@@ -66,12 +66,27 @@ std::string Metrics::render_prometheus() const {
         o << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n" << name << " " << v << "\n";
     };
     metric("llamacpp:prompt_tokens_total", "counter", "Number of prompt tokens processed.", (double)s_.prompt_tokens_total);
+    metric("llamacpp:prompt_tokens_cached_total", "counter", "Number of prompt tokens reused from the cache.",
+           (double)s_.prompt_tokens_cached_total);
     metric("llamacpp:prompt_seconds_total", "counter", "Prompt process time.", s_.prompt_seconds_total);
     metric("llamacpp:tokens_predicted_total", "counter", "Number of generation tokens processed.",
            (double)s_.tokens_predicted_total);
     metric("llamacpp:tokens_predicted_seconds_total", "counter", "Predict process time.", s_.predicted_seconds_total);
     metric("llamacpp:n_decode_total", "counter", "Total number of llama_decode() calls.", (double)s_.n_decode_total);
-    metric("llamacpp:n_busy_slots_per_decode", "counter", "Average number of busy slots per llama_decode() call.",
+    metric("llamacpp:n_tokens_max", "counter", "Largest observed sequence length (prompt and generation).",
+           (double)s_.n_tokens_max);
+    const auto all_drafters = [](const MetricsSnapshot::PerDrafter& v) {
+        uint64_t sum = 0;
+        for (uint64_t x : v) sum += x;
+        return (double)sum;
+    };
+    metric("llamacpp:spec_decode_num_draft_tokens_total", "counter",
+           "Speculative: draft tokens evaluated by the target, every drafter.", all_drafters(s_.draft_tokens_total));
+    metric("llamacpp:spec_decode_num_accepted_tokens_total", "counter",
+           "Speculative: draft tokens accepted by the target, every drafter.", all_drafters(s_.draft_accepted_total));
+    metric("llamacpp:spec_decode_num_drafts_total", "counter", "Speculative: decode steps that verified a draft.",
+           all_drafters(s_.draft_steps_total));
+    metric("llamacpp:n_busy_slots_per_decode", "gauge", "Average number of busy slots per llama_decode() call.",
            s_.n_decode_total ? (double)s_.n_busy_slots_total / (double)s_.n_decode_total : 0.0);
     metric("llamacpp:prompt_tokens_seconds", "gauge", "Average prompt throughput in tokens/s.",
            s_.prompt_seconds_total > 0 ? (double)s_.prompt_tokens_total / s_.prompt_seconds_total : 0.0);

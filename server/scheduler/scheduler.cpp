@@ -654,6 +654,7 @@ void Scheduler::start_task(Slot& slot, std::shared_ptr<Task> task) {
     slot.prompt_pos = (size_t)reuse.n_reuse;
     slot.n_cached = reuse.n_reuse;
     slot.timings.cache_n = reuse.n_reuse;
+    metrics_.update([&](MetricsSnapshot& m) { m.prompt_tokens_cached_total += (uint64_t)reuse.n_reuse; });
     slot.last_used = ++use_counter_;
     slot.state = SlotState::ProcessingPrompt;
 }
@@ -1307,7 +1308,10 @@ void Scheduler::deliver(Slot& slot, engine::spec::Verified&& v) {
     const double gap = n_before == 0 ? 0.0 : std::chrono::duration<double>(now - slot.t_last_token).count();
     for (size_t i = 0; i < n_itl; ++i) metrics_.observe_itl(gap / (double)step.n_consumed);
     slot.t_last_token = now;
-    metrics_.update([&](MetricsSnapshot& m) { m.tokens_predicted_total += step.n_consumed; });
+    metrics_.update([&](MetricsSnapshot& m) {
+        m.tokens_predicted_total += step.n_consumed;
+        m.n_tokens_max = std::max<uint64_t>(m.n_tokens_max, slot.history.size());
+    });
 
     TokenOutput out;
     out.text = step.text;

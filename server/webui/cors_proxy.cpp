@@ -155,7 +155,7 @@ void CorsProxy::register_routes(server::http::Server& http) {
         try {
             return handle(req);
         } catch (const HttpError& e) {
-            return server::http::error_response(e.status(), e.what(), e.type());
+            return server::http::error_response(e);
         }
     };
     http.get("/cors-proxy", handler);

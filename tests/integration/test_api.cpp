@@ -211,6 +211,19 @@ TEST_CASE("tokenize and detokenize round trip", "[integration][api]") {
     REQUIRE(p["tokens"][0]["piece"].is_string());
     const json d = c.post("/detokenize", json{{"tokens", json::array({403, 407, 261, 378})}}.dump()).json();
     REQUIRE(d["content"] == "Once upon a time");
+    // llama-server's mixed content (strings and token ids) and null flags (their defaults).
+    const json mixed = c.post("/tokenize", R"({"content": ["Once upon", 261, " time"], "add_special": null,
+                                                "with_pieces": null})")
+                           .json();
+    const json once_upon = c.post("/tokenize", R"({"content": "Once upon"})").json()["tokens"];
+    REQUIRE(mixed["tokens"].size() >= once_upon.size() + 2);
+    CHECK(mixed["tokens"][0] == once_upon[0]);
+    CHECK(mixed["tokens"][once_upon.size()] == 261);
+    CHECK(c.post("/tokenize", R"({"content": ["a", 99999999]})").status == 400);
+    // Control tokens are shown, as llama-server shows them.
+    const json b = c.post("/detokenize", json{{"tokens", json::array({1, 403, 407, 261, 378})}}.dump()).json();
+    CHECK(b["content"].get<std::string>().rfind("<s>", 0) == 0);
+    CHECK(b["content"].get<std::string>().find("Once upon a time") != std::string::npos);
 }
 
 TEST_CASE("bad input gets the right status and an OpenAI error body", "[integration][api][errors]") {

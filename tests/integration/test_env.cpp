@@ -44,7 +44,7 @@ TEST_CASE("settings given only as LLAMA_ARG_* variables take effect", "[integrat
     CHECK(get_json(c, "/v1/models")["data"][0]["id"] == "stories-from-env");
     const auto m = c.get("/metrics", kAuth);
     CHECK(m.status == 200);  // LLAMA_ARG_ENDPOINT_METRICS
-    // LLAMA_ARG_ENDPOINT_PROPS: POST /props may change the defaults (403 without it); its body needs no
+    // LLAMA_ARG_ENDPOINT_PROPS: POST /props may change the defaults (501 without it); its body needs no
     // prompt (schemas/props.json), and wrong types are still a 400.
     CHECK(c.post("/props", R"({"n_predict": 5})", kAuth).status == 200);
     CHECK(c.post("/props", R"({"temperature": "hot"})", kAuth).status == 400);

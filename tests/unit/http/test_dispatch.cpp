@@ -159,10 +159,10 @@ TEST_CASE("a path prefix with its own error format gets it for routing, key and 
     DispatchPolicy policy;
     policy.auth = ApiKeyAuth({"key"}, {});
     policy.error_formats.emplace_back(
-        "/v1/messages", [](int status, std::string_view message, std::string_view) {
+        "/v1/messages", [](const HttpError& e) {
             return Response::json(
-                json{{"type", "error"}, {"error", {{"status", status}, {"message", std::string(message)}}}},
-                status);
+                json{{"type", "error"}, {"error", {{"status", e.status()}, {"message", std::string(e.what())}}}},
+                e.status());
         });
     const Headers key{{"X-Api-Key", "key"}};
     auto shaped = [](const Response& r, int status, const std::string& message) {
@@ -218,4 +218,20 @@ TEST_CASE("with a path prefix, routes answer under it and nothing answers outsid
         INFO(outside);
         CHECK(dispatch(router, policy, make_request("GET", outside)).status == 404);
     }
+}
+
+TEST_CASE("an error's details go into OpenAI's error object beside its type", "[http][dispatch]") {
+    Router router;
+    router.add("POST", "/v1/chat/completions", [](Request&) -> Reply {
+        throw HttpError(400, "too long", "exceed_context_size_error", {{"n_prompt_tokens", 9000}, {"n_ctx", 1024}});
+    });
+    DispatchPolicy policy;
+    const Response r = dispatch(router, policy, make_request("POST", "/v1/chat/completions"));
+    CHECK(r.status == 400);
+    const json e = json::parse(r.body)["error"];
+    CHECK(e["type"] == "exceed_context_size_error");
+    CHECK(e["message"] == "too long");
+    CHECK(e["code"] == 400);
+    CHECK(e["n_prompt_tokens"] == 9000);
+    CHECK(e["n_ctx"] == 1024);
 }

@@ -562,3 +562,25 @@ TEST_CASE("XML-like formats: a pattern no raw text can match is refused naming t
     // Glm's closing tag is another: the same pattern is fine there.
     CHECK_NOTHROW(api::tool_call_grammar(api::tool_syntax(ToolCallFormat::Glm47), {tool}, false));
 }
+
+TEST_CASE("a reply cut by the token limit inside a call: the unfinished markup is not content", "[server][tools]") {
+    const std::string text = "Let me check. <tool_call>\n{\"name\": \"get_weather\", \"arguments\": " + kArgs +
+                             "}\n</tool_call>\n<tool_call>\n{\"name\": \"get_weather\", \"argu";
+    const auto triggers = api::tool_syntax(ToolCallFormat::Hermes).triggers;
+    // Whole: one call, the text before it, none of the second call's start.
+    const auto whole = api::parse_reply(text, options(ToolCallFormat::Hermes), triggers, true);
+    CHECK(whole.tool_calls.size() == 1);
+    CHECK(whole.content == "Let me check.");
+    // Streamed: the same content and nothing of the markup at the end.
+    api::ChatStreamParser p(options(ToolCallFormat::Hermes), triggers);
+    std::string content;
+    for (const char ch : text) content += p.feed(std::string(1, ch)).content;
+    const auto fin = p.finish(true);
+    content += fin.delta.content;
+    CHECK(content == "Let me check.");
+    CHECK(fin.parsed.content == "Let me check.");
+    CHECK(fin.parsed.tool_calls.size() == 1);
+    // Not cut by the limit (a stop): what does not parse stays content, as before.
+    const auto stopped = api::parse_reply(text, options(ToolCallFormat::Hermes), triggers, false);
+    CHECK(stopped.content.find("<tool_call>") != std::string::npos);
+}

@@ -1,0 +1,296 @@
+// Where llama-server 0.7.0 (the 2026 release, run side by side with ggserve) answers in a way its clients
+// read: the context-overflow error's type and numbers, /v1/completions logprobs in both shapes, progress
+// chunks with a choice, /props' template capabilities and endpoint flags, llama-server's /metrics series,
+// images refused on a text model, /apply-template without the BOS text, enable_thinking on by default,
+// -a with several names, --rope-scale alone, the 2026 environment variable names.
+#include <catch2/catch.hpp>
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "context_util.h"
+#include "server/http/client.h"
+#include "server_process.h"
+
+namespace {
+
+using json = nlohmann::json;
+using server::http::Client;
+
+ServerProcess& parity_server() {
+    static ServerProcess s({"-m", stories_model(), "-np", "2", "-c", "512", "-t", "1", "--metrics", "-a",
+                            "story,tiny-story", "--tags", "demo,small"});
+    return s;
+}
+
+std::vector<json> events_of(Client& c, const std::string& path, const json& body) {
+    std::vector<json> out;
+    const auto r = c.stream("POST", path, body.dump(), {}, [&](const server::http::SseEvent& e) {
+        if (e.data != "[DONE]") out.push_back(json::parse(e.data));
+        return true;
+    });
+    REQUIRE(r.status == 200);
+    return out;
+}
+
+std::string long_prompt() {
+    std::string p;
+    for (int i = 0; i < 200; ++i) p += "the cat sat on the mat and ";
+    return p;
+}
+
+}  // namespace
+
+TEST_CASE("a prompt over the context is exceed_context_size_error with n_prompt_tokens and n_ctx",
+          "[integration][parity]") {
+    Client c("127.0.0.1", parity_server().port());
+    const json chat{{"messages", json::array({{{"role", "user"}, {"content", long_prompt()}}})}, {"max_tokens", 4}};
+    json streamed = chat;
+    streamed["stream"] = true;
+    const json completion{{"prompt", long_prompt()}, {"n_predict", 4}};
+    for (const auto& [path, body] : std::vector<std::pair<std::string, json>>{
+             {"/v1/chat/completions", chat}, {"/v1/chat/completions", streamed}, {"/completion", completion}}) {
+        const auto r = c.post(path, body.dump());
+        INFO(path << " " << r.body);
+        REQUIRE(r.status == 400);
+        const json e = r.json()["error"];
+        CHECK(e["type"] == "exceed_context_size_error");
+        CHECK(e["n_ctx"] == 256);  // per slot: -c 512, two slots
+        CHECK(e["n_prompt_tokens"].get<int>() > 256);
+        CHECK(e["code"] == 400);
+    }
+}
+
+TEST_CASE("/v1/completions logprobs carry OpenAI's arrays and llama-server's content entries",
+          "[integration][parity]") {
+    Client c("127.0.0.1", parity_server().port());
+    const json body{{"prompt", "Once upon a time"}, {"max_tokens", 3}, {"temperature", 0}, {"logprobs", 2}};
+    const json lp = c.post("/v1/completions", body.dump()).json()["choices"][0]["logprobs"];
+    REQUIRE(lp["tokens"].size() == 3);
+    REQUIRE(lp["content"].size() == 3);
+    for (size_t i = 0; i < 3; ++i) {
+        CHECK(lp["content"][i]["token"] == lp["tokens"][i]);
+        CHECK(lp["content"][i]["logprob"] == lp["token_logprobs"][i]);
+        CHECK(lp["content"][i]["top_logprobs"].size() == 2);
+        CHECK(lp["content"][i]["id"].is_number_integer());
+    }
+}
+
+TEST_CASE("prompt progress chunks carry a choice, so choices[0] works on every chunk", "[integration][parity]") {
+    Client c("127.0.0.1", parity_server().port());
+    const json chat{{"messages", json::array({{{"role", "user"}, {"content", "Tell me a story"}}})},
+                    {"max_tokens", 3},
+                    {"stream", true},
+                    {"return_progress", true},
+                    {"cache_prompt", false}};
+    bool progress = false;
+    for (const json& e : events_of(c, "/v1/chat/completions", chat)) {
+        REQUIRE_FALSE(e["choices"].empty());
+        if (e.contains("prompt_progress")) {
+            progress = true;
+            CHECK(e["choices"][0]["delta"]["role"] == "assistant");
+            CHECK(e["choices"][0]["delta"]["content"].is_null());
+        }
+    }
+    CHECK(progress);
+    json completion{{"prompt", "Once upon a time"}, {"max_tokens", 2}, {"stream", true}, {"return_progress", true},
+                    {"cache_prompt", false}};
+    const auto events = events_of(c, "/v1/completions", completion);
+    REQUIRE(events.front().contains("prompt_progress"));
+    CHECK(events.front()["choices"][0]["text"] == "");
+}
+
+TEST_CASE("/props: template capabilities, endpoint flags, defaults as llama-server reports them",
+          "[integration][parity]") {
+    Client c("127.0.0.1", parity_server().port());
+    const json p = c.get("/props").json();
+    const json& caps = p["chat_template_caps"];
+    for (const char* k : {"supports_tools", "supports_tool_calls", "supports_system_role",
+                          "supports_parallel_tool_calls", "supports_string_content", "supports_typed_content",
+                          "supports_object_arguments", "supports_preserve_reasoning", "supports_reasoning_effort"})
+        CHECK(caps[k].is_boolean());
+    CHECK(p["endpoint_slots"] == true);
+    CHECK(p["endpoint_props"] == false);
+    CHECK(p["endpoint_metrics"] == true);
+    CHECK(p["modalities"]["video"] == false);
+    CHECK(p["default_generation_settings"]["params"]["stream"] == false);
+    CHECK(p["default_generation_settings"]["params"]["dry_penalty_last_n"] == 64);
+    // Without --props, changing them is llama-server's 501.
+    const auto r = c.post("/props", R"({"n_predict": 5})");
+    CHECK(r.status == 501);
+    CHECK(r.json()["error"]["type"] == "not_supported_error");
+
+    // A Jinja template's probed capabilities: Qwen2.5's, as llama-server reports them.
+    ServerProcess q({"-m", stories_model(), "-c", "256", "-t", "1", "--chat-template-file",
+                     shared_path("templates/Qwen-Qwen2.5-7B-Instruct.jinja")});
+    const json qc = Client("127.0.0.1", q.port()).get("/props").json()["chat_template_caps"];
+    CHECK(qc == json{{"supports_tools", true},
+                     {"supports_tool_calls", true},
+                     {"supports_tool_responses", true},
+                     {"supports_system_role", true},
+                     {"supports_parallel_tool_calls", true},
+                     {"supports_string_content", true},
+                     {"supports_typed_content", false},
+                     {"supports_object_arguments", true},
+                     {"supports_preserve_reasoning", false},
+                     {"supports_reasoning_effort", false}});
+}
+
+TEST_CASE("/metrics has llama-server's series: cached prompt tokens, longest sequence, speculative totals",
+          "[integration][parity]") {
+    Client c("127.0.0.1", parity_server().port());
+    const json body{{"prompt", "Once upon a time there was a little girl"}, {"n_predict", 4}, {"id_slot", 1}};
+    c.post("/completion", body.dump());
+    const json second = c.post("/completion", body.dump()).json();
+    REQUIRE(second["tokens_cached"].get<int>() > 0);
+    const std::string m = c.get("/metrics").body;
+    auto value = [&](const std::string& name) {
+        const size_t at = m.find("\n" + name + " ");
+        REQUIRE(at != std::string::npos);
+        return std::stod(m.substr(at + name.size() + 2));
+    };
+    CHECK(value("llamacpp:prompt_tokens_cached_total") > 0);
+    CHECK(value("llamacpp:n_tokens_max") >= second["tokens_evaluated"].get<double>());
+    CHECK(value("llamacpp:spec_decode_num_draft_tokens_total") == 0);
+    CHECK(value("llamacpp:spec_decode_num_accepted_tokens_total") == 0);
+    CHECK(value("llamacpp:spec_decode_num_drafts_total") == 0);
+    CHECK(m.find("# TYPE llamacpp:n_busy_slots_per_decode gauge") != std::string::npos);
+}
+
+TEST_CASE("an image, audio or file part is a 400 on a text-only model, text parts still work",
+          "[integration][parity]") {
+    Client c("127.0.0.1", parity_server().port());
+    const json parts[] = {
+        {{"type", "image_url"}, {"image_url", {{"url", "data:image/png;base64,iVBORw0KGgo="}}}},
+        {{"type", "input_audio"}, {"input_audio", {{"data", "UklGRg=="}, {"format", "wav"}}}},
+        {{"type", "file"}, {"file", {{"file_data", "aGk="}}}},
+        {{"type", "hologram"}},
+    };
+    for (const json& part : parts) {
+        const json body{{"messages", json::array({{{"role", "user"},
+                                                   {"content", json::array({{{"type", "text"}, {"text", "What is it?"}},
+                                                                            part})}}})},
+                        {"max_tokens", 2}};
+        const auto r = c.post("/v1/chat/completions", body.dump());
+        INFO(r.body);
+        CHECK(r.status == 400);
+        if (part["type"] != "hologram")  // unknown types are already refused by the request schema
+            CHECK(r.body.find("messages[0].content[1]") != std::string::npos);
+    }
+    const json text{{"messages", json::array({{{"role", "user"},
+                                               {"content", json::array({{{"type", "text"}, {"text", "Hi"}}})}}})},
+                    {"max_tokens", 2}};
+    CHECK(c.post("/v1/chat/completions", text.dump()).status == 200);
+}
+
+TEST_CASE("/apply-template leaves out the template's BOS text, and thinking is on unless turned off",
+          "[integration][parity]") {
+    // The R1 distill's template writes bos_token and closes its think block when enable_thinking is false.
+    ServerProcess s({"-m", stories_model(), "-c", "512", "-t", "1", "--chat-template-file",
+                     shared_path("templates/deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja")});
+    Client c("127.0.0.1", s.port());
+    const json hi{{"messages", json::array({{{"role", "user"}, {"content", "Tell me a story."}}})}};
+    const std::string prompt = c.post("/apply-template", hi.dump()).json()["prompt"];
+    INFO(prompt);
+    CHECK(prompt.rfind("<s>", 0) == std::string::npos);
+    CHECK(prompt.size() >= 8);
+    CHECK(prompt.substr(prompt.size() - 8) == "<think>\n");
+    // The prompt sent to /completion gets one BOS, as the chat endpoint's own rendering does.
+    json chat = hi;
+    chat["max_tokens"] = 1;
+    const int chat_tokens = c.post("/v1/chat/completions", chat.dump()).json()["usage"]["prompt_tokens"];
+    const json completion = c.post("/completion", json{{"prompt", prompt}, {"n_predict", 1}}.dump()).json();
+    CHECK(completion["tokens_evaluated"] == chat_tokens);
+    // add_generation_prompt false: the conversation without the assistant's opening.
+    json no_reply = hi;
+    no_reply["add_generation_prompt"] = false;
+    const std::string bare = c.post("/apply-template", no_reply.dump()).json()["prompt"];
+    CHECK(bare.find("<think>") == std::string::npos);
+    CHECK(prompt.rfind(bare, 0) == 0);
+    CHECK(bare.size() < prompt.size());
+    // Asked off, the block is closed.
+    json off = hi;
+    off["chat_template_kwargs"] = {{"enable_thinking", false}};
+    const std::string closed = c.post("/apply-template", off.dump()).json()["prompt"];
+    CHECK(closed.find("</think>") != std::string::npos);
+}
+
+TEST_CASE("an alias list (-a A,B) names the model A and lists both, tags (--tags) label it", "[integration][parity]") {
+    Client c("127.0.0.1", parity_server().port());
+    const json m = c.get("/v1/models").json()["data"][0];
+    CHECK(m["id"] == "story");
+    CHECK(m["aliases"] == json::array({"story", "tiny-story"}));
+    CHECK(m["tags"] == json::array({"demo", "small"}));
+    CHECK(c.get("/props").json()["model_alias"] == "story");
+}
+
+TEST_CASE("a RoPE scale given alone (--rope-scale) stretches linearly, as llama.cpp reads a model without a scaling type",
+          "[integration][parity]") {
+    const json body{{"prompt", "Once upon a time"}, {"n_predict", 8}, {"temperature", 0}, {"n_probs", 1}};
+    ServerProcess plain({"-m", stories_model(), "-c", "256", "-t", "1"});
+    ServerProcess scaled({"-m", stories_model(), "-c", "256", "-t", "1", "--rope-scale", "4"});
+    Client pc("127.0.0.1", plain.port()), sc("127.0.0.1", scaled.port());
+    const json rope = sc.get("/props").json()["server"]["rope"];
+    CHECK(rope["scaling"] == "linear");
+    CHECK(rope["freq_scale"].get<double>() == Approx(0.25));
+    // The same greedy words on this small model, with other probabilities: the rotation did change.
+    const json a = pc.post("/completion", body.dump()).json()["completion_probabilities"];
+    const json b = sc.post("/completion", body.dump()).json()["completion_probabilities"];
+    REQUIRE(a.size() == b.size());
+    double most = 0;
+    for (size_t i = 0; i < a.size(); ++i)
+        most = std::max(most, std::abs(a[i]["logprob"].get<double>() - b[i]["logprob"].get<double>()));
+    CHECK(most > 1e-3);
+}
+
+TEST_CASE("llama-server's 2026 environment names configure the draft model and the log",
+          "[integration][parity]") {
+    ServerProcess s({"-m", stories_model(), "-c", "256", "-t", "1"}, std::chrono::seconds(60),
+                    ServerProcess::WaitFor::Ready,
+                    {"LLAMA_ARG_SPEC_DRAFT_MODEL=" + shared_path("models/stories260K-q8_0.gguf"),
+                     "LLAMA_ARG_SPEC_DRAFT_N_MAX=5", "LLAMA_ARG_LOG_TIMESTAMPS=0"});
+    const json spec = Client("127.0.0.1", s.port()).get("/props").json()["speculative"];
+    INFO(spec.dump());
+    CHECK(spec["draft_model"] == shared_path("models/stories260K-q8_0.gguf"));
+    CHECK(spec["n_max"] == 5);
+    CHECK(s.log().find("draft model: ") != std::string::npos);
+    const auto bad = ctxtest::run_cli({"serve", "-m", stories_model(), "--port", "0"},
+                                      {"LLAMA_ARG_SPEC_DRAFT_N_MAX=lots"});
+    CHECK(bad.status == 2);
+    CHECK(bad.err.find("LLAMA_ARG_SPEC_DRAFT_N_MAX") != std::string::npos);
+}
+
+TEST_CASE("llama-server spellings that once stopped startup: -fa enabled, -n -2, -t -1, -np -1, projector "
+          "switches, --no-log-jsonl, --spec-draft-n-ubatch",
+          "[integration][parity]") {
+    ServerProcess s({"-m", stories_model(), "-c", "256", "-fa", "enabled", "-n", "-2", "-t", "-1", "-np", "-1",
+                     "--no-mmproj", "--mmproj-offload", "--no-mmproj-auto", "--no-log-jsonl", "-md",
+                     shared_path("models/stories260K-q8_0.gguf"), "--spec-draft-n-ubatch", "64"});
+    Client c("127.0.0.1", s.port());
+    const json p = c.get("/props").json();
+    CHECK(p["total_slots"] == 1);
+    CHECK(p["default_generation_settings"]["params"]["n_predict"] == -1);
+    CHECK(c.post("/completion", R"({"prompt": "Once upon a time", "n_predict": 4})").status == 200);
+    const auto bad = ctxtest::run_cli({"serve", "-m", stories_model(), "--port", "0", "-fa", "sometimes"});
+    CHECK(bad.status == 2);
+    // What cannot work here says why instead of "cannot resolve host".
+    for (const char* host : {"/tmp/ggserve-test.sock", "127.0.0.1,::1"}) {
+        const auto r = ctxtest::run_cli({"serve", "-m", stories_model(), "--host", host});
+        INFO(r.err);
+        CHECK(r.status == 2);
+        CHECK((r.err.find("UNIX sockets") != std::string::npos || r.err.find("one address") != std::string::npos));
+    }
+}
+
+TEST_CASE("the version flag prints llama-server's version line, also without a command", "[integration][parity]") {
+    for (const std::vector<std::string>& args : {std::vector<std::string>{"serve", "--version"},
+                                                std::vector<std::string>{"--version"}}) {
+        const auto r = ctxtest::run_cli(args);
+        INFO(r.out << r.err);
+        CHECK(r.status == 0);
+        CHECK(r.out.find("version: ") != std::string::npos);
+        CHECK(r.out.find("built with ") != std::string::npos);
+    }
+}
