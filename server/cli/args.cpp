@@ -43,11 +43,13 @@ double ArgParser::to_double(const std::string& opt, const std::string& v) {
 }
 
 void ArgParser::push(Opt o) {
+    std::vector<std::string> long_names;
     for (const auto& n : o.names)
-        if (n.rfind("--", 0) == 0) {
-            o.env = env_name(n.substr(2));
-            break;
-        }
+        if (n.rfind("--", 0) == 0) long_names.push_back(n.substr(2));
+    if (!long_names.empty()) {
+        o.envs = option_env_names(long_names);
+        o.env = o.envs.front();
+    }
     opts_.push_back(std::move(o));
 }
 
@@ -183,7 +185,8 @@ const ArgParser::Opt* ArgParser::find_key(const std::string& key) const {
     if (const Opt* o = find("--" + key)) return o;
     if (const Opt* o = find("-" + key)) return o;
     for (const auto& o : opts_)
-        if (!o.env.empty() && o.env == key) return &o;
+        for (const auto& e : o.envs)
+            if (e == key) return &o;
     return nullptr;
 }
 
@@ -249,7 +252,11 @@ std::string ArgParser::usage() const {
         out += "  " + names;
         out += names.size() < 30 ? std::string(30 - names.size(), ' ') : "\n" + std::string(32, ' ');
         out += o.help + "\n";
-        if (show_env_ && !o.env.empty()) out += std::string(32, ' ') + "(env: " + o.env + ")\n";
+        if (show_env_ && !o.envs.empty()) {
+            std::string envs;
+            for (const auto& e : o.envs) envs += (envs.empty() ? "" : ", ") + e;
+            out += std::string(32, ' ') + "(env: " + envs + ")\n";
+        }
     }
     out += "  -h, --help, --usage           show this help\n";
     return out;

@@ -102,6 +102,7 @@ private:
         std::string implicit;
         bool takes_number = false;  // add_with_number
         std::string refused = {};   // refuse(): the reason
+        std::vector<std::string> envs = {};  // env and the other names llama-server has used for it
     };
     const Opt* find_key(const std::string& key) const;
     const Opt* find(const std::string& name) const;

@@ -24,13 +24,21 @@ void ArgParser::apply_env_value(const Opt& o, const std::string& value) {
 void ArgParser::apply_env(const EnvLookup& lookup) {
     const EnvLookup get = lookup ? lookup : [](const std::string& n) { return (const char*)std::getenv(n.c_str()); };
     for (const auto& o : opts_) {
-        if (o.env.empty() || is_given(o)) continue;  // the command line wins
-        const char* v = get(o.env);
-        if (!v || !*v) continue;  // empty: as if unset (compose's ${VAR:-})
+        if (o.envs.empty() || is_given(o)) continue;  // the command line wins
+        // The first of its names that is set (llama-server's 2026 name before older ones).
+        const char* v = nullptr;
+        std::string name;
+        for (const auto& e : o.envs)
+            if (const char* x = get(e); x && *x) {  // empty: as if unset (compose's ${VAR:-})
+                v = x;
+                name = e;
+                break;
+            }
+        if (!v) continue;
         try {
             apply_env_value(o, v);
         } catch (const ArgError& e) {
-            throw ArgError("environment variable " + o.env + ": " + e.what());
+            throw ArgError("environment variable " + name + ": " + e.what());
         }
         mark_given(o);
     }

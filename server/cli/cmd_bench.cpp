@@ -154,7 +154,7 @@ int cmd_bench(int argc, char** argv) {
         fas = split_ints("-fa", fa_s);
         ngls = split_ints("-ngl", ngl_s);
         if (ngls.empty()) throw ArgError("-ngl needs a value");
-        if (!dev.finish(ap, *std::max_element(ngls.begin(), ngls.end())))
+        if (!dev.finish(ap, *std::max_element(ngls.begin(), ngls.end()), /*strict=*/true))
             for (int& n : ngls) n = 0;  // --device none
         if (reps < 1) throw ArgError("-r must be positive");
         if (out != "md" && out != "json" && out != "csv") throw ArgError("-o must be md, json or csv");

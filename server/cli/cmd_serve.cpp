@@ -177,7 +177,7 @@ int cmd_serve(int argc, char** argv) {
     bool cors_origins_explicit = false, cors_credentials = true;
     // Speculative decoding (llama-server's names).
     std::string spec_type, model_draft, device_draft, lookup_static, lookup_dynamic;
-    int ngl_draft = 0, threads_draft = 0, threads_batch_draft = 0;
+    int ngl_draft = 0, threads_draft = 0, threads_batch_draft = 0, ubatch_draft = 0;
     int32_t ngram_size_n = 0, ngram_size_m = 0, ngram_min_hits = 0;  // --spec-ngram-size-n/-m, -min-hits: for all three
     uint32_t ctx_draft = 0;
     std::string cache_type_k_draft, cache_type_v_draft;
@@ -473,6 +473,7 @@ int cmd_serve(int argc, char** argv) {
     ap.option("-ctvd,--cache-type-v-draft,--spec-draft-type-v", "TYPE", "KV cache type of V for the draft model "
               "(default: as -ctv)", &cache_type_v_draft);
     ap.option("-td,--threads-draft,--spec-draft-threads", "N", "draft model threads (default: as -t)", &threads_draft);
+    ap.option("--spec-draft-n-ubatch", "N", "draft model micro-batch size (default: as -ub)", &ubatch_draft);
     ap.option("-tbd,--threads-batch-draft,--spec-draft-threads-batch", "N",
               "draft model prompt threads (default: as --threads-draft)", &threads_batch_draft);
     ap.option("-lcs,--lookup-cache-static", "FILE", "ngram-cache: static n-gram statistics (read only)",
@@ -554,13 +555,21 @@ int cmd_serve(int argc, char** argv) {
         if (ac.embeddings && ac.embeddings_with_generation)
             throw ArgError("--embeddings serves embeddings only, --embeddings-with-generation both: choose one");
         if (port < 0 || port > 65535) throw ArgError("--port must be in [0, 65535]");
+        // llama-server also listens on a UNIX socket (a host ending in .sock) and on a comma list of
+        // addresses: say so instead of failing to resolve them.
+        if (hc.host.size() > 5 && hc.host.compare(hc.host.size() - 5, 5, ".sock") == 0)
+            throw ArgError("--host " + hc.host + ": UNIX sockets are not supported; give a TCP address (and --port)");
+        if (hc.host.find(',') != std::string::npos)
+            throw ArgError("--host " + hc.host + ": one address only (0.0.0.0 or :: listens on every interface)");
+        if (sc.n_parallel == -1) sc.n_parallel = 1;  // llama-server's "auto": ggserve's default of one slot
         if (sc.n_parallel < 1 || sc.n_parallel > engine::kMaxSeq)
             throw ArgError("--parallel must be in [1, " + std::to_string(engine::kMaxSeq) + "]");
         if (timeout_s <= 0) throw ArgError("--timeout must be positive");
         if (stall_s <= 0) throw ArgError("--stream-stall-timeout must be positive");
         if (stream_queue_kib <= 0) throw ArgError("--stream-queue-kib must be positive");
         if (sse_ping_s < -1) throw ArgError("--sse-ping-interval must be -1 (no pings) or a number of seconds");
-        if (ac.defaults.n_predict < -1) throw ArgError("--n-predict must be >= -1");
+        if (ac.defaults.n_predict == -2) ac.defaults.n_predict = -1;  // llama.cpp's "until the context is full"
+        if (ac.defaults.n_predict < -1) throw ArgError("--n-predict must be >= -1 (-1: no limit, -2: the context)");
         if (ac.defaults.n_keep < -1) throw ArgError("--keep must be >= -1");
         if (!ac.slot_save_path.empty()) {
             std::error_code ec;
@@ -593,6 +602,7 @@ int cmd_serve(int argc, char** argv) {
             throw ArgError("--spec-ngram-mod-n-match must be in [1, 1024]");
         apply_ngram_sizes(sc.spec, ngram_size_n, ngram_size_m, ngram_min_hits);
         if (ngl_draft < 0) throw ArgError("--gpu-layers-draft must not be negative");
+        if (ubatch_draft < 0) throw ArgError("--spec-draft-n-ubatch must not be negative");
         if (threads_draft < 0 || threads_batch_draft < 0) throw ArgError("draft thread counts must not be negative");
         for (const std::string* t : {&cache_type_k_draft, &cache_type_v_draft})
             if (!t->empty()) check_cache_type(t == &cache_type_k_draft ? "--cache-type-k-draft" : "--cache-type-v-draft", *t);
@@ -714,6 +724,10 @@ int cmd_serve(int argc, char** argv) {
         ro.ui_mcp_proxy = ui_mcp_proxy;
         return run_router(ap, ro, hc, std::move(toolbox));
     }
+    // -a A,B as llama-server: A names the model, B is another name for it; --tags label it.
+    ac.model_aliases = split_list(ac.model_alias);
+    ac.model_alias = ac.model_aliases.empty() ? "" : ac.model_aliases.front();
+    ac.model_tags = split_list(ro.tags);
     if (router_mode_requested(ro) || ap.given("models-max") || ap.given("no-models-autoload"))
         spdlog::warn("--models-dir/--models-preset/--models-*: ignored, -m serves one model (router mode is "
                      "without -m)");
@@ -848,6 +862,7 @@ int cmd_serve(int argc, char** argv) {
             if (!cache_type_v_draft.empty()) ggml::type_from_name(cache_type_v_draft.c_str(), &dcp.type_v);
             if (threads_draft > 0) dcp.n_threads = dcp.n_threads_batch = threads_draft;
             if (threads_batch_draft > 0) dcp.n_threads_batch = threads_batch_draft;
+            if (ubatch_draft > 0) dcp.n_ubatch = std::min<uint32_t>((uint32_t)ubatch_draft, dcp.n_batch);
             drafter = std::make_unique<engine::spec::DraftModel>(*draft, *model, dcp);
             sc.draft_model = drafter.get();
             spdlog::info("draft model: {} ({}, {} parameters)", model_draft, draft->description(), draft->n_params());

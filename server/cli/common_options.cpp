@@ -1,4 +1,5 @@
 #include "server/cli/common_options.h"
+#include "server/cli/env_names.h"
 
 #include <cctype>
 #include <cerrno>
@@ -20,10 +21,10 @@ void add_model_options(ArgParser& ap, ModelOptions& mo) {
     // llama-server before 2025 took a bare -fa; later ones take a value. Both work: bare means on.
     ap.optional_value("-fa,--flash-attn", "on|off|auto", "flash attention (default off; bare -fa: on)", "on",
                       [&mo](const std::string& v) {
-                          if (v != "on" && v != "off" && v != "auto" && v != "1" && v != "0" && v != "true" &&
-                              v != "false")
-                              throw ArgError("invalid value '" + v + "' for --flash-attn: expected on, off or auto");
-                          mo.flash_attn = v == "1" || v == "true" ? "on" : v == "0" || v == "false" ? "off" : v;
+                          bool b = false;
+                          if (v == "on" || v == "off" || v == "auto") mo.flash_attn = v;
+                          else if (parse_env_bool(v, &b)) mo.flash_attn = b ? "on" : "off";  // 1, enabled, ...
+                          else throw ArgError("invalid value '" + v + "' for --flash-attn: expected on, off or auto");
                       });
     ap.option("-ctk,--cache-type-k", "TYPE", "KV cache type of K (default f16)", &mo.cache_type_k);
     ap.option("-ctv,--cache-type-v", "TYPE", "KV cache type of V (default f16)", &mo.cache_type_v);
@@ -32,7 +33,7 @@ void add_model_options(ArgParser& ap, ModelOptions& mo) {
            "everything; auto: everything when a GPU is usable, else nothing",
            [&mo](const std::string& v) {
                if (v == "all") mo.n_gpu_layers = 9999;
-               else if (v == "auto") mo.n_gpu_layers = ggml::cuda_device_count() > 0 ? 9999 : 0;
+               else if (v == "auto" || v == "-1") mo.n_gpu_layers = ggml::cuda_device_count() > 0 ? 9999 : 0;
                else mo.n_gpu_layers = ArgParser::to_int("--n-gpu-layers", v);
            });
     add_device_options(ap, mo.device);
@@ -151,7 +152,10 @@ void finish_model_options(const ArgParser& ap, ModelOptions& mo) {
                      mo.n_batch);
         mo.n_ubatch = mo.n_batch;
     }
-    if (mo.n_threads < 0 || mo.n_threads_batch < 0) throw ArgError("thread counts must not be negative");
+    // -1 is llama-server's spelling of the default (all cores).
+    if (mo.n_threads == -1) mo.n_threads = 0;
+    if (mo.n_threads_batch == -1) mo.n_threads_batch = 0;
+    if (mo.n_threads < 0 || mo.n_threads_batch < 0) throw ArgError("thread counts must not be negative (-1: all cores)");
     if (mo.n_gpu_layers < 0) throw ArgError("--n-gpu-layers must not be negative");
     cache_type("--cache-type-k", mo.cache_type_k);
     const ggml::Type tv = cache_type("--cache-type-v", mo.cache_type_v);
@@ -230,7 +234,7 @@ void add_sampling_options(ArgParser& ap, engine::SamplingParams& sp) {
     ap.option("--dry-multiplier", "X", "DRY multiplier (default 0 = off)", &sp.dry_multiplier);
     ap.option("--dry-base", "X", "DRY base (default 1.75)", &sp.dry_base);
     ap.option("--dry-allowed-length", "N", "DRY allowed length (default 2)", &sp.dry_allowed_length);
-    ap.option("--dry-penalty-last-n", "N", "DRY look-back (default -1 = context)", &sp.dry_penalty_last_n);
+    ap.option("--dry-penalty-last-n", "N", "DRY look-back in tokens (default 64, -1 = context, 0 = off)", &sp.dry_penalty_last_n);
     ap.add("--dry-sequence-breaker", "STRING",
            "DRY sequence breaker (repeat the option for several; the first use clears the defaults '\\n', ':', "
            "'\"', '*'; \"none\": no breakers)",

@@ -70,6 +70,7 @@ void add_log_options(ArgParser& ap, LogOptions& lo) {
     ap.flag("--log-jsonl",
             "each log line one JSON object: {\"type\":\"log\",\"level\",\"time\" (microseconds since the epoch),\"logger\",\"msg\"}",
             &lo.jsonl);
+    ap.flag("--no-log-jsonl", "plain log lines (default)", &lo.jsonl, false);
     ap.flag("--log-timestamps", "a timestamp in each log line (default)", &lo.timestamps);
     ap.flag("--no-log-timestamps", "no timestamps in log lines", &lo.timestamps, false);
 }
@@ -125,8 +126,9 @@ std::string version_string() {
 
 bool print_info(const InfoRequests& ir) {
     if (ir.version) {
-        std::printf("%s\nbuilt with %s for %s\n", version_string().c_str(), api::build_compiler(),
-                    api::build_target());
+        // Then llama-server's "version:" line, which scripts grep for.
+        std::printf("%s\nversion: %s (commit %s)\nbuilt with %s for %s\n", version_string().c_str(),
+                    api::build_version(), api::build_commit(), api::build_compiler(), api::build_target());
     }
     if (ir.list_devices) {
         std::printf("Available devices:\n");
@@ -187,7 +189,10 @@ void add_unsupported_options(ArgParser& ap) {
     ap.refuse("-cmoe,--cpu-moe", false, "expert weights follow -ngl like the other weights of their layer");
     ap.refuse("-ncmoe,--n-cpu-moe", true, "expert weights follow -ngl like the other weights of their layer");
     ap.refuse("-mm,--mmproj", true, "multimodal projectors are not supported: ggserve serves text models");
-    ap.refuse("--no-mmproj,--no-mmproj-offload", false, "multimodal projectors are not supported");
+    // Switches about a projector that is never loaded: nothing to do, as asked.
+    static bool no_projector = false;
+    ap.flag("--no-mmproj,--no-mmproj-offload,--mmproj-offload,--no-mmproj-auto,--mmproj-auto",
+            "accepted: ggserve never loads a multimodal projector", &no_projector);
     ap.refuse("-nocb,--no-cont-batching", false, "ggserve always batches continuously");
     ap.refuse("-cl,--cache-list", false, "there is no model download cache (ggserve downloads nothing)");
     ap.refuse("--completion-bash", false, "no shell completion script is generated");
@@ -214,7 +219,6 @@ void add_unsupported_options(ArgParser& ap) {
     ap.refuse("--no-kv-unified,-no-kvu", false,
               "the KV cache is always one unified cache shared by all slots");
     ap.refuse("-mmdev,--mmproj-device", true, "multimodal projectors are not supported");
-    ap.refuse("--mmproj-auto,--no-mmproj-auto", false, "multimodal projectors are not supported");
     for (const char* o : {"--image-min-tokens", "--image-max-tokens", "--mtmd-batch-max-tokens",
                           "--video-fps", "--video-timestamp-interval", "--video-ffmpeg-dir", "--media-path"})
         ap.refuse(o, true, "multimodal input is not supported: ggserve serves text models");

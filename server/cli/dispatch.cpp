@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "server/cli/commands.h"
+#include "server/cli/compat_options.h"
 
 namespace cli {
 
@@ -28,6 +29,12 @@ int main_dispatch(int argc, char** argv) {
     const char* cmd = argv[1];
     if (!std::strcmp(cmd, "-h") || !std::strcmp(cmd, "--help") || !std::strcmp(cmd, "help")) {
         print_usage(stdout);
+        return 0;
+    }
+    if (!std::strcmp(cmd, "--version") || !std::strcmp(cmd, "version")) {
+        InfoRequests ir;
+        ir.version = true;
+        print_info(ir);
         return 0;
     }
     struct Cmd {

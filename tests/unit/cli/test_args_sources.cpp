@@ -56,6 +56,33 @@ TEST_CASE("env names follow llama-server", "[cli][env]") {
     CHECK(cli::env_name("threads-http") == "LLAMA_ARG_THREADS_HTTP");
 }
 
+TEST_CASE("an option answers to every name llama-server has given its variable, the 2026 one first",
+          "[cli][env]") {
+    using V = std::vector<std::string>;
+    CHECK(cli::option_env_names({"model-draft", "spec-draft-model"}) ==
+          V{"LLAMA_ARG_MODEL_DRAFT", "LLAMA_ARG_SPEC_DRAFT_MODEL"});
+    CHECK(cli::option_env_names({"gpu-layers-draft", "n-gpu-layers-draft", "spec-draft-ngl"}) ==
+          V{"LLAMA_ARG_N_GPU_LAYERS_DRAFT", "LLAMA_ARG_GPU_LAYERS_DRAFT"});
+    CHECK(cli::option_env_names({"cache-type-k-draft", "spec-draft-type-k"}) ==
+          V{"LLAMA_ARG_CACHE_TYPE_K_DRAFT", "LLAMA_ARG_SPEC_DRAFT_CACHE_TYPE_K"});
+    CHECK(cli::option_env_names({"verbosity", "log-verbosity"}) == V{"LLAMA_ARG_LOG_VERBOSITY", "LLAMA_LOG_VERBOSITY"});
+    CHECK(cli::option_env_names({"offline"}) == V{"LLAMA_ARG_OFFLINE", "LLAMA_OFFLINE"});
+    // A later spelling without a table entry claims no variable of its own.
+    CHECK(cli::option_env_names({"ctx-size", "context-size"}) == V{"LLAMA_ARG_CTX_SIZE"});
+
+    int draft_max = 16;
+    std::string draft;
+    cli::ArgParser ap("serve");
+    ap.option("-md,--model-draft,--spec-draft-model", "FILE", "draft", &draft);
+    ap.option("--draft-max,--draft,--spec-draft-n-max", "N", "max", &draft_max);
+    char* argv[] = {nullptr, nullptr};
+    ap.parse(2, argv);
+    ap.apply_env(env({{"LLAMA_ARG_SPEC_DRAFT_MODEL", "d.gguf"}, {"LLAMA_ARG_SPEC_DRAFT_N_MAX", "8"}}));
+    CHECK(draft == "d.gguf");
+    CHECK(draft_max == 8);
+    CHECK(ap.usage().find("(env: LLAMA_ARG_MODEL_DRAFT, LLAMA_ARG_SPEC_DRAFT_MODEL)") != std::string::npos);
+}
+
 TEST_CASE("command line > environment > config file > defaults", "[cli][env]") {
     Opts o;
     o.parse({"-c", "512"});
