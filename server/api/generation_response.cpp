@@ -453,7 +453,7 @@ json GenerationResponse::native_final(size_t i, const sched::FinalOutput& f) con
            {"generation_settings", rc_.generation_settings},
            {"prompt", i < rc_.prompt_texts.size() ? rc_.prompt_texts[i] : std::string()},
            {"has_new_line", f.content.find('\n') != std::string::npos},
-           {"truncated", false},
+           {"truncated", f.truncated},  // as llama-server: a context shift dropped tokens
            {"stop_type", stop_type},
            {"stopping_word", f.stopping_word},
            {"tokens_cached", f.n_cached_tokens},

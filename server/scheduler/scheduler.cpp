@@ -653,6 +653,7 @@ void Scheduler::start_task(Slot& slot, std::shared_ptr<Task> task) {
     ctx_.set_lora_scales(slot.id, t.lora);
     slot.prompt_pos = (size_t)reuse.n_reuse;
     slot.n_cached = reuse.n_reuse;
+    slot.truncated = false;
     slot.timings.cache_n = reuse.n_reuse;
     metrics_.update([&](MetricsSnapshot& m) { m.prompt_tokens_cached_total += (uint64_t)reuse.n_reuse; });
     slot.last_used = ++use_counter_;
@@ -1371,6 +1372,7 @@ bool Scheduler::shift_context(Slot& slot) {
         }
     }
     if (n_discard == 0) return false;
+    slot.truncated = true;
     spdlog::debug("slot {}: context shift, kept {}, discarded {}, {} left", slot.id, n_keep, n_discard,
                   slot.cache_tokens.size());
     return true;
@@ -1402,6 +1404,7 @@ void Scheduler::finish(Slot& slot, const PipelineEnd& end) {
     if (end.eos) f.tokens.push_back(slot.history.back());  // the EOS: consumed, not shown
     f.n_prompt_tokens = (int32_t)t.prompt.size();
     f.n_cached_tokens = slot.n_cached;
+    f.truncated = slot.truncated;
     f.slot_id = slot.id;
     slot.timings.predicted_n = slot.n_decoded();
     slot.timings.predicted_ms = ms_between(slot.t_prompt_done, Clock::now());

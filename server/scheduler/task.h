@@ -79,6 +79,7 @@ struct FinalOutput {
     std::vector<engine::Token> tokens;  // the whole generated sequence, an ending EOS included
     int32_t n_prompt_tokens = 0;        // prompt length (cached or not)
     int32_t n_cached_tokens = 0;        // prompt tokens reused from the cache
+    bool truncated = false;             // a context shift dropped tokens of this request
     Timings timings;
     int slot_id = -1;
 };

@@ -67,6 +67,7 @@ TEST_CASE("context shift: -c 256 and 600 tokens complete, and each shift continu
     REQUIRE(gen.size() == 600);
     REQUIRE(r["stop_type"] == "limit");
     REQUIRE(r["timings"]["predicted_n"] == 600);
+    CHECK(r["truncated"] == true);  // the context was shifted: tokens were dropped
 
     // The OpenAI flavour reports it as finish_reason "length".
     Client c("127.0.0.1", s.port());
@@ -92,6 +93,7 @@ TEST_CASE("context shift: -c 256 and 600 tokens complete, and each shift continu
     REQUIRE(c.get("/health").status == 200);
     const json again = complete(s.port(), prompt, 96);
     REQUIRE(again["tokens"] == g["cases"][0]["completion_tokens"]);
+    CHECK(again["truncated"] == false);
 }
 
 TEST_CASE("context shift keeps the prompt head given by --keep", "[integration][context]") {
