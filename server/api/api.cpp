@@ -561,7 +561,7 @@ Api::Reply Api::tokenize(Request& req) {
     // content: a string, or llama-server's mixed array of strings and token ids (specials added before the
     // first piece only).
     std::vector<engine::Token> ids;
-    const json& content = body["content"];
+    const json& content = body.at("content");  // required by the schema
     if (content.is_string()) {
         ids = vocab.tokenize(content.get_ref<const std::string&>(), add_special, parse_special);
     } else {
