@@ -555,10 +555,7 @@ int cmd_serve(int argc, char** argv) {
         if (ac.embeddings && ac.embeddings_with_generation)
             throw ArgError("--embeddings serves embeddings only, --embeddings-with-generation both: choose one");
         if (port < 0 || port > 65535) throw ArgError("--port must be in [0, 65535]");
-        // llama-server also listens on a UNIX socket (a host ending in .sock) and on a comma list of
-        // addresses: say so instead of failing to resolve them.
-        if (hc.host.size() > 5 && hc.host.compare(hc.host.size() - 5, 5, ".sock") == 0)
-            throw ArgError("--host " + hc.host + ": UNIX sockets are not supported; give a TCP address (and --port)");
+        // llama-server also listens on a comma list of addresses: say so instead of failing to resolve it.
         if (hc.host.find(',') != std::string::npos)
             throw ArgError("--host " + hc.host + ": one address only (0.0.0.0 or :: listens on every interface)");
         if (sc.n_parallel == -1) sc.n_parallel = 1;  // llama-server's "auto": ggserve's default of one slot
@@ -754,7 +751,10 @@ int cmd_serve(int argc, char** argv) {
                 spdlog::info("web UI: this build has none (-DGGSERVE_WEBUI=OFF)");
         }
         http.start();  // /health answers 503 while the model loads
-        spdlog::info("listening on {}://{}:{}", hc.ssl_key_file.empty() ? "http" : "https", hc.host, http.port());
+        if (server::http::is_unix_socket_path(hc.host))
+            spdlog::info("listening on {}+unix://{}", hc.ssl_key_file.empty() ? "http" : "https", hc.host);
+        else
+            spdlog::info("listening on {}://{}:{}", hc.ssl_key_file.empty() ? "http" : "https", hc.host, http.port());
 
         // Signals are taken by their own thread from now on, so that SIGTERM also stops a server that
         // is still loading its model (docker stop, a test harness): loading cannot be interrupted

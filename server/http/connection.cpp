@@ -4,7 +4,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstring>
 #include <boost/asio/dispatch.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
@@ -17,6 +19,21 @@ namespace server::http::detail {
 namespace asio = boost::asio;
 using error_code = boost::system::error_code;
 
+// "address:port" of a TCP peer (whose socket also gets TCP_NODELAY: SSE events are small, no Nagle
+// delay), "unix" for a UNIX socket's.
+static std::string describe_peer(Connection::Socket& socket) {
+    error_code ec;
+    const auto ep = socket.remote_endpoint(ec);
+    if (ec) return "";
+    if (ep.protocol().family() != AF_INET && ep.protocol().family() != AF_INET6) return "unix";
+    socket.set_option(asio::ip::tcp::no_delay(true), ec);
+    asio::ip::tcp::endpoint tcp_ep;
+    if (ep.size() > tcp_ep.capacity()) return "";
+    std::memcpy(tcp_ep.data(), ep.data(), ep.size());
+    tcp_ep.resize(ep.size());
+    return tcp_ep.address().to_string() + ":" + std::to_string(tcp_ep.port());
+}
+
 // After a final response on a connection we close, keep reading (and discarding) briefly so that unread
 // request bytes do not make the kernel reset the connection before the client has read our answer.
 static constexpr std::chrono::milliseconds kLingerTime{1000};
@@ -24,18 +41,18 @@ static constexpr std::size_t kReadChunk = 64 * 1024;
 // How often a client that half-closed is probed while its answer is pending (answer_half_closed).
 static constexpr std::chrono::milliseconds kProbeInterval{1000};
 
-Connection::Connection(tcp::socket socket, std::shared_ptr<ServerCore> core)
+Connection::Connection(Socket socket, std::shared_ptr<ServerCore> core)
     : socket_(std::move(socket)),
       core_(std::move(core)),
       reader_(core_->config.max_header_bytes, core_->config.max_body_bytes),
       timer_(socket_.get_executor()),
       write_timer_(socket_.get_executor()) {
 #ifdef GGSERVE_TLS
-    if (core_->tls) tls_ = std::make_unique<asio::ssl::stream<tcp::socket>>(std::move(socket_), *core_->tls);
+    if (core_->tls) tls_ = std::make_unique<asio::ssl::stream<Socket>>(std::move(socket_), *core_->tls);
 #endif
 }
 
-Connection::tcp::socket& Connection::sock() {
+Connection::Socket& Connection::sock() {
 #ifdef GGSERVE_TLS
     if (tls_) return tls_->next_layer();
 #endif
@@ -65,10 +82,7 @@ Connection::~Connection() {
 void Connection::start() {
     core_->add(this, weak_from_this());
     asio::dispatch(sock().get_executor(), [self = shared_from_this()] {
-        error_code ec;
-        self->sock().set_option(tcp::no_delay(true), ec);  // SSE events are small: no Nagle delay
-        auto ep = self->sock().remote_endpoint(ec);
-        if (!ec) self->remote_ = ep.address().to_string() + ":" + std::to_string(ep.port());
+        self->remote_ = describe_peer(self->sock());
 #ifdef GGSERVE_TLS
         if (self->tls_) return self->handshake();
 #endif
@@ -225,7 +239,7 @@ void Connection::watch_for_reset() {
     if (phase_ != Phase::busy) return;
     if (peer_reset()) return close_now();
     const std::uint64_t generation = ++watch_generation_;
-    socket_.async_wait(tcp::socket::wait_error, [self = shared_from_this(), generation](error_code ec) {
+    socket_.async_wait(Socket::wait_error, [self = shared_from_this(), generation](error_code ec) {
         if (ec || generation != self->watch_generation_ || self->phase_ != Phase::busy) return;
         if (self->peer_reset()) {
             spdlog::debug("http: {} disconnected during a response", self->remote_);
@@ -480,7 +494,7 @@ void Connection::linger_close() {
 #endif
     phase_ = Phase::lingering;
     error_code ec;
-    socket_.shutdown(tcp::socket::shutdown_send, ec);
+    socket_.shutdown(Socket::shutdown_send, ec);
     arm_timer(kLingerTime);
     read_some();
 }
@@ -494,7 +508,7 @@ void Connection::close_now() {
     write_timer_.cancel();
     if (exchange_) std::exchange(exchange_, nullptr)->fail();  // runs the cancel callback
     error_code ec;
-    sock().shutdown(tcp::socket::shutdown_both, ec);
+    sock().shutdown(Socket::shutdown_both, ec);
     sock().close(ec);
 }
 

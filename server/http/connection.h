@@ -4,7 +4,7 @@
 #pragma once
 
 #include <atomic>
-#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/generic/stream_protocol.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -30,10 +30,11 @@ namespace server::http::detail {
 
 class Connection : public std::enable_shared_from_this<Connection> {
   public:
-    using tcp = boost::asio::ip::tcp;
+    // TCP, or a UNIX socket (--host PATH.sock): the protocol-neutral socket serves both.
+    using Socket = boost::asio::generic::stream_protocol::socket;
 
     // `socket` must use a strand executor.
-    Connection(tcp::socket socket, std::shared_ptr<ServerCore> core);
+    Connection(Socket socket, std::shared_ptr<ServerCore> core);
     ~Connection();
 
     void start();
@@ -73,8 +74,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
     // TLS: the handshake before the first request.
     void handshake();
-    // The TCP socket (inside the TLS stream when there is one).
-    tcp::socket& sock();
+    // The socket (inside the TLS stream when there is one).
+    Socket& sock();
 
     // Writing and closing.
     void queue_write(std::string bytes, After after, std::size_t stream_bytes = 0);
@@ -83,9 +84,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void linger_close();
     void close_now();
 
-    tcp::socket socket_;  // moved into tls_ when serving HTTPS: use sock()
+    Socket socket_;  // moved into tls_ when serving HTTPS: use sock()
 #ifdef GGSERVE_TLS
-    std::unique_ptr<boost::asio::ssl::stream<tcp::socket>> tls_;
+    std::unique_ptr<boost::asio::ssl::stream<Socket>> tls_;
 #endif
     std::shared_ptr<ServerCore> core_;
     std::string remote_;

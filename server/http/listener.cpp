@@ -2,11 +2,15 @@
 
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
+#include <cstring>
 #include <stdexcept>
 
 #include "server/http/connection.h"
@@ -17,6 +21,7 @@ namespace server::http::detail {
 
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
+using stream = asio::generic::stream_protocol;
 using error_code = boost::system::error_code;
 
 namespace {
@@ -29,6 +34,14 @@ Listener::Listener(asio::io_context& ioc, std::shared_ptr<ServerCore> core)
       strand_(asio::make_strand(ioc)),
       acceptor_(strand_),
       retry_timer_(strand_) {
+    const std::string& host = core_->config.host;
+    if (is_unix_socket_path(host))
+        listen_unix(host);
+    else
+        listen_tcp();
+}
+
+void Listener::listen_tcp() {
     const auto& cfg = core_->config;
     tcp::resolver resolver(ioc_);
     error_code ec;
@@ -36,15 +49,23 @@ Listener::Listener(asio::io_context& ioc, std::shared_ptr<ServerCore> core)
     if (ec) throw std::runtime_error("cannot resolve host '" + cfg.host + "': " + ec.message());
     std::string last_error = "no address";
     for (const auto& entry : endpoints) {
+        const stream::endpoint ep(entry.endpoint());
         error_code e;
-        acceptor_.open(entry.endpoint().protocol(), e);
+        acceptor_.open(ep.protocol(), e);
         if (!e) acceptor_.set_option(asio::socket_base::reuse_address(true), e);
         // --reuse-port: several servers share the port; the kernel spreads new connections over them.
         if (!e && cfg.reuse_port) acceptor_.set_option(ReusePort(true), e);
-        if (!e) acceptor_.bind(entry.endpoint(), e);
+        if (!e) acceptor_.bind(ep, e);
         if (!e) acceptor_.listen(asio::socket_base::max_listen_connections, e);
         if (!e) {
-            port_ = acceptor_.local_endpoint().port();
+            // The port the kernel chose (--port 0): the bound address read back as a TCP endpoint.
+            const stream::endpoint bound = acceptor_.local_endpoint(e);
+            tcp::endpoint t;
+            if (!e && bound.size() <= t.capacity()) {
+                std::memcpy(t.data(), bound.data(), bound.size());
+                t.resize(bound.size());
+                port_ = t.port();
+            }
             return;
         }
         last_error = e.message();
@@ -55,11 +76,29 @@ Listener::Listener(asio::io_context& ioc, std::shared_ptr<ServerCore> core)
                              last_error);
 }
 
+void Listener::listen_unix(const std::string& path) {
+    // A socket left by a server that is gone is replaced; any other file at the path is not touched.
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0) {
+        if (!S_ISSOCK(st.st_mode)) throw std::runtime_error("cannot listen on " + path + ": a file that is not a socket is there");
+        ::unlink(path.c_str());
+    }
+    const stream::endpoint ep{asio::local::stream_protocol::endpoint(path)};
+    error_code e;
+    acceptor_.open(ep.protocol(), e);
+    if (!e) acceptor_.bind(ep, e);
+    if (!e) acceptor_.listen(asio::socket_base::max_listen_connections, e);
+    if (e) throw std::runtime_error("cannot listen on " + path + ": " + e.message());
+    unix_path_ = path;
+}
+
 void Listener::start() {
     asio::dispatch(strand_, [self = shared_from_this()] { self->accept(); });
 }
 
 void Listener::stop() {
+    // The socket's file goes now, not in the posted close: the loop may stop before that runs.
+    if (!unix_path_.empty()) ::unlink(unix_path_.c_str());
     asio::post(strand_, [self = shared_from_this()] {
         error_code ec;
         self->acceptor_.close(ec);
@@ -69,7 +108,7 @@ void Listener::stop() {
 
 void Listener::accept() {
     acceptor_.async_accept(asio::make_strand(ioc_),
-                           [self = shared_from_this()](error_code ec, tcp::socket socket) {
+                           [self = shared_from_this()](error_code ec, stream::socket socket) {
                                if (!self->acceptor_.is_open()) return;
                                if (ec) {
                                    // Typically EMFILE: back off instead of spinning on a full descriptor
@@ -91,16 +130,16 @@ void Listener::accept() {
                            });
 }
 
-void Listener::reject_busy(tcp::socket socket) {
+void Listener::reject_busy(stream::socket socket) {
     Response r = error_response(503, "too many connections");
     Headers headers = std::move(r.headers);
     headers.set("Content-Length", std::to_string(r.body.size()));
     headers.set("Connection", "close");
     auto text = std::make_shared<std::string>(serialize_head(503, headers) + r.body);
-    auto sock = std::make_shared<tcp::socket>(std::move(socket));
+    auto sock = std::make_shared<stream::socket>(std::move(socket));
     asio::async_write(*sock, asio::buffer(*text), [sock, text](error_code, std::size_t) {
         error_code ignored;
-        sock->shutdown(tcp::socket::shutdown_both, ignored);
+        sock->shutdown(stream::socket::shutdown_both, ignored);
         sock->close(ignored);
     });
 }

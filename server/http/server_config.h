@@ -11,8 +11,13 @@
 
 namespace server::http {
 
+// A host ending in ".sock" names a UNIX socket to listen on (llama-server's form), not an address.
+inline bool is_unix_socket_path(const std::string& host) {
+    return host.size() > 5 && host.compare(host.size() - 5, 5, ".sock") == 0;
+}
+
 struct ServerConfig {
-    std::string host = "127.0.0.1";
+    std::string host = "127.0.0.1";  // an address, or a UNIX socket's path ending in ".sock"
     std::uint16_t port = 8080;  // 0 = an ephemeral port, see Server::port()
     int n_threads = 0;          // I/O threads; <= 0: one per hardware thread (at least 2)
     bool reuse_port = false;    // SO_REUSEPORT on the listening socket (llama-server's --reuse-port)
