@@ -751,10 +751,7 @@ int cmd_serve(int argc, char** argv) {
                 spdlog::info("web UI: this build has none (-DGGSERVE_WEBUI=OFF)");
         }
         http.start();  // /health answers 503 while the model loads
-        if (server::http::is_unix_socket_path(hc.host))
-            spdlog::info("listening on {}+unix://{}", hc.ssl_key_file.empty() ? "http" : "https", hc.host);
-        else
-            spdlog::info("listening on {}://{}:{}", hc.ssl_key_file.empty() ? "http" : "https", hc.host, http.port());
+        spdlog::info("listening on {}", server::http::listen_url(hc, http.port()));
 
         // Signals are taken by their own thread from now on, so that SIGTERM also stops a server that
         // is still loading its model (docker stop, a test harness): loading cannot be interrupted

@@ -197,7 +197,7 @@ int run_router(const ArgParser& ap, const RouterCliOptions& ro, const server::ht
             http.fallback([ui](server::http::Request& req) { return ui->handle(req); });
         }
         http.start();
-        spdlog::info("listening on {}://{}:{}", hc.ssl_key_file.empty() ? "http" : "https", hc.host, http.port());
+        spdlog::info("listening on {}", server::http::listen_url(hc, http.port()));
         for (const auto& name : startup) models.load(name);
         spdlog::info("ready: router, {} models, no model loaded in this process", models.size());
 

@@ -58,4 +58,11 @@ struct ServerConfig {
     std::string ssl_cert_file;
 };
 
+// Where a server listens, for its log: "http://HOST:PORT", or "http+unix://PATH" for a UNIX socket.
+inline std::string listen_url(const ServerConfig& c, std::uint16_t port) {
+    const std::string scheme = c.ssl_key_file.empty() ? "http" : "https";
+    if (is_unix_socket_path(c.host)) return scheme + "+unix://" + c.host;
+    return scheme + "://" + c.host + ":" + std::to_string(port);
+}
+
 }  // namespace server::http
