@@ -62,12 +62,16 @@ TEST_CASE("speculation: greedy output equals the reference with every drafter, s
         // reply, but it remembers earlier requests.
         std::vector<json> cases(g["cases"].begin(), g["cases"].end());
         cases.push_back(g["cases"][0]);
-        for (const auto& c : cases) {
+        const auto run = [&](const json& c) {
             const json r = complete(s.port(), {{"prompt", c["prompt"]}, {"n_predict", 96}, {"temperature", 0}});
             REQUIRE(tokens_of(r) == c["completion_tokens"].get<std::vector<int>>());
             drafted += r["timings"]["draft_n"].get<int>();
             accepted += r["timings"]["draft_n_accepted"].get<int>();
-        }
+        };
+        for (const auto& c : cases) run(c);
+        // Drafting is priced from measured step times: on a loaded machine a drafter may only have probed,
+        // and missed, so far. The remembered reply again, a few times, until a draft of it is verified.
+        for (int again = 0; again < 6 && accepted == 0; ++again) run(g["cases"][0]);
         // The drafts were really verified (stories260K repeats itself, and a request repeats: every
         // drafter finds something).
         REQUIRE(drafted > 0);
