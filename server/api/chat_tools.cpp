@@ -3,6 +3,10 @@
 #include <cctype>
 #include <set>
 
+#include <spdlog/spdlog.h>
+
+#include "engine/grammar/gbnf_parser.h"
+#include "engine/grammar/grammar_error.h"
 #include "engine/grammar/json_schema.h"
 #include "server/api/gbnf_prefix.h"
 #include "server/api/json_fields.h"
@@ -99,6 +103,19 @@ ChatTools parse_chat_tools(const ojson& body) {
     return out;
 }
 
+// Whether a grammar stays within the matcher's expansion bound (engine::gbnf::check_expansion). Token
+// references resolve to any id: the bound does not depend on which token. Other errors are left to the
+// grammar's compilation, which reports them.
+static bool within_expansion_bound(const std::string& gbnf) {
+    try {
+        const auto rules = engine::gbnf::parse_gbnf(gbnf, [](std::string_view) { return std::optional<int32_t>(0); });
+        engine::gbnf::check_expansion(rules, engine::gbnf::find_root(rules, "root"), gbnf);
+    } catch (const engine::GrammarError& e) {
+        return e.message.find("matcher stacks") == std::string::npos;
+    }
+    return true;
+}
+
 void apply_tool_grammar(const ChatTools& tools, engine::chat::ToolCallFormat format, const engine::Vocab& vocab,
                         GenerationOptions& opts) {
     if (!tools.active() || tools.choice == ToolChoice::None) return;
@@ -123,9 +140,18 @@ void apply_tool_grammar(const ChatTools& tools, engine::chat::ToolCallFormat for
     }
     const ToolSyntax& syntax = tool_syntax(format);
     const std::vector<ControlMarker> control = control_markers(syntax.markers, vocab);
+    const bool parallel = tools.parallel && tools.choice != ToolChoice::Named;
     try {
-        opts.grammar = tool_call_grammar(syntax, list, tools.parallel && tools.choice != ToolChoice::Named,
-                                         GbnfLiterals(control));
+        opts.grammar = tool_call_grammar(syntax, list, parallel, GbnfLiterals(control));
+        // Tools whose arguments the matcher could not track within its bound (objects with many optional
+        // parameters are quadratic in it): the calls are still forced, their arguments any JSON object,
+        // rather than refusing every request that offers these tools.
+        if (!within_expansion_bound(opts.grammar)) {
+            for (auto& t : list) t.parameters = ojson{{"type", "object"}};
+            opts.grammar = tool_call_grammar(syntax, list, parallel, GbnfLiterals(control));
+            spdlog::warn("tools: the arguments' schemas make too large a grammar; calls are constrained to the "
+                         "tool names and JSON objects only");
+        }
     } catch (const std::exception& e) {
         bad_request(std::string("invalid JSON schema in 'tools': ") + e.what());
     }

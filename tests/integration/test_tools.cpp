@@ -138,6 +138,50 @@ TEST_CASE("tool_choice required and named force calls whose arguments follow the
     }
 }
 
+TEST_CASE("a tool whose arguments are too large a grammar still gets forced calls, with any object as arguments",
+          "[integration][tools]") {
+    // 90 optional parameters: the object rule is quadratic in the matcher's expansion bound (every request
+    // offering the tool was a 400 before). The call is still forced; its arguments are a JSON object.
+    json props = json::object();
+    for (int i = 0; i < 90; ++i) props["field_" + std::to_string(i)] = {{"type", "string"}};
+    const json big = {{"type", "function"},
+                      {"function", {{"name", "search"}, {"parameters", {{"type", "object"}, {"properties", props}}}}}};
+    ServerProcess s({"-m", stories_model(), "-c", "8192", "-t", "1", "--chat-template-file",
+                     shared_path("templates/Qwen-Qwen2.5-7B-Instruct.jinja")});
+    Client c("127.0.0.1", s.port(), {std::chrono::seconds(120)});
+    const json body = {{"messages", json::array({{{"role", "user"}, {"content", "Find it"}}})},
+                       {"tools", json::array({big})},
+                       {"tool_choice", "required"},
+                       {"max_tokens", 200},
+                       {"temperature", 0}};
+    // Streamed: the forced call goes out by name as soon as it is written (this tiny model then fills the
+    // free-form object until the token limit, so only the start of its arguments is checked).
+    json sbody = body;
+    sbody["stream"] = true;
+    sbody["max_tokens"] = 60;
+    const json streamed = collect_stream(c, sbody);
+    INFO(streamed.dump().substr(0, 600));
+    CHECK(streamed["content"] == "");
+    REQUIRE(streamed["tool_calls"].size() >= 1);
+    CHECK(streamed["tool_calls"][0]["function"]["name"] == "search");
+    CHECK(streamed["tool_calls"][0]["function"]["arguments"].get<std::string>().rfind("{", 0) == 0);
+    // Not streamed, cut by the limit: no markup leaks into the content.
+    const auto r = c.post("/v1/chat/completions", body.dump());
+    REQUIRE(r.status == 200);
+    const json j = r.json();
+    CHECK(j["choices"][0]["message"].dump().find("<tool_call>") == std::string::npos);
+    CHECK(s.wait_log("calls are constrained to the tool names and JSON objects only"));
+    // The same schema as a response format is what the client asked for exactly: still a 400 naming the bound.
+    const json fmt = {{"messages", json::array({{{"role", "user"}, {"content", "Find it"}}})},
+                      {"response_format",
+                       {{"type", "json_schema"},
+                        {"json_schema", {{"name", "s"}, {"schema", {{"type", "object"}, {"properties", props}}}}}}},
+                      {"max_tokens", 4}};
+    const auto bad = c.post("/v1/chat/completions", fmt.dump());
+    CHECK(bad.status == 400);
+    CHECK(bad.body.find("matcher stacks") != std::string::npos);
+}
+
 TEST_CASE("tool_choice none and no tools leave the reply as plain content", "[integration][tools]") {
     Client c("127.0.0.1", tools_server().port(), {std::chrono::seconds(120)});
     json body = request("none", 1);
