@@ -558,26 +558,8 @@ Api::Reply Api::tokenize(Request& req) {
     const bool add_special = flag("add_special", false);
     const bool parse_special = flag("parse_special", true);
     const bool with_pieces = flag("with_pieces", false);
-    // content: a string, or llama-server's mixed array of strings and token ids (specials added before the
-    // first piece only).
-    std::vector<engine::Token> ids;
-    const json& content = body.at("content");  // required by the schema
-    if (content.is_string()) {
-        ids = vocab.tokenize(content.get_ref<const std::string&>(), add_special, parse_special);
-    } else {
-        for (size_t i = 0; i < content.size(); ++i) {
-            const json& part = content[i];
-            if (part.is_string()) {
-                const auto more = vocab.tokenize(part.get_ref<const std::string&>(), add_special && i == 0, parse_special);
-                ids.insert(ids.end(), more.begin(), more.end());
-            } else {
-                const int64_t id = part.get<int64_t>();
-                if (id < 0 || id >= vocab.n_tokens())
-                    bad_request("token id " + std::to_string(id) + " is outside the vocabulary");
-                ids.push_back((engine::Token)id);
-            }
-        }
-    }
+    // content (required by the schema): a string, or llama-server's mixed array of strings and token ids.
+    const auto ids = tokenize_mixed(body.at("content"), vocab, add_special, parse_special, "content");
     json tokens = json::array();
     for (engine::Token t : ids) {
         if (!with_pieces) {

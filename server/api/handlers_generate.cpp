@@ -55,32 +55,9 @@ std::unique_ptr<engine::Grammar> Api::compile_grammar(const GenerationOptions& o
 
 // One prompt: a string, an array of token ids, or a mix of strings and ids.
 std::vector<engine::Token> Api::tokenize_prompt(const json& prompt) const {
-    const auto& vocab = model_->vocab();
-    std::vector<engine::Token> out;
-    auto add_ids = [&](const json& e) {
-        const int64_t id = e.get<int64_t>();
-        if (id < 0 || id >= vocab.n_tokens())
-            bad_request("prompt token id " + std::to_string(id) + " is outside the vocabulary");
-        out.push_back((engine::Token)id);
-    };
-    if (prompt.is_string()) {
-        out = vocab.tokenize(prompt.get<std::string>(), true, true);
-    } else if (prompt.is_array()) {
-        bool first = true;
-        for (const auto& e : prompt) {
-            if (e.is_number_integer()) {
-                add_ids(e);
-            } else if (e.is_string()) {
-                const auto t = vocab.tokenize(e.get<std::string>(), first, true);
-                out.insert(out.end(), t.begin(), t.end());
-            } else {
-                bad_request("a prompt array may hold only strings and token ids");
-            }
-            first = false;
-        }
-    } else {
+    if (!prompt.is_string() && !prompt.is_array())
         bad_request("'prompt' must be a string, an array of token ids, or an array of prompts");
-    }
+    std::vector<engine::Token> out = tokenize_mixed(prompt, model_->vocab(), true, true, "prompt");
     if (out.empty()) bad_request("the prompt is empty");
     return out;
 }

@@ -477,6 +477,28 @@ GenerationOptions parse_generation_options(const json& body, const ApiDefaults& 
     return o;
 }
 
+std::vector<engine::Token> tokenize_mixed(const json& content, const engine::Vocab& vocab, bool add_special,
+                                          bool parse_special, const std::string& what) {
+    if (content.is_string()) return vocab.tokenize(content.get_ref<const std::string&>(), add_special, parse_special);
+    std::vector<engine::Token> out;
+    bool first = true;
+    for (const auto& e : content) {
+        if (e.is_number_integer()) {
+            const int64_t id = e.get<int64_t>();
+            if (id < 0 || id >= vocab.n_tokens())
+                bad_request(what + " token id " + std::to_string(id) + " is outside the vocabulary");
+            out.push_back((engine::Token)id);
+        } else if (e.is_string()) {
+            const auto t = vocab.tokenize(e.get_ref<const std::string&>(), add_special && first, parse_special);
+            out.insert(out.end(), t.begin(), t.end());
+        } else {
+            bad_request("a " + what + " array may hold only strings and token ids");
+        }
+        first = false;
+    }
+    return out;
+}
+
 std::vector<std::vector<engine::Token>> parse_embedding_inputs(const json& input, const engine::Vocab& vocab,
                                                                size_t limit,
                                                                const std::function<std::string(size_t)>& too_long) {

@@ -94,6 +94,12 @@ GenerationOptions parse_generation_options(const json& body, const ApiDefaults& 
                                            const engine::Vocab& vocab, Flavor flavor,
                                            std::string_view raw_body = {});
 
+// llama-server's mixed prompt: a string, or an array of strings and token ids, in order. Special tokens are
+// added before the first element only (add_special); `what` names the field in errors ("prompt token id 7
+// is outside the vocabulary"). Throws HttpError 400 for an id outside the vocabulary or another type.
+std::vector<engine::Token> tokenize_mixed(const json& content, const engine::Vocab& vocab, bool add_special,
+                                          bool parse_special, const std::string& what);
+
 // The inputs of an embeddings request ('input' or 'content'): a string, an array of strings, an array of
 // token ids, or an array of token-id arrays. Strings are tokenized with special tokens. Each input must be
 // non-empty and at most `limit` tokens long (`too_long(n)` says why a longer one cannot be embedded).
