@@ -19,19 +19,25 @@ namespace server::http::detail {
 namespace asio = boost::asio;
 using error_code = boost::system::error_code;
 
+std::optional<asio::ip::tcp::endpoint> tcp_endpoint_of(const asio::generic::stream_protocol::endpoint& ep) {
+    const int family = ep.protocol().family();
+    asio::ip::tcp::endpoint out;
+    if ((family != AF_INET && family != AF_INET6) || ep.size() > out.capacity()) return std::nullopt;
+    std::memcpy(out.data(), ep.data(), ep.size());
+    out.resize(ep.size());
+    return out;
+}
+
 // "address:port" of a TCP peer (whose socket also gets TCP_NODELAY: SSE events are small, no Nagle
 // delay), "unix" for a UNIX socket's.
 static std::string describe_peer(Connection::Socket& socket) {
     error_code ec;
     const auto ep = socket.remote_endpoint(ec);
     if (ec) return "";
-    if (ep.protocol().family() != AF_INET && ep.protocol().family() != AF_INET6) return "unix";
+    const auto tcp_ep = tcp_endpoint_of(ep);
+    if (!tcp_ep) return "unix";
     socket.set_option(asio::ip::tcp::no_delay(true), ec);
-    asio::ip::tcp::endpoint tcp_ep;
-    if (ep.size() > tcp_ep.capacity()) return "";
-    std::memcpy(tcp_ep.data(), ep.data(), ep.size());
-    tcp_ep.resize(ep.size());
-    return tcp_ep.address().to_string() + ":" + std::to_string(tcp_ep.port());
+    return tcp_ep->address().to_string() + ":" + std::to_string(tcp_ep->port());
 }
 
 // After a final response on a connection we close, keep reading (and discarding) briefly so that unread

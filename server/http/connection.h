@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <boost/asio/generic/stream_protocol.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -27,6 +28,10 @@
 #include "server/http/server_core.h"
 
 namespace server::http::detail {
+
+// The TCP endpoint a protocol-neutral one holds (an IPv4 or IPv6 address); nullopt for a UNIX socket's.
+std::optional<boost::asio::ip::tcp::endpoint> tcp_endpoint_of(
+    const boost::asio::generic::stream_protocol::endpoint& endpoint);
 
 class Connection : public std::enable_shared_from_this<Connection> {
   public:

@@ -10,7 +10,6 @@
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
-#include <cstring>
 #include <stdexcept>
 
 #include "server/http/connection.h"
@@ -58,14 +57,9 @@ void Listener::listen_tcp() {
         if (!e) acceptor_.bind(ep, e);
         if (!e) acceptor_.listen(asio::socket_base::max_listen_connections, e);
         if (!e) {
-            // The port the kernel chose (--port 0): the bound address read back as a TCP endpoint.
-            const stream::endpoint bound = acceptor_.local_endpoint(e);
-            tcp::endpoint t;
-            if (!e && bound.size() <= t.capacity()) {
-                std::memcpy(t.data(), bound.data(), bound.size());
-                t.resize(bound.size());
-                port_ = t.port();
-            }
+            // The port the kernel chose (--port 0), read back from the bound address.
+            const auto bound = tcp_endpoint_of(acceptor_.local_endpoint(e));
+            if (!e && bound) port_ = bound->port();
             return;
         }
         last_error = e.message();
