@@ -78,16 +78,11 @@ void require_text_content(const nlohmann::ordered_json& messages) {
         for (size_t k = 0; k < content->size(); ++k) {
             const auto& part = (*content)[k];
             if (part.is_string() || !part.is_object()) continue;
+            // The request schema admits text, refusal, image_url, input_audio, input_video and file parts.
             const std::string type = string_or_empty(part, "type");
             if (type == "text" || type == "refusal") continue;
-            const std::string at = "messages[" + std::to_string(i) + "].content[" + std::to_string(k) + "]";
-            if (type == "image_url" || type == "image" || type == "input_image")
-                bad_request("'" + at + "': image input is not supported: this server's model reads text only");
-            if (type == "input_audio" || type == "audio")
-                bad_request("'" + at + "': audio input is not supported: this server's model reads text only");
-            if (type == "file")
-                bad_request("'" + at + "': file input is not supported: send the file's text as a text part");
-            bad_request("'" + at + "': content parts of type '" + type + "' are not supported (only 'text')");
+            bad_request("'messages[" + std::to_string(i) + "].content[" + std::to_string(k) + "]': " + type +
+                        " parts are not supported: this server's model reads text only");
         }
     }
 }

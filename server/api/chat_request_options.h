@@ -36,8 +36,8 @@ std::string request_budget_message(const nlohmann::ordered_json& body, const std
 // generation prompt and then this text). Otherwise "" and `messages` unchanged.
 std::string take_assistant_prefill(nlohmann::ordered_json& messages);
 
-// 400 for a content part the model cannot read (image_url, input_audio, file, or an unknown type), naming
-// it: a text-only model must not answer as if it had seen an image. Text parts (and refusals) pass.
+// 400 for a content part the model cannot read (image_url, input_audio, input_video, file), naming it: a
+// text-only model must not answer as if it had seen an image. Text parts (and refusals) pass.
 void require_text_content(const nlohmann::ordered_json& messages);
 
 // The template level of a reasoning effort: minimal and low are "low", medium "medium", high, xhigh and
