@@ -41,6 +41,18 @@ inline double metric(uint16_t port, const std::string& name) {
     return std::stod(text.substr(at + name.size() + 2));
 }
 
+// The events of a streamed request, parsed ([DONE] left out); the stream must answer 200 and end properly.
+inline std::vector<json> stream_events(server::http::Client& c, const std::string& path, const json& body) {
+    std::vector<json> out;
+    const auto r = c.stream("POST", path, body.dump(), {}, [&](const server::http::SseEvent& e) {
+        if (e.data != "[DONE]") out.push_back(json::parse(e.data));
+        return true;
+    });
+    REQUIRE(r.status == 200);
+    REQUIRE(r.complete);
+    return out;
+}
+
 struct TempDir {
     std::filesystem::path path;
     TempDir() {

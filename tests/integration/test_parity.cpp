@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_process.h"
 #include "context_util.h"
 #include "server/http/client.h"
 #include "server_process.h"
@@ -27,15 +28,7 @@ ServerProcess& parity_server() {
     return s;
 }
 
-std::vector<json> events_of(Client& c, const std::string& path, const json& body) {
-    std::vector<json> out;
-    const auto r = c.stream("POST", path, body.dump(), {}, [&](const server::http::SseEvent& e) {
-        if (e.data != "[DONE]") out.push_back(json::parse(e.data));
-        return true;
-    });
-    REQUIRE(r.status == 200);
-    return out;
-}
+using ctxtest::stream_events;
 
 std::string long_prompt() {
     std::string p;
@@ -88,7 +81,7 @@ TEST_CASE("prompt progress chunks carry a choice, so choices[0] works on every c
                     {"return_progress", true},
                     {"cache_prompt", false}};
     bool progress = false;
-    for (const json& e : events_of(c, "/v1/chat/completions", chat)) {
+    for (const json& e : stream_events(c, "/v1/chat/completions", chat)) {
         REQUIRE_FALSE(e["choices"].empty());
         if (e.contains("prompt_progress")) {
             progress = true;
@@ -99,7 +92,7 @@ TEST_CASE("prompt progress chunks carry a choice, so choices[0] works on every c
     CHECK(progress);
     json completion{{"prompt", "Once upon a time"}, {"max_tokens", 2}, {"stream", true}, {"return_progress", true},
                     {"cache_prompt", false}};
-    const auto events = events_of(c, "/v1/completions", completion);
+    const auto events = stream_events(c, "/v1/completions", completion);
     REQUIRE(events.front().contains("prompt_progress"));
     CHECK(events.front()["choices"][0]["text"] == "");
 }
@@ -300,15 +293,7 @@ namespace {
 std::string curl_unix(const std::string& socket, const std::string& path, const std::string& body = "") {
     std::string cmd = "curl -s --max-time 30 -w '\\n%{http_code}' --unix-socket " + ctxtest::shell_quote(socket);
     if (!body.empty()) cmd += " -H 'Content-Type: application/json' -d " + ctxtest::shell_quote(body);
-    cmd += " " + ctxtest::shell_quote("http://localhost" + path) + " 2>&1";
-    std::string out;
-    FILE* p = popen(cmd.c_str(), "r");
-    REQUIRE(p != nullptr);
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    pclose(p);
-    return out;
+    return run_ggserve_cmd(cmd + " " + ctxtest::shell_quote("http://localhost" + path)).output;
 }
 }  // namespace
 

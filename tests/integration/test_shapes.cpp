@@ -83,17 +83,7 @@ void require_shape(const json& v, const std::string& endpoint) {
     CHECK(errors.empty());
 }
 
-// The events of a streamed request, parsed ([DONE] left out).
-std::vector<json> stream_events(Client& c, const std::string& path, const json& body) {
-    std::vector<json> out;
-    const auto r = c.stream("POST", path, body.dump(), {}, [&](const server::http::SseEvent& e) {
-        if (e.data != "[DONE]") out.push_back(json::parse(e.data));
-        return true;
-    });
-    REQUIRE(r.status == 200);
-    REQUIRE(r.complete);
-    return out;
-}
+using ctxtest::stream_events;
 
 ServerProcess& shape_server() {
     static ctxtest::TempDir dir;
