@@ -35,9 +35,10 @@ constexpr size_t kMaxNesting = 500;
 // Most matcher stacks a grammar may expand to (see check_expansion).
 constexpr uint64_t kMaxExpansion = 250000;
 
-// Throws GrammarError when the grammar reachable from `root` has more than `limit` paths of rule
-// references from the root to a terminal element (each a distinct stack the matcher may have to
-// track at once; nested bounded repetitions multiply them). Run by the Grammar constructor.
+// Throws GrammarError when the grammar reachable from `root` has more than `limit` distinct stacks
+// the matcher may have to track at once (paths of rule references from the root to a terminal
+// element, those differing only in tail references counted once; nested bounded repetitions
+// multiply them). Run by the Grammar constructor.
 void check_expansion(const Rules& rules, uint32_t root, std::string_view text, uint64_t limit = kMaxExpansion);
 
 // Line and 1-based column (in code points) of a byte offset.

@@ -7,6 +7,8 @@
 #include "engine/grammar/gbnf_parser.h"
 #include "engine/grammar/grammar.h"
 #include "engine/grammar/grammar_error.h"
+#include "engine/grammar/grammar_matcher.h"
+#include "engine/grammar/json_schema.h"
 #include "engine/grammar/regex.h"
 #include "engine/grammar/stack_automaton.h"
 
@@ -100,4 +102,31 @@ TEST_CASE("the matcher stops a step that needs more work than its budget", "[gra
     CHECK_THROWS_AS(roomy.step_bytes(roomy.start(), "aaaa"), GrammarBudgetError);
     roomy.set_budget(engine::gbnf::kDefaultStepBudget);
     CHECK_FALSE(roomy.step_bytes(roomy.start(), "aaaa").dead());
+}
+
+TEST_CASE("objects of many optional properties stay within the expansion bound", "[grammar][limits]") {
+    // Their rest-i rules chain by tail references: paths of rule references grow with the square of the
+    // property count (past the bound at ~65 string properties), distinct matcher stacks linearly.
+    for (int n : {65, 200, 400}) {
+        INFO(n << " optional properties");
+        nlohmann::ordered_json props = nlohmann::ordered_json::object();
+        for (int i = 0; i < n; ++i) props["field_" + std::to_string(i)] = {{"type", "string"}};
+        const std::string g =
+            engine::json_schema_to_gbnf(nlohmann::ordered_json{{"type", "object"}, {"properties", props}});
+        const auto start = std::chrono::steady_clock::now();
+        CHECK_NOTHROW(Grammar(g, "root", small_vocab(), {9}));
+        CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
+        engine::GrammarMatcher m(g);
+        CHECK(m.matches("{}"));
+        CHECK(m.matches(R"({"field_3": "x", "field_)" + std::to_string(n - 1) + R"(": "y"})"));
+        CHECK_FALSE(m.matches(R"({"field_3": "x", "field_3": "y"})"));  // each at most once, in order
+        CHECK_FALSE(m.matches(R"({"field_4": "x", "field_3": "y"})"));
+    }
+    // A genuinely ambiguous grammar is still refused whichever count applies: the optional group before
+    // the tail reference multiplies (each of the 1000 positions may hold any of 1000 lengths).
+    CHECK_THROWS_WITH(Grammar("root ::= x{0,1000}\nx ::= \"a\"{0,1000}", "root", small_vocab(), {9}),
+                      Catch::Contains("matcher stacks") && Catch::Contains("'root'"));
+    // Tail recursion is one stack per position, not one per path.
+    const auto rules = engine::gbnf::parse_gbnf("root ::= (a | b)\na ::= \"x\" root | \"\"\nb ::= \"y\" a");
+    CHECK_NOTHROW(engine::gbnf::check_expansion(rules, 0, "", 3));
 }
