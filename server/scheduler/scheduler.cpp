@@ -584,6 +584,9 @@ void Scheduler::start_task(Slot& slot, std::shared_ptr<Task> task) {
     for (engine::Token tok : t.prompt) slot.chain->accept(tok, false);
     slot.pipeline.emplace(model_.vocab(), t.stop, t.n_predict, t.ignore_eos, config_.special, t.n_indent,
                           t.shown_tokens);
+    slot.held_tokens.clear();
+    slot.held_probs.clear();
+    slot.n_released = 0;
     slot.pending = -1;
     slot.draft.clear();
     slot.draft_q.clear();
@@ -703,6 +706,9 @@ void Scheduler::release(Slot& slot) {
     slot.chain.reset();
     slot.pipeline.reset();
     slot.state = SlotState::Idle;
+    slot.held_tokens.clear();
+    slot.held_probs.clear();
+    slot.n_released = 0;
     slot.pending = -1;
     slot.draft.clear();
     slot.draft_q.clear();
@@ -1314,26 +1320,27 @@ void Scheduler::deliver(Slot& slot, engine::spec::Verified&& v) {
         m.n_tokens_max = std::max<uint64_t>(m.n_tokens_max, slot.history.size());
     });
 
+    // The step's tokens wait with the text the pipeline holds back; those it released go out now.
+    const long n_held = (long)step.n_shown + (step.end && step.end->eos ? 1 : 0);
+    slot.held_tokens.insert(slot.held_tokens.end(), v.tokens.begin(), v.tokens.begin() + n_held);
+    if (!v.probs.empty()) slot.held_probs.insert(slot.held_probs.end(), v.probs.begin(), v.probs.begin() + n_held);
     TokenOutput out;
     out.text = step.text;
-    out.ends_with_eos = step.end && step.end->eos;
-    const long n_out = (long)step.n_shown + (out.ends_with_eos ? 1 : 0);
-    out.tokens.assign(v.tokens.begin(), v.tokens.begin() + n_out);
-    if (!v.probs.empty()) out.probs.assign(v.probs.begin(), v.probs.begin() + n_out);
-    out.n_decoded = slot.n_decoded();
-    out.n_prompt_tokens = (int32_t)t.prompt.size();
-    out.slot_id = slot.id;
     if (t.timings_per_token) {
         Timings now_t = slot.timings;
         now_t.predicted_n = slot.n_decoded();
         now_t.predicted_ms = ms_between(slot.t_prompt_done, now);
         out.timings = now_t;
     }
-    if (n_out > 0 || !out.text.empty()) t.sink->on_tokens(out);
     if (step.end) {
-        finish(slot, *step.end);
+        finish(slot, *step.end, std::move(out));
         return;
     }
+    take_held(slot, out, slot.pipeline->n_released() - slot.n_released);
+    out.n_decoded = slot.n_decoded();
+    out.n_prompt_tokens = (int32_t)t.prompt.size();
+    out.slot_id = slot.id;
+    if (!out.tokens.empty() || !out.text.empty()) t.sink->on_tokens(out);
     // t_max_predict_ms: once a new line has been generated, generating may take at most this long.
     if (t.t_max_predict_ms > 0 && slot.pipeline->has_new_line() &&
         ms_between(slot.t_prompt_done, now) > t.t_max_predict_ms) {
@@ -1378,20 +1385,33 @@ bool Scheduler::shift_context(Slot& slot) {
     return true;
 }
 
-void Scheduler::finish(Slot& slot, const PipelineEnd& end) {
-    Task& t = *slot.task;
-    // Text the decoder or the stop matcher still holds is shown, unless a stop string ended generation.
-    if (end.word.empty()) {
-        std::string tail = slot.pipeline->flush();
-        if (!tail.empty()) {
-            TokenOutput out;
-            out.text = std::move(tail);
-            out.n_decoded = slot.n_decoded();
-            out.n_prompt_tokens = (int32_t)t.prompt.size();
-            out.slot_id = slot.id;
-            t.sink->on_tokens(out);
-        }
+void Scheduler::take_held(Slot& slot, TokenOutput& out, size_t n) {
+    n = std::min(n, slot.held_tokens.size());
+    out.tokens.insert(out.tokens.end(), slot.held_tokens.begin(), slot.held_tokens.begin() + (long)n);
+    slot.held_tokens.erase(slot.held_tokens.begin(), slot.held_tokens.begin() + (long)n);
+    if (!slot.held_probs.empty()) {
+        out.probs.insert(out.probs.end(), slot.held_probs.begin(), slot.held_probs.begin() + (long)n);
+        slot.held_probs.erase(slot.held_probs.begin(), slot.held_probs.begin() + (long)n);
     }
+    slot.n_released += n;
+}
+
+void Scheduler::finish(Slot& slot, const PipelineEnd& end, TokenOutput out) {
+    Task& t = *slot.task;
+    // Text the decoder or the stop matcher still holds is shown, unless a stop string ended generation;
+    // the tokens held with it go too, then the ending EOS. A stop string's tokens are left out (as
+    // llama-server and OpenAI leave them out of the probabilities).
+    if (end.word.empty()) out.text += slot.pipeline->flush();
+    const size_t n_released = slot.pipeline->n_released();
+    take_held(slot, out, n_released - slot.n_released);
+    if (end.eos) {
+        take_held(slot, out, slot.held_tokens.size());  // the EOS, after every pipeline token
+        out.ends_with_eos = true;
+    }
+    out.n_decoded = slot.n_decoded();
+    out.n_prompt_tokens = (int32_t)t.prompt.size();
+    out.slot_id = slot.id;
+    if (!out.tokens.empty() || !out.text.empty()) t.sink->on_tokens(out);
     FinalOutput f;
     f.finish = end.reason;
     f.stopped_eos = end.eos;
@@ -1400,7 +1420,7 @@ void Scheduler::finish(Slot& slot, const PipelineEnd& end) {
     f.stopping_word = end.word;
     slot.last_stopping_word = end.word;
     f.content = slot.pipeline->content();
-    f.tokens = slot.pipeline->tokens();
+    f.tokens.assign(slot.pipeline->tokens().begin(), slot.pipeline->tokens().begin() + (long)n_released);
     if (end.eos) f.tokens.push_back(slot.history.back());  // the EOS: consumed, not shown
     f.n_prompt_tokens = (int32_t)t.prompt.size();
     f.n_cached_tokens = slot.n_cached;

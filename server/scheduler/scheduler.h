@@ -199,7 +199,11 @@ class Scheduler {
     // Sends the tokens of one step through the slot's pipeline and the sink; ends the request or leaves
     // the last token pending for the next step.
     void deliver(Slot& slot, engine::spec::Verified&& step);
-    void finish(Slot& slot, const PipelineEnd& end);
+    // Ends the slot's request: the text and tokens still held back go out (with `out`, the last step's
+    // output, when given), unless a stop string ended it.
+    void finish(Slot& slot, const PipelineEnd& end, TokenOutput out = {});
+    // Moves the first n held tokens (and their probabilities) of the slot into out.
+    static void take_held(Slot& slot, TokenOutput& out, size_t n);
     void fail(Slot& slot, int status, const std::string& message);
     void release(Slot& slot);
     void update_gauges();

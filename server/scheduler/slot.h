@@ -68,6 +68,11 @@ struct Slot {
 
     std::optional<engine::SamplerChain> chain;
     std::optional<TokenPipeline> pipeline;  // detokenize, stop strings, limits
+    // Tokens (and their probabilities, when asked for) whose text the pipeline still holds back: they go
+    // out with it, or never when they spell the stop string. n_released: pipeline tokens already sent.
+    std::vector<engine::Token> held_tokens;
+    std::vector<engine::TokenProbs> held_probs;
+    size_t n_released = 0;
 
     Timings timings;
     Clock::time_point t_start, t_prompt_done, t_last_token;

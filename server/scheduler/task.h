@@ -76,7 +76,7 @@ struct FinalOutput {
     bool stopped_limit = false;
     std::string stopping_word;
     std::string content;                // the whole generated text (stop string excluded)
-    std::vector<engine::Token> tokens;  // the whole generated sequence, an ending EOS included
+    std::vector<engine::Token> tokens;  // the tokens of the output (not a stop string's), an ending EOS included
     int32_t n_prompt_tokens = 0;        // prompt length (cached or not)
     int32_t n_cached_tokens = 0;        // prompt tokens reused from the cache
     bool truncated = false;             // a context shift dropped tokens of this request

@@ -45,7 +45,10 @@ TokenPipeline::Step TokenPipeline::push(std::span<const engine::Token> tokens) {
         }
         ++step.n_shown;
         tokens_.push_back(tok);
-        const StopMatcher::Result r = stop_.push(decoder_.feed(tok));
+        const std::string piece = decoder_.feed(tok);
+        spans_.emplace_back(decoded_, decoded_ + piece.size());
+        decoded_ += piece.size();
+        const StopMatcher::Result r = stop_.push(piece);
         step.text += r.emit;
         content_ += r.emit;
         if (r.stopped) {
@@ -63,7 +66,21 @@ TokenPipeline::Step TokenPipeline::push(std::span<const engine::Token> tokens) {
         }
     }
     ended_ = step.end.has_value();
+    update_released();
     return step;
+}
+
+// A token is released once shown text reaches into it; a token without text of its own (a partial
+// character, a hidden control token) once the shown text reaches where it stands.
+void TokenPipeline::update_released() {
+    while (released_ < tokens_.size()) {
+        const auto [start, end] = spans_[released_];
+        if (start < content_.size() || (start == end && start <= content_.size())) {
+            ++released_;
+        } else {
+            break;
+        }
+    }
 }
 
 std::string TokenPipeline::flush() {
@@ -72,6 +89,11 @@ std::string TokenPipeline::flush() {
     const StopMatcher::Result r = stop_.push(decoder_.flush());
     std::string tail = r.emit + (r.stopped ? "" : stop_.flush());
     content_ += tail;
+    if (r.stopped) {
+        update_released();  // a stop string completed by the decoder's last bytes: its tokens stay out
+    } else {
+        released_ = tokens_.size();
+    }
     return tail;
 }
 

@@ -45,7 +45,11 @@ class TokenPipeline {
     std::string flush();
 
     const std::string& content() const { return content_; }         // all text shown so far
-    const std::vector<engine::Token>& tokens() const { return tokens_; }  // all tokens shown so far
+    const std::vector<engine::Token>& tokens() const { return tokens_; }  // all tokens that joined the output
+    // How many of tokens() are released: their text has been shown (in part at least), so they and
+    // their probabilities may go out with it. Tokens whose text is held back wait; those spelling a
+    // matched stop string (or cut by n_indent) are never released. flush() releases the rest.
+    size_t n_released() const { return released_; }
     int32_t n_decoded() const { return n_decoded_; }  // tokens taken, an ending EOS included
     bool ended() const { return ended_; }
     bool has_new_line() const { return content_.find('\n') != std::string::npos; }
@@ -53,6 +57,7 @@ class TokenPipeline {
   private:
     // n_indent: cuts the content (and the step's text) at a line that is not indented enough.
     bool check_indent(Step& step);
+    void update_released();
 
     const engine::Vocab& vocab_;
     engine::StreamDecoder decoder_;
@@ -61,6 +66,11 @@ class TokenPipeline {
     bool ignore_eos_;
     std::string content_;
     std::vector<engine::Token> tokens_;
+    // Per token of tokens_: where its text starts and ends in the decoded text (of which content_ is a
+    // prefix: the stop matcher holds back or cuts only its end).
+    std::vector<std::pair<size_t, size_t>> spans_;
+    size_t decoded_ = 0;   // bytes the decoder has produced
+    size_t released_ = 0;  // see n_released()
     int32_t n_decoded_ = 0;
     bool ended_ = false;
     int32_t n_indent_ = 0;

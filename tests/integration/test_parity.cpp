@@ -10,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cli_process.h"
@@ -318,4 +319,93 @@ TEST_CASE("a host ending in .sock serves HTTP on that UNIX socket, as llama-serv
     }
     // A server that stopped removes its socket.
     CHECK_FALSE(std::filesystem::exists(sock));
+}
+
+TEST_CASE("the tokens of a matched stop string are left out of tokens, probabilities and logprobs",
+          "[integration][parity]") {
+    Client c("127.0.0.1", parity_server().port());
+    const json base{{"prompt", "Once upon a time"}, {"n_predict", 40}, {"temperature", 0}, {"n_probs", 1},
+                    {"return_tokens", true}};
+    const json plain = c.post("/completion", base.dump()).json();
+    const std::string text = plain["content"];
+    // A stop string that starts on a token boundary at its first occurrence: the tokens before it spell
+    // exactly the text before it. Returns the stop string, its offset and the number of tokens before it.
+    auto boundary_stop = [](const std::string& text, const json& entries) {
+        size_t offset = 0;
+        for (size_t k = 0; k + 1 < entries.size(); ++k) {
+            const std::string word = entries[k]["token"].get<std::string>() + entries[k + 1]["token"].get<std::string>();
+            if (k >= 3 && word.size() > 2 && text.find(word) == offset) return std::tuple{word, offset, k};
+            offset += entries[k]["token"].get<std::string>().size();
+        }
+        return std::tuple{std::string(), size_t(0), size_t(0)};
+    };
+    auto spelled = [](const json& entries) {
+        std::string s;
+        for (const auto& e : entries) s += e["token"].get<std::string>();
+        return s;
+    };
+    const auto [stop, at, n_before] = boundary_stop(text, plain["completion_probabilities"]);
+    INFO(text << " | stop: " << stop);
+    REQUIRE_FALSE(stop.empty());
+    json body = base;
+    body["stop"] = {stop};
+    const json r = c.post("/completion", body.dump()).json();
+    CHECK(r["content"] == text.substr(0, at));
+    CHECK(r["stop_type"] == "word");
+    CHECK(spelled(r["completion_probabilities"]) == text.substr(0, at));
+    CHECK(r["tokens"].size() == n_before);
+    // Streamed: the chunks' tokens and probabilities, together, likewise.
+    body["stream"] = true;
+    std::string streamed_text;
+    json streamed_probs = json::array();
+    size_t streamed_tokens = 0;
+    for (const json& e : stream_events(c, "/completion", body)) {
+        streamed_text += e.value("content", "");
+        for (const auto& p : e.value("completion_probabilities", json::array())) streamed_probs.push_back(p);
+        streamed_tokens += e.value("tokens", json::array()).size();
+    }
+    CHECK(streamed_text == text.substr(0, at));
+    CHECK(spelled(streamed_probs) == text.substr(0, at));
+    CHECK(streamed_tokens == n_before);
+    // OpenAI's endpoints: logprobs align with the text (as OpenAI's do).
+    const json comp{{"prompt", "Once upon a time"}, {"max_tokens", 40}, {"temperature", 0}, {"logprobs", 1},
+                    {"stop", stop}};
+    const json oc = c.post("/v1/completions", comp.dump()).json();
+    CHECK(oc["choices"][0]["text"] == text.substr(0, at));
+    CHECK(oc["choices"][0]["logprobs"]["tokens"].size() == n_before);
+    CHECK(spelled(oc["choices"][0]["logprobs"]["content"]) == text.substr(0, at));
+    json comp_stream = comp;
+    comp_stream["stream"] = true;
+    json oc_entries = json::array();
+    for (const json& e : stream_events(c, "/v1/completions", comp_stream)) {
+        if (e["choices"].empty() || e["choices"][0]["logprobs"].is_null()) continue;
+        for (const auto& p : e["choices"][0]["logprobs"]["content"]) oc_entries.push_back(p);
+    }
+    CHECK(spelled(oc_entries) == text.substr(0, at));
+
+    // Chat, streamed and not: the log-probabilities spell the content.
+    const json chat{{"messages", json::array({{{"role", "user"}, {"content", "Tell me a story"}}})},
+                    {"max_tokens", 40}, {"temperature", 0}, {"logprobs", true}};
+    const json first = c.post("/v1/chat/completions", chat.dump()).json()["choices"][0];
+    const std::string reply = first["message"]["content"];
+    const auto [chat_stop, chat_at, chat_before] = boundary_stop(reply, first["logprobs"]["content"]);
+    INFO(reply << " | chat stop: " << chat_stop);
+    REQUIRE_FALSE(chat_stop.empty());
+    json stopped = chat;
+    stopped["stop"] = chat_stop;
+    const json ch = c.post("/v1/chat/completions", stopped.dump()).json()["choices"][0];
+    CHECK(ch["message"]["content"] == reply.substr(0, chat_at));
+    CHECK(ch["logprobs"]["content"].size() == chat_before);
+    CHECK(spelled(ch["logprobs"]["content"]) == reply.substr(0, chat_at));
+    stopped["stream"] = true;
+    std::string chat_text;
+    json chat_entries = json::array();
+    for (const json& e : stream_events(c, "/v1/chat/completions", stopped)) {
+        if (e["choices"].empty()) continue;
+        chat_text += e["choices"][0]["delta"].value("content", "");
+        if (!e["choices"][0]["logprobs"].is_null())
+            for (const auto& p : e["choices"][0]["logprobs"]["content"]) chat_entries.push_back(p);
+    }
+    CHECK(chat_text == reply.substr(0, chat_at));
+    CHECK(spelled(chat_entries) == reply.substr(0, chat_at));
 }

@@ -137,3 +137,44 @@ TEST_CASE("pipeline: special tokens are shown as text only with special", "[sche
     CHECK(b == a + v.token_to_piece(v.bos(), true));
     CHECK(b.size() > a.size());
 }
+
+TEST_CASE("pipeline: tokens are released with their text and a stop string's tokens never are", "[scheduler][pipeline]") {
+    const auto& v = stories_vocab();
+    const auto toks = tok("Lily saw a big dog. The dog was happy.");
+    // One token per step: " do" could start " dog." and waits with its text; "." completes the stop string.
+    TokenPipeline p(v, {" dog."}, -1, false);
+    bool held_dog = false;
+    size_t i = 0;
+    for (; i < toks.size(); ++i) {
+        const auto step = p.push(std::span(&toks[i], 1));
+        if (step.end) break;
+        // Every released token's text has been shown; the held-back one has not.
+        REQUIRE(p.n_released() <= p.tokens().size());
+        if (v.token_to_piece(toks[i]) == " do") {  // " do" "g" "."
+            held_dog = true;
+            CHECK(p.n_released() == p.tokens().size() - 1);
+        }
+    }
+    REQUIRE(i < toks.size());
+    CHECK(held_dog);
+    CHECK(p.content() == " Lily saw a big");
+    // The released tokens spell exactly the shown text.
+    std::string released;
+    for (size_t k = 0; k < p.n_released(); ++k) released += v.token_to_piece(p.tokens()[k]);
+    CHECK(released == " Lily saw a big");
+    CHECK(p.n_released() < p.tokens().size());
+
+    // A partial match that fails releases the held tokens with their text.
+    TokenPipeline q(v, {" dog!"}, -1, false);
+    size_t shown_tokens = 0;
+    std::string text;
+    for (auto t : toks) {
+        const auto step = q.push(std::span(&t, 1));
+        text += step.text;
+        CHECK(q.n_released() >= shown_tokens);
+        shown_tokens = q.n_released();
+    }
+    text += q.flush();
+    CHECK(text == " Lily saw a big dog. The dog was happy.");
+    CHECK(q.n_released() == toks.size());
+}
