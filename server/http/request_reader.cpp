@@ -70,6 +70,16 @@ RequestReader::Progress RequestReader::parse(boost::beast::flat_buffer& buffer) 
             // A header that arrived whole is not checked against the limit by the parser: count it here.
             if (parsed_header_bytes() > max_header_bytes_) return fail(bhttp::error::header_limit);
             expect_checked_ = true;
+            // Only "chunked" is a transfer coding we decode; a body in any other (gzip, chunked) would be
+            // read as if it were plain, so it is refused as RFC 9112 6.1 asks.
+            std::string_view te = parser_->get()[bhttp::field::transfer_encoding];
+            while (!te.empty() && (te.front() == ' ' || te.front() == '\t')) te.remove_prefix(1);
+            while (!te.empty() && (te.back() == ' ' || te.back() == '\t')) te.remove_suffix(1);
+            if (!te.empty() && !iequals(te, "chunked")) {
+                p.error_status = 501;
+                p.error_message = "unsupported transfer coding '" + std::string(te) + "' (only chunked is)";
+                return p;
+            }
             // A client that sent "Expect: 100-continue" waits for the interim response before its body.
             const auto& msg = parser_->get();
             if (!parser_->is_done() && msg.version() == 11 &&

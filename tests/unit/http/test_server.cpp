@@ -180,6 +180,25 @@ TEST_CASE("malformed requests get 400 and never wedge the server", "[http][serve
     CHECK(server.wait_for_connections(0, 10s));
 }
 
+TEST_CASE("a transfer coding other than chunked gets 501 instead of a body read as plain", "[http][server]") {
+    Server server(test_config());
+    server.post("/echo", [](Request& req) { return Response::text(req.body); });
+    server.start();
+    for (const std::string te : {"gzip, chunked", "deflate,chunked", "x-custom, chunked"}) {
+        INFO(te);
+        Client client = make_client(server);
+        client.send_raw("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: " + te + "\r\n\r\n5\r\nhello\r\n0\r\n\r\n");
+        check_error(client.read_response(), 501, "not_supported_error");
+        CHECK_FALSE(client.connected());
+    }
+    // chunked alone, in any case and with spaces, is still read.
+    Client client = make_client(server);
+    client.send_raw("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding:  Chunked \r\n\r\n5\r\nhello\r\n0\r\n\r\n");
+    const auto r = client.read_response();
+    CHECK(r.status == 200);
+    CHECK(r.body == "hello");
+}
+
 TEST_CASE("an incomplete request times out with 408, an idle connection is closed", "[http][server]") {
     ServerConfig cfg = test_config();
     cfg.read_timeout = 300ms;
