@@ -1304,7 +1304,12 @@ void Scheduler::deliver(Slot& slot, engine::spec::Verified&& v) {
     Task& t = *slot.task;
     const auto now = Clock::now();
     const int32_t n_before = slot.n_decoded();
-    const TokenPipeline::Step step = slot.pipeline->push(v.tokens);
+    // t_max_predict_ms: once a new line has been generated, generating may take at most this long. The
+    // step's tokens all arrive now: past the deadline, generation ends at the first of them after which
+    // there is a new line, where one token per step would have ended.
+    const bool past_deadline = t.t_max_predict_ms > 0 &&
+                               ms_between(slot.t_prompt_done, now) > t.t_max_predict_ms;
+    const TokenPipeline::Step step = slot.pipeline->push(v.tokens, past_deadline);
     slot.history.insert(slot.history.end(), v.tokens.begin(), v.tokens.begin() + (long)step.n_consumed);
     if (n_before == 0) {
         slot.timings.ttft_ms = ms_between(t.arrival, now);
@@ -1341,12 +1346,6 @@ void Scheduler::deliver(Slot& slot, engine::spec::Verified&& v) {
     out.n_prompt_tokens = (int32_t)t.prompt.size();
     out.slot_id = slot.id;
     if (!out.tokens.empty() || !out.text.empty()) t.sink->on_tokens(out);
-    // t_max_predict_ms: once a new line has been generated, generating may take at most this long.
-    if (t.t_max_predict_ms > 0 && slot.pipeline->has_new_line() &&
-        ms_between(slot.t_prompt_done, now) > t.t_max_predict_ms) {
-        finish(slot, PipelineEnd{FinishReason::Length, false, ""});
-        return;
-    }
     // The last token still has to be evaluated next step: it needs a cell of the slot's share.
     // Requests without a limit end at the context, as llama-server's do, rather than shift forever.
     if (slot.n_past() + 1 >= n_ctx_slot_) {

@@ -33,7 +33,7 @@ bool TokenPipeline::check_indent(Step& step) {
     }
 }
 
-TokenPipeline::Step TokenPipeline::push(std::span<const engine::Token> tokens) {
+TokenPipeline::Step TokenPipeline::push(std::span<const engine::Token> tokens, bool end_at_new_line) {
     if (ended_) throw std::logic_error("token pipeline: push after the end of generation");
     Step step;
     for (engine::Token tok : tokens) {
@@ -60,7 +60,7 @@ TokenPipeline::Step TokenPipeline::push(std::span<const engine::Token> tokens) {
             step.end = PipelineEnd{FinishReason::Length, false, ""};
             break;
         }
-        if (n_predict_ >= 0 && n_decoded_ >= n_predict_) {
+        if ((n_predict_ >= 0 && n_decoded_ >= n_predict_) || (end_at_new_line && has_new_line())) {
             step.end = PipelineEnd{FinishReason::Length, false, ""};
             break;
         }

@@ -38,8 +38,10 @@ class TokenPipeline {
         size_t n_shown = 0;     // of those, tokens that joined the output (an ending EOS does not)
         std::optional<PipelineEnd> end;
     };
-    // Takes the tokens of one step. After an end, nothing more may be pushed.
-    Step push(std::span<const engine::Token> tokens);
+    // Takes the tokens of one step. After an end, nothing more may be pushed. end_at_new_line: generation
+    // ends (reason Length) at the first token after which the content holds a new line, as a per-token
+    // time limit past its deadline does (t_max_predict_ms), whatever the number of tokens in the step.
+    Step push(std::span<const engine::Token> tokens, bool end_at_new_line = false);
     // The end of generation for a reason outside the pipeline (the context is full), or after an end
     // that was not a stop string: the text still held back, which is shown too.
     std::string flush();

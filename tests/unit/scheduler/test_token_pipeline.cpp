@@ -178,3 +178,29 @@ TEST_CASE("pipeline: tokens are released with their text and a stop string's tok
     CHECK(text == " Lily saw a big dog. The dog was happy.");
     CHECK(q.n_released() == toks.size());
 }
+
+TEST_CASE("pipeline: past a time limit a step ends at its first token after a new line", "[scheduler][pipeline]") {
+    const auto& v = stories_vocab();
+    const auto toks = tok("one two\nthree four\nfive");
+    // One step holding both new lines (as a verified draft would): it ends right after the first.
+    TokenPipeline p(v, {}, -1, false);
+    const auto step = p.push(toks, true);
+    REQUIRE(step.end);
+    CHECK(step.end->reason == FinishReason::Length);
+    CHECK(p.content() == " one two\n");
+    // One token per step gives the same cut.
+    TokenPipeline q(v, {}, -1, false);
+    for (auto t : toks)
+        if (q.push(std::span(&t, 1), true).end) break;
+    CHECK(q.content() == p.content());
+    // A new line already shown: the next token ends it.
+    TokenPipeline r(v, {}, -1, false);
+    size_t first_line = 0;  // the tokens up to and including the first new line
+    while (v.token_to_piece(toks[first_line]).find('\n') == std::string::npos) ++first_line;
+    ++first_line;
+    REQUIRE_FALSE(r.push(std::span(toks).first(first_line)).end);
+    REQUIRE(r.has_new_line());
+    const auto next = r.push(std::span(toks).subspan(first_line), true);
+    REQUIRE(next.end);
+    CHECK(next.n_consumed == 1);
+}
