@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/model/embeddings.h"
+#include "engine/model/pooling.h"
 #include "engine/tokenizer/vocab.h"
 #include "server/api/api.h"
 #include "server/http/errors.h"
@@ -98,16 +99,39 @@ Api::Reply Api::embeddings(Request& req, bool oai) {
     if (oai && pooling == engine::Pooling::None)
         bad_request("Pooling type 'none' is not OAI compatible. Please use a different pooling type");
     const bool b64 = body.value("encoding_format", json("float")) == "base64";
+    // OpenAI's `dimensions`: the first N components, normalized again as asked (every norm we offer
+    // scales the vector by a function of its own components, so truncating the normalized vector and
+    // normalizing it again equals normalizing the truncated one). Meaningful for models trained for it
+    // (Matryoshka embeddings such as nomic-embed-text-v1.5); a size over the model's is refused.
+    size_t dimensions = 0;
+    if (const json* d = field(body, "dimensions"); d && !d->is_null()) {
+        const uint32_t n_embd = model_->hparams().n_embd;
+        if (d->get<int64_t>() > (int64_t)n_embd)
+            bad_request("'dimensions' (" + std::to_string(d->get<int64_t>()) +
+                        ") is larger than the model's embedding size (" + std::to_string(n_embd) + ")");
+        dimensions = d->get<size_t>();
+    }
+    const int renormalize = pooling == engine::Pooling::None ? -1 : task->normalize;
     int64_t n_tokens = 0;
     for (const auto& in : task->inputs) n_tokens += (int64_t)in.size();
 
     auto deferred = req.defer();
     auto serial = format_pool_->serial();
-    task->done = [deferred, serial, oai, b64, n_tokens, name = model_name()](sched::EmbedResult&& r) {
-        serial->post([deferred, oai, b64, n_tokens, name, r = std::move(r)] {
+    task->done = [deferred, serial, oai, b64, n_tokens, dimensions, renormalize,
+                  name = model_name()](sched::EmbedResult&& r) {
+        serial->post([deferred, oai, b64, n_tokens, dimensions, renormalize, name, r = std::move(r)]() mutable {
             if (r.status != 200) {
                 deferred->respond(server::http::error_response(r.status, r.error));
                 return;
+            }
+            if (dimensions > 0) {
+                for (auto& rows : r.vectors) {
+                    for (auto& v : rows) {
+                        if (v.size() <= dimensions) continue;
+                        v.resize(dimensions);
+                        engine::normalize_embedding(v, renormalize);
+                    }
+                }
             }
             json data = json::array();
             for (size_t i = 0; i < r.vectors.size(); ++i) {

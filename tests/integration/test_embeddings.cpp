@@ -120,6 +120,35 @@ TEST_CASE("/v1/embeddings: float and base64 agree and match the golden (mean poo
     REQUIRE(one["data"][0]["embedding"] == fj["data"][2]["embedding"]);
 }
 
+TEST_CASE("/v1/embeddings: dimensions gives the first N components normalized again, over the size is a 400",
+          "[integration][embeddings]") {
+    Client c("127.0.0.1", mean_server().port());
+    const json full = c.post("/v1/embeddings", json{{"input", "a sentence to embed"}}.dump()).json();
+    const auto v = full["data"][0]["embedding"].get<std::vector<float>>();
+    REQUIRE(v.size() > 16);
+    for (const size_t n : {size_t(16), size_t(1), v.size()}) {
+        INFO(n);
+        const auto r = c.post("/v1/embeddings", json{{"input", "a sentence to embed"}, {"dimensions", n}}.dump());
+        REQUIRE(r.status == 200);
+        const auto w = r.json()["data"][0]["embedding"].get<std::vector<float>>();
+        REQUIRE(w.size() == n);
+        double norm = 0, head = 0;
+        for (size_t i = 0; i < n; ++i) norm += double(w[i]) * w[i], head += double(v[i]) * v[i];
+        CHECK(norm == Approx(1.0).epsilon(1e-4));  // L2-normalized again (the default)
+        for (size_t i = 0; i < n; ++i) CHECK(w[i] == Approx(v[i] / std::sqrt(head)).margin(1e-5));
+    }
+    // Without normalization the components are the same numbers.
+    const auto raw = c.post("/v1/embeddings", json{{"input", "x"}, {"embd_normalize", -1}}.dump()).json();
+    const auto cut =
+        c.post("/v1/embeddings", json{{"input", "x"}, {"embd_normalize", -1}, {"dimensions", 8}}.dump()).json();
+    const auto rv = raw["data"][0]["embedding"].get<std::vector<float>>();
+    CHECK(cut["data"][0]["embedding"] == json(std::vector<float>(rv.begin(), rv.begin() + 8)));
+    const auto big = c.post("/v1/embeddings", json{{"input", "x"}, {"dimensions", v.size() + 1}}.dump());
+    CHECK(big.status == 400);
+    CHECK(big.body.find("'dimensions'") != std::string::npos);
+    CHECK(c.post("/v1/embeddings", json{{"input", "x"}, {"dimensions", 0}}.dump()).status == 400);
+}
+
 TEST_CASE("/v1/embeddings: a batch of 32 mixed-length inputs equals each input alone",
           "[integration][embeddings]") {
     Client c("127.0.0.1", mean_server().port());
