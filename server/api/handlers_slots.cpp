@@ -30,7 +30,17 @@ int parse_slot_id(const std::string& text, int n_slots) {
 // control characters.
 void validate_filename(const std::string& name) {
     auto bad = [&](const std::string& why) {
-        throw HttpError(400, "invalid filename '" + name + "': " + why);
+        // Control bytes are spelled out: a NUL would end the message early, others garble the log.
+        std::string shown;
+        for (unsigned char c : name.substr(0, 255)) {
+            if (c < 0x20 || c == 0x7F) {
+                static const char* hex = "0123456789abcdef";
+                shown += std::string("\\x") + hex[c >> 4] + hex[c & 15];
+            } else {
+                shown += char(c);
+            }
+        }
+        throw HttpError(400, "invalid filename '" + shown + "': " + why);
     };
     if (name.empty()) bad("it is empty");
     if (name.size() > 255) bad("longer than 255 bytes");

@@ -114,6 +114,9 @@ TEST_CASE("hostile slot files and names give clear errors, nothing outside the s
             for (const char* act : {"save", "restore"})
                 error_of(std::string("/slots/0?action=") + act, {{"filename", name}}, 400,
                          "invalid filename");
+        // A NUL or other control byte is spelled out in the message (the message ended at a NUL).
+        error_of("/slots/0?action=save", {{"filename", std::string("a\0b.bin", 7)}}, 400,
+                 "invalid filename 'a\\x00b.bin': ");
         REQUIRE(listing(root.path) == before);
         REQUIRE(read_file(outside) == "precious");
         // A link planted in the directory is not followed, for reading or writing.
