@@ -423,7 +423,8 @@ GenerationOptions parse_generation_options(const json& body, const ApiDefaults& 
         // OpenAI fields llama-server b4748 refused too (2026 ignores them): a 400 naming them, not a silent no.
         if (const json* f = field(body, "suffix"); f && !f->is_null())
             bad_request("'suffix' is not supported (use /infill for text between a prefix and a suffix)");
-        if (const json* f = field(body, "best_of"); f && !f->is_null())
+        // best_of 1 (OpenAI's default, sent by some clients) is one completion: what we do anyway.
+        if (const json* f = field(body, "best_of"); f && !f->is_null() && !(f->is_number_integer() && *f == 1))
             bad_request("'best_of' is not supported (ask for several completions with 'n' and pick one yourself)");
     }
     read_into(body, "cache_prompt", o.cache_prompt);

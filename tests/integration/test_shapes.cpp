@@ -313,6 +313,10 @@ TEST_CASE("OpenAI fields llama-server refuses are a 400 naming them", "[integrat
         CHECK(r.status == 400);
         CHECK(r.body.find("'" + f + "'") != std::string::npos);
     }
+    // best_of 1 is OpenAI's default: one completion, as without it.
+    const auto one = c.post("/v1/completions", json{{"prompt", "a"}, {"max_tokens", 2}, {"best_of", 1}}.dump());
+    CHECK(one.status == 200);
+    CHECK(one.json()["choices"].size() == 1);
 }
 
 TEST_CASE("n_cmpl, n_cache_reuse, n_discard and return_progress work", "[integration][fields]") {
