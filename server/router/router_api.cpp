@@ -16,13 +16,15 @@ using server::http::Response;
 using json = nlohmann::json;
 
 namespace {
-// The "model" of a POST /models/load or /models/unload body ("" when there is none).
+// The "model" of a POST /models/load or /models/unload body; a body without one is a 400 naming the field.
 std::string body_model(const server::http::Request& req) {
     if (server::http::json_depth_exceeded(req.body)) throw HttpError(400, "the request body nests too deep");
     const json body = json::parse(req.body, nullptr, false);
     if (!body.is_object()) throw HttpError(400, "the request body must be a JSON object");
     auto it = body.find("model");
-    return it != body.end() && it->is_string() ? it->get<std::string>() : "";
+    if (it == body.end() || !it->is_string() || it->get<std::string>().empty())
+        throw HttpError(400, "'model' is required: the name of a model of this router (see GET /models)");
+    return it->get<std::string>();
 }
 }  // namespace
 

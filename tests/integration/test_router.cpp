@@ -276,6 +276,14 @@ TEST_CASE("router: autoload off, explicit load and unload, --models-max 1 unload
     CHECK(again.json()["error"]["message"] == "model is already running");
     CHECK(c.post("/models/load", json{{"model", "nope"}}.dump()).status == 404);
     CHECK(c.post("/models/unload", json{{"model", "nope"}}.dump()).status == 400);
+    // Without a model name: 400 naming the field, for both (load was a 404 "model is not found").
+    for (const char* path : {"/models/load", "/models/unload"}) {
+        for (const json& body : {json::object(), json{{"model", 7}}, json{{"model", ""}}}) {
+            const auto r = c.post(path, body.dump());
+            CHECK(r.status == 400);
+            CHECK(r.body.find("'model' is required") != std::string::npos);
+        }
+    }
     CHECK(c.post("/models/unload", json{{"model", "stories"}}.dump()).json()["error"]["message"] ==
           "model is not running");
 
