@@ -72,6 +72,16 @@ Json ChatTemplate::adapt_messages(const Json& messages) const {
         adapt_arguments(m, caps_.object_arguments);
         if (caps_.null_content_with_tool_calls && m.contains("tool_calls") && m["content"] == "")
             m["content"] = nullptr;
+        // OpenAI's developer messages are system messages (o-series clients and agents send them so);
+        // only a template that names the role itself (gpt-oss, Gemma 4) gets it as written. Others drop
+        // it, replace it with their default system prompt, or refuse the conversation.
+        if (m.value("role", "") == "developer" && source_.find("developer") == std::string::npos)
+            m["role"] = "system";
+        // The reasoning of an earlier assistant turn, also under the name the templates that render it
+        // read (gpt-oss's analysis channel, LFM2.5's <think>): `thinking`.
+        if (m.contains("reasoning_content") && m["reasoning_content"].is_string() &&
+            !m["reasoning_content"].get<std::string>().empty() && !m.contains("thinking"))
+            m["thinking"] = m["reasoning_content"];
         const std::string role = m.value("role", "");
         if (!caps_.supports_system_role && role == "system") {
             if (!pending_system.empty()) pending_system += "\n\n";

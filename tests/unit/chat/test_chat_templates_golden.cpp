@@ -248,3 +248,35 @@ TEST_CASE("DeepSeek V3.1: <think></think> per assistant turn unless thinking", "
     CHECK(apply(file, "<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>", chat_test::basic_conversation(),
                 Json(), Json{{"thinking", true}}) == prefix + "<think>");
 }
+
+TEST_CASE("developer messages are system messages, unless the template names the role", "[chat][golden]") {
+    const Json msgs = Json::array({{{"role", "developer"}, {"content", "Always answer in JSON."}},
+                                   {{"role", "user"}, {"content", "List two colors."}}});
+    // Qwen3 knows no developer role: the instruction was dropped.
+    CHECK(apply("Qwen-Qwen3-0.6B.jinja", "", "<|im_end|>", msgs) ==
+          "<|im_start|>system\nAlways answer in JSON.<|im_end|>\n<|im_start|>user\nList two colors.<|im_end|>\n"
+          "<|im_start|>assistant\n");
+    // Mistral Small 3.2 raised "Only user, system and assistant roles are supported".
+    const std::string mistral = apply("Mistral-Small-3.2-24B-Instruct-2506.jinja", "<s>", "</s>", msgs);
+    CHECK(mistral.find("[SYSTEM_PROMPT]Always answer in JSON.[/SYSTEM_PROMPT]") != std::string::npos);
+    // gpt-oss (Harmony) has the role: its developer message holds the instructions.
+    const std::string harmony = apply("openai-gpt-oss-120b.jinja", "", "", msgs);
+    CHECK(harmony.find("<|start|>developer<|message|># Instructions\n\nAlways answer in JSON.") != std::string::npos);
+}
+
+TEST_CASE("an earlier turn's reasoning_content reaches templates that read message.thinking", "[chat][golden]") {
+    const Json msgs = Json::array(
+        {{{"role", "user"}, {"content", "Weather in Paris?"}},
+         {{"role", "assistant"},
+          {"content", ""},
+          {"reasoning_content", "I should call get_weather."},
+          {"tool_calls",
+           Json::array({{{"id", "call_1"},
+                         {"type", "function"},
+                         {"function", {{"name", "get_weather"}, {"arguments", R"({"location": "Paris"})"}}}}})}},
+         {{"role", "tool"}, {"tool_call_id", "call_1"}, {"content", "sunny"}}});
+    const std::string harmony = apply("openai-gpt-oss-120b.jinja", "", "", msgs, chat_test::weather_tools());
+    INFO(harmony);
+    CHECK(harmony.find("<|start|>assistant<|channel|>analysis<|message|>I should call get_weather.<|end|>") !=
+          std::string::npos);
+}
