@@ -32,6 +32,63 @@ void adapt_arguments(Json& message, bool as_object) {
     }
 }
 
+// Whether the template only knows tool results as the calling assistant message's `tool_responses`
+// (Gemma 4 interleaved): it reads that list and never tests for a `tool` role.
+bool wants_tool_responses(const std::string& source) {
+    if (source.find("tool_responses") == std::string::npos) return false;
+    for (const char* test : {"== 'tool'", "!= 'tool'", "== \"tool\"", "!= \"tool\""})
+        if (source.find(test) != std::string::npos) return false;
+    return true;
+}
+
+bool has_tool_calls(const Json& m) {
+    return m.contains("tool_calls") && m["tool_calls"].is_array() && !m["tool_calls"].empty();
+}
+
+// The tool messages after an assistant message with calls become its `tool_responses` ({name, response:
+// the result's JSON when it parses, else its text}), and an assistant reply that follows them (without
+// calls of its own) becomes its content: in that format the model answers in the same turn.
+Json fold_tool_responses(const Json& messages) {
+    Json out = Json::array();
+    for (size_t i = 0; i < messages.size(); ++i) {
+        Json m = messages[i];
+        if (m.value("role", "") != "assistant" || !has_tool_calls(m)) {
+            out.push_back(std::move(m));
+            continue;
+        }
+        Json responses = Json::array();
+        size_t j = i + 1;
+        for (; j < messages.size() && messages[j].value("role", "") == "tool"; ++j) {
+            const Json& t = messages[j];
+            std::string name = t.contains("name") && t["name"].is_string() ? t["name"].get<std::string>() : "";
+            for (const auto& call : m["tool_calls"]) {
+                if (!name.empty()) break;
+                if (call.is_object() && call.value("id", Json()) == t.value("tool_call_id", Json()) &&
+                    call.contains("function") && call["function"].is_object() &&
+                    call["function"].value("name", Json()).is_string())
+                    name = call["function"]["name"].get<std::string>();
+            }
+            const std::string text = t["content"].is_string() ? t["content"].get<std::string>() : content_text(t["content"]);
+            Json parsed = Json::parse(text, nullptr, false);
+            responses.push_back({{"name", name}, {"response", parsed.is_discarded() ? Json(text) : parsed}});
+        }
+        if (responses.empty()) {
+            out.push_back(std::move(m));
+            continue;
+        }
+        m["tool_responses"] = std::move(responses);
+        const bool no_text = !m["content"].is_string() || m["content"].get<std::string>().empty();
+        if (no_text && j < messages.size() && messages[j].value("role", "") == "assistant" &&
+            !has_tool_calls(messages[j])) {
+            m["content"] = messages[j]["content"];
+            ++j;
+        }
+        out.push_back(std::move(m));
+        i = j - 1;
+    }
+    return out;
+}
+
 }  // namespace
 
 ChatTemplate::ChatTemplate(std::string source, std::string bos_token, std::string eos_token)
@@ -95,7 +152,7 @@ Json ChatTemplate::adapt_messages(const Json& messages) const {
         out.push_back(std::move(m));
     }
     if (!pending_system.empty()) out.push_back(Json{{"role", "user"}, {"content", pending_system}});
-    return out;
+    return wants_tool_responses(source_) ? fold_tool_responses(out) : out;
 }
 
 std::string ChatTemplate::apply(const ChatInputs& inputs) const {

@@ -280,3 +280,33 @@ TEST_CASE("an earlier turn's reasoning_content reaches templates that read messa
     CHECK(harmony.find("<|start|>assistant<|channel|>analysis<|message|>I should call get_weather.<|end|>") !=
           std::string::npos);
 }
+
+TEST_CASE("Gemma 4 interleaved: tool results become the calling turn's tool_responses, the reply continues it",
+          "[chat][golden][tools]") {
+    const Json call = {{"id", "call_1"},
+                       {"type", "function"},
+                       {"function", {{"name", "get_weather"}, {"arguments", R"({"location": "Paris"})"}}}};
+    const Json msgs = Json::array({{{"role", "user"}, {"content", "What's the weather in Paris?"}},
+                                   {{"role", "assistant"}, {"content", ""}, {"tool_calls", Json::array({call})}},
+                                   {{"role", "tool"}, {"tool_call_id", "call_1"}, {"content", R"({"temperature": 22, "sky": "sunny"})"}},
+                                   {{"role", "assistant"}, {"content", "It is 22 °C and sunny in Paris."}},
+                                   {{"role", "user"}, {"content", "Thanks!"}}});
+    const std::string p =
+        apply("google-gemma-4-31B-it-interleaved.jinja", "<bos>", "<eos>", msgs, chat_test::weather_tools());
+    INFO(p);
+    // As llama-server 0.7.0 renders it (the template defines no tool turn: it rendered "<|turn>tool").
+    CHECK(p.find("<|turn>model\n<|tool_call>call:get_weather{location:<|\"|>Paris<|\"|>}<tool_call|>"
+                 "<|tool_response>response:get_weather{sky:<|\"|>sunny<|\"|>,temperature:22}<tool_response|>"
+                 "It is 22 °C and sunny in Paris.<turn|>\n<|turn>user\nThanks!<turn|>\n") != std::string::npos);
+    CHECK(p.find("<|turn>tool") == std::string::npos);
+    // A result that is not JSON is a value; the generation prompt right after results stays in the turn.
+    Json pending = Json::array({msgs[0], msgs[1], {{"role", "tool"}, {"tool_call_id", "call_1"}, {"content", "sunny"}}});
+    const std::string q =
+        apply("google-gemma-4-31B-it-interleaved.jinja", "<bos>", "<eos>", pending, chat_test::weather_tools());
+    INFO(q);
+    CHECK(q.find("<|tool_response>response:get_weather{value:<|\"|>sunny<|\"|>}<tool_response|>") != std::string::npos);
+    CHECK(q.find("<|turn>model", q.find("<|tool_response>")) == std::string::npos);
+    // The other Gemma 4 template handles tool messages itself: left as they are.
+    const std::string plain = apply("google-gemma-4-31B-it.jinja", "<bos>", "<eos>", msgs, chat_test::weather_tools());
+    CHECK(plain.find("response:get_weather") != std::string::npos);
+}
