@@ -680,7 +680,8 @@ Api::Reply Api::apply_template(Request& req) {
     const std::string continued =
         config_.prefill_assistant && generation_prompt ? take_assistant_prefill(messages) : "";
     try {
-        std::string prompt = chat_->apply(messages, tools, generation_prompt, kwargs) + continued;
+        std::string prompt = continued.empty() ? chat_->apply(messages, tools, generation_prompt, kwargs)
+                                               : chat_->apply_continuing(messages, tools, continued, kwargs);
         // As llama-server: the BOS text a template writes is left out where the vocabulary adds BOS itself,
         // so that this prompt sent to /completion does not start with two.
         const auto& vocab = model_->vocab();

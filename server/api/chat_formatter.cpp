@@ -57,4 +57,29 @@ std::string ChatFormatter::apply(const nlohmann::ordered_json& messages, const n
                                         add_generation_prompt);
 }
 
+std::string ChatFormatter::apply_continuing(const nlohmann::ordered_json& messages,
+                                            const nlohmann::ordered_json& tools, const std::string& prefill,
+                                            const nlohmann::ordered_json& extra_context) const {
+    nlohmann::ordered_json with = messages;
+    with.push_back({{"role", "assistant"}, {"content", prefill}});
+    try {
+        // The final turn starts where the conversation without it ends (when that is a prefix), so a short
+        // prefill is not found in the turn's closing text instead.
+        const std::string before = apply(messages, tools, false, extra_context);
+        const std::string rendered = apply(with, tools, false, extra_context);
+        const size_t turn = rendered.starts_with(before) ? before.size() : 0;
+        const size_t first = prefill.find_first_not_of(" \t\r\n");
+        const size_t last = prefill.find_last_not_of(" \t\r\n");
+        const std::string trimmed = first == std::string::npos ? "" : prefill.substr(first, last - first + 1);
+        for (const std::string& text : {prefill, trimmed}) {
+            if (text.empty()) continue;
+            const size_t at = rendered.rfind(text);
+            if (at != std::string::npos && at >= turn) return rendered.substr(0, at + text.size());
+        }
+    } catch (const std::exception&) {
+        // A template that refuses a final assistant turn: the fallback below.
+    }
+    return apply(messages, tools, true, extra_context) + prefill;
+}
+
 }  // namespace api

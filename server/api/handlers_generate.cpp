@@ -144,16 +144,16 @@ Api::PreparedChat Api::prepare_chat(const json& body, const nlohmann::ordered_js
         chat_template_kwargs(obody, config_.chat_template_kwargs, config_.reasoning_budget);
     nlohmann::ordered_json messages = obody["messages"];
     require_text_content(messages);
-    const std::string continued = config_.prefill_assistant ? take_assistant_prefill(messages) : "";
+    const std::string continued = (config_.prefill_assistant ? take_assistant_prefill(messages) : "") + prefill;
     try {
-        out.prompt =
-            chat_->apply(messages, call_tools ? tools.tools : nlohmann::ordered_json(), true, kwargs);
+        const nlohmann::ordered_json& offered = call_tools ? tools.tools : nlohmann::ordered_json();
+        out.prompt = continued.empty() ? chat_->apply(messages, offered, true, kwargs)
+                                       : chat_->apply_continuing(messages, offered, continued, kwargs);
     } catch (const HttpError&) {
         throw;
     } catch (const std::exception& e) {
         bad_request(std::string("cannot apply the chat template: ") + e.what());
     }
-    out.prompt += continued + prefill;
     ChatParse& parse = out.parse;
     parse.options.extract_reasoning = parse_reply && extract_reasoning(obody, config_.reasoning_format);
     parse.options.reasoning_tags = chat_->reasoning_tags();

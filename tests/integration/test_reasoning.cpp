@@ -393,6 +393,34 @@ TEST_CASE("prefill assistant continues a final assistant message, off starts a n
     }
 }
 
+TEST_CASE("a prefill continues the final assistant turn as the template renders it (HF continue_final_message)",
+          "[integration][reasoning]") {
+    const json conversation = {
+        {"messages", json::array({user_turn("Write a haiku."), {{"role", "assistant"}, {"content", "Autumn moonlight"}}})},
+        {"max_tokens", 4},
+        {"temperature", 0}};
+    {
+        // Qwen3 closes an empty think block before a final assistant turn's text: the prefill is the reply's
+        // content, not the start of its reasoning (it followed the bare generation prompt before).
+        ServerProcess s({"-m", stories_model(), "-c", "1024", "-t", "1", "--chat-template-file",
+                         shared_path("templates/Qwen-Qwen3-0.6B.jinja")});
+        Client c = client(s.port());
+        const std::string prompt = apply_template(c, conversation);
+        CHECK(ends_with(prompt, "<|im_start|>assistant\n<think>\n\n</think>\n\nAutumn moonlight"));
+        const json reply = chat(c, conversation);
+        CHECK_FALSE(reply["message"].contains("reasoning_content"));
+    }
+    {
+        // Bielik's generation prompt opens <think>: the prefill went inside it, and the reply was reasoning.
+        ServerProcess s({"-m", stories_model(), "-c", "1024", "-t", "1", "--chat-template-file",
+                         shared_path("templates/Bielik-11B-v3.0-Instruct.jinja")});
+        Client c = client(s.port());
+        const std::string prompt = apply_template(c, conversation);
+        CHECK(ends_with(prompt, "<|im_start|>assistant\nAutumn moonlight"));
+        CHECK(prompt.find("<think>") == std::string::npos);
+    }
+}
+
 TEST_CASE("bad reasoning values stop startup with exit code 2 and the reason", "[integration][reasoning]") {
     struct Case {
         std::vector<std::string> args, env;
