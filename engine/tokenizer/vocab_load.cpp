@@ -212,6 +212,8 @@ void detect_by_text(VocabImpl& v) {
         if ((t.attr & kAttrControl) && t.text.find("unused") != std::string::npos) t.attr |= kAttrUnused;
 }
 
+// End of generation: the special ids that end it, and every token named in llama.cpp's list (0.7.0,
+// build 11669), which also becomes a control token (so plain-text input never produces it).
 void build_eog(VocabImpl& v) {
     std::vector<Token> eog;
     for (Token id : {v.fim_pad, v.fim_rep, v.fim_sep, v.eos, v.eot, v.eom})
@@ -221,7 +223,8 @@ void build_eog(VocabImpl& v) {
     for (std::string_view text :
          {"<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>",
           "<end_of_turn>", "<|endoftext|>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]",
-          "<|end_of_text|>", "<end_of_utterance>", "<｜end▁of▁sentence｜>"}) {
+          "<|end_of_text|>", "<end_of_utterance>", "<｜end▁of▁sentence｜>", "</s>", "<eos>", "<turn|>",
+          "<|tool_response>", "[e~["}) {
         const Token id = v.find(text);
         if (id == kNoToken) continue;
         eog.push_back(id);

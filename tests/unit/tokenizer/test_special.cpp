@@ -67,6 +67,24 @@ TEST_CASE("special: add_special adds what the vocabulary asks for", "[tokenizer]
     CHECK(bert.tokenize("hello world", true) == Ids{101, words[0], words[1], 102});
 }
 
+TEST_CASE("special: llama.cpp's end-of-generation names are control tokens, parsed only on request",
+          "[tokenizer][special]") {
+    // Phi-3's GGUF marks </s> user-defined; llama.cpp makes it a control token (it is in its list of
+    // end-of-generation names), so plain text "</s>" stays text (it was the EOS token here).
+    const auto& phi3 = tok_test::vocab("models/vocab/ggml-vocab-phi-3.gguf");
+    CHECK(phi3.tokenize("</s>", false, false) == Ids{1533, 29879, 29958});
+    CHECK(phi3.tokenize("</s>", false, true) == Ids{2});
+    CHECK(phi3.is_eog(2));
+}
+
+TEST_CASE("special: WordPiece strips and splits the marks and punctuation of Unicode 15.0", "[tokenizer][special]") {
+    const auto& bert = tok_test::vocab("models/vocab/ggml-vocab-bert-bge.gguf");
+    CHECK(bert.tokenize("x\u0CF3x", false) == bert.tokenize("xx", false));  // a mark: accent-stripped
+    const Ids split = bert.tokenize("x\U00011B00x", false);                // punctuation: its own word
+    REQUIRE(split.size() == 3);
+    CHECK(split[1] == bert.unk());
+}
+
 TEST_CASE("special: control tokens are parsed only on request", "[tokenizer][special]") {
     const auto& gpt2 = tok_test::vocab("models/vocab/ggml-vocab-gpt-2.gguf");
     const Ids parsed = gpt2.tokenize("Hi<|endoftext|>there", false, true);
@@ -82,7 +100,7 @@ TEST_CASE("special: control tokens are parsed only on request", "[tokenizer][spe
     CHECK(spm.tokenize("<s>Hello", true, true) == Ids{1, 1, 15043});
 }
 
-TEST_CASE("special: user-defined tokens always match, phi-3 strips whitespace after them",
+TEST_CASE("special: phi-3's special tokens strip the whitespace after them",
           "[tokenizer][special]") {
     const auto& phi3 = tok_test::vocab("models/vocab/ggml-vocab-phi-3.gguf");
     CHECK(phi3.eos() == 32000);
@@ -90,10 +108,13 @@ TEST_CASE("special: user-defined tokens always match, phi-3 strips whitespace af
     // Chat markup: each special token's rstrip attribute eats the newline after it.
     CHECK(phi3.tokenize("<|user|>\nHello<|end|>\n<|assistant|>", false, true) ==
           Ids{32010, 15043, 32007, 32001});
-    // Without parse_special the control tokens are plain text, but the user-defined </s> still matches.
+    // Without parse_special the control tokens are plain text; so is </s> (user-defined in the file, a
+    // control token since llama.cpp 0.7.0 lists it among the end-of-generation names).
     const Ids literal = phi3.tokenize("<|user|>", false, false);
     CHECK(std::find(literal.begin(), literal.end(), 32010) == literal.end());
-    const Ids with_eos = phi3.tokenize("Hi</s> there", false, false);
+    const Ids plain = phi3.tokenize("Hi</s> there", false, false);
+    CHECK(std::find(plain.begin(), plain.end(), 2) == plain.end());
+    const Ids with_eos = phi3.tokenize("Hi</s> there", false, true);
     REQUIRE(with_eos.size() >= 2);
     CHECK(std::find(with_eos.begin(), with_eos.end(), 2) != with_eos.end());
     CHECK(with_eos.back() != 29871);  // the space after </s> was stripped, not tokenized
