@@ -3,14 +3,98 @@
 
 The tokenizer's pre-tokenizer regexes need Unicode general categories (\\p{L}, \\p{N}, ...), the
 White_Space property, simple lowercase mappings (BERT lowercasing) and the first code point of each
-canonical decomposition (BERT accent stripping). Run it with the Python whose Unicode version you want;
-the version is written into the output.
+canonical decomposition (BERT accent stripping). The data comes from Python's unicodedata, or, with
+--ucd DIR, from the Unicode Character Database files in DIR (UnicodeData.txt and ReadMe.txt; Debian's
+unicode-data package puts them in /usr/share/unicode), for a Unicode version newer than Python's. The
+version is written into the output. The committed tables: Unicode 15.0, llama.cpp 0.7.0's.
 
-    python3 scripts/gen/gen_unicode_tables.py > engine/tokenizer/unicode_tables.cpp
+    python3 scripts/gen/gen_unicode_tables.py --ucd /usr/share/unicode > engine/tokenizer/unicode_tables.cpp
 """
 
+import os
+import re
 import sys
 import unicodedata
+
+
+class PythonData:
+    """Python's own unicodedata."""
+
+    version = unicodedata.unidata_version
+    source = f"Python {sys.version.split()[0]}"
+
+    def category(self, cp):
+        return unicodedata.category(chr(cp))
+
+    def lower(self, cp):
+        return chr(cp).lower()
+
+    def nfd(self, cp):
+        return unicodedata.normalize("NFD", chr(cp))
+
+
+class UcdData:
+    """UnicodeData.txt: general categories, simple lowercase mappings and canonical decompositions (with
+    Hangul syllables decomposed algorithmically and combining marks put in canonical order, as NFD does)."""
+
+    def __init__(self, directory):
+        self.cat, self.low, self.decomp, self.ccc = {}, {}, {}, {}
+        first = None
+        with open(os.path.join(directory, "UnicodeData.txt"), encoding="utf-8") as f:
+            for line in f:
+                fields = line.rstrip("\n").split(";")
+                cp, name, cat = int(fields[0], 16), fields[1], fields[2]
+                if name.endswith(", First>"):
+                    first = cp
+                    continue
+                for c in range(first if name.endswith(", Last>") else cp, cp + 1):
+                    self.cat[c] = cat
+                    if int(fields[3]):
+                        self.ccc[c] = int(fields[3])
+                first = None
+                if fields[5] and not fields[5].startswith("<"):
+                    self.decomp[cp] = [int(x, 16) for x in fields[5].split()]
+                if fields[13]:
+                    self.low[cp] = int(fields[13], 16)
+        with open(os.path.join(directory, "ReadMe.txt"), encoding="utf-8") as f:
+            self.version = re.search(r"Version (\d+\.\d+\.\d+)", f.read()).group(1)
+        self.source = "UnicodeData.txt"
+
+    def category(self, cp):
+        return self.cat.get(cp, "Cn")
+
+    def lower(self, cp):
+        # Unconditional full lowercase mappings differ from the simple ones only for U+0130 (i + U+0307).
+        return "i\u0307" if cp == 0x130 else chr(self.low.get(cp, cp))
+
+    def _decompose(self, cp, out):
+        if 0xAC00 <= cp <= 0xD7A3:  # Hangul syllable: L V (T)
+            s = cp - 0xAC00
+            out += [0x1100 + s // 588, 0x1161 + (s % 588) // 28] + ([0x11A7 + s % 28] if s % 28 else [])
+        elif cp in self.decomp:
+            for c in self.decomp[cp]:
+                self._decompose(c, out)
+        else:
+            out.append(cp)
+
+    def nfd(self, cp):
+        out = []
+        self._decompose(cp, out)
+        # Canonical ordering: each run of non-starters sorted (stably) by combining class.
+        i = 0
+        while i < len(out):
+            if self.ccc.get(out[i], 0) == 0:
+                i += 1
+                continue
+            j = i
+            while j < len(out) and self.ccc.get(out[j], 0) != 0:
+                j += 1
+            out[i:j] = sorted(out[i:j], key=lambda c: self.ccc[c])
+            i = j
+        return "".join(chr(c) for c in out)
+
+
+DATA = PythonData()
 
 MAX_CODEPOINT = 0x110000
 
@@ -29,7 +113,7 @@ def category_runs():
     runs = []
     prev = None
     for cp in range(MAX_CODEPOINT):
-        cat = index[unicodedata.category(chr(cp))]
+        cat = index[DATA.category(cp)]
         if cat != prev:
             runs.append((cp, cat))
             prev = cat
@@ -41,7 +125,7 @@ def simple_lowercase():
     for cp in range(MAX_CODEPOINT):
         if 0xD800 <= cp <= 0xDFFF:
             continue
-        low = chr(cp).lower()
+        low = DATA.lower(cp)
         if low == chr(cp):
             continue
         if len(low) != 1:
@@ -59,7 +143,7 @@ def nfd_first():
     for cp in range(MAX_CODEPOINT):
         if 0xD800 <= cp <= 0xDFFF:
             continue
-        first = ord(unicodedata.normalize("NFD", chr(cp))[0])
+        first = ord(DATA.nfd(cp)[0])
         if first == cp:
             continue
         if runs and runs[-1][1] == cp - 1 and runs[-1][2] == first:
@@ -79,15 +163,20 @@ def emit_pairs(out, name, ctype, pairs, fmt, per_line):
 
 
 def main():
+    global DATA
+    if len(sys.argv) == 3 and sys.argv[1] == "--ucd":
+        DATA = UcdData(sys.argv[2])
+    elif len(sys.argv) != 1:
+        sys.exit("usage: gen_unicode_tables.py [--ucd DIR]")
     out = [
         "// Generated by scripts/gen/gen_unicode_tables.py; do not edit.",
-        f"// Python {sys.version.split()[0]}, Unicode {unicodedata.unidata_version}.",
+        f"// {DATA.source}, Unicode {DATA.version}.",
         "#include \"engine/tokenizer/unicode_tables.h\"",
         "",
         "namespace engine::unicode::tables {",
         "",
         "// clang-format off",
-        f"const char* const kUnicodeVersion = \"{unicodedata.unidata_version}\";",
+        f"const char* const kUnicodeVersion = \"{DATA.version}\";",
         "",
     ]
     emit_pairs(out, "kCategoryRuns", "CategoryRun", category_runs(),

@@ -41,6 +41,17 @@ TEST_CASE("unicode: White_Space, lowercase, first code point of NFD", "[tokenize
     CHECK(std::string(version()).size() >= 4);
 }
 
+TEST_CASE("unicode: the tables are Unicode 15.0's, as llama.cpp 0.7.0's", "[tokenizer][unicode]") {
+    CHECK(std::string(version()) == "15.0.0");
+    // Assigned in 15.0 (unassigned in 14.0): Kannada U+0CF3 (Mc), Lao U+0ECE (Mn), Devanagari
+    // Extended-A U+11B00 (Po), Kawi U+11F04 (Lo).
+    CHECK(category(0x0CF3) == Category::Mc);
+    CHECK(category(0x0ECE) == Category::Mn);
+    CHECK(category(0x11B00) == Category::Po);
+    CHECK(category(0x11F04) == Category::Lo);
+    CHECK(category(0x11F5A) == Category::Cn);  // still unassigned
+}
+
 TEST_CASE("unicode: UTF-8 decoding replaces each invalid byte", "[tokenizer][unicode]") {
     CHECK(decode_utf8("a\xC3\xA9\xE6\x9D\xB1\xF0\x9F\xA6\x99") ==
           std::vector<uint32_t>{'a', 0xE9, 0x6771, 0x1F999});
@@ -48,7 +59,16 @@ TEST_CASE("unicode: UTF-8 decoding replaces each invalid byte", "[tokenizer][uni
     CHECK(decode_utf8("\xE6\x9D") == std::vector<uint32_t>{kReplacement, kReplacement});  // truncated
     CHECK(decode_utf8("\xC3"
                       "A") == std::vector<uint32_t>{kReplacement, 'A'});
-    CHECK(decode_utf8("\xF7\xBF\xBF\xBF") == std::vector<uint32_t>{kReplacement});  // beyond U+10FFFF
+    // Beyond U+10FFFF, and overlong forms: one replacement per byte (llama.cpp's reading; the overlong
+    // "/" decoded as '/' before).
+    const std::vector<uint32_t> four(4, kReplacement);
+    CHECK(decode_utf8("\xF7\xBF\xBF\xBF") == four);
+    CHECK(decode_utf8("\xF4\x90\x80\x80") == four);
+    CHECK(decode_utf8("\xC0\xAF") == std::vector<uint32_t>{kReplacement, kReplacement});
+    CHECK(decode_utf8("\xE0\x80\xAF") == std::vector<uint32_t>(3, kReplacement));
+    CHECK(decode_utf8("\xF0\x80\x80\xAF") == four);
+    CHECK(decode_utf8("\xF4\x8F\xBF\xBF") == std::vector<uint32_t>{0x10FFFF});  // the last code point
+    CHECK(decode_utf8("\xC2\x80") == std::vector<uint32_t>{0x80});
     for (uint32_t cp : {0x7Fu, 0x80u, 0x7FFu, 0x800u, 0xFFFFu, 0x10000u, 0x10FFFFu})
         CHECK(decode_utf8(encode_utf8(cp)) == std::vector<uint32_t>{cp});
     CHECK(utf8_len('a') == 1);
