@@ -102,7 +102,13 @@ std::vector<uint32_t> decode_utf8(std::string_view s) {
             cp = (uint32_t(b & 0x07) << 18) | (uint32_t(uint8_t(s[i + 1]) & 0x3F) << 12) |
                  (uint32_t(uint8_t(s[i + 2]) & 0x3F) << 6) | (uint8_t(s[i + 3]) & 0x3F);
             n = 4;
-            if (cp > kMaxCodepoint) cp = kReplacement;
+        }
+        // Overlong forms (C0 AF for '/') and values past U+10FFFF are not UTF-8: each of their bytes is a
+        // replacement character, as llama.cpp decodes them.
+        static constexpr uint32_t kMinOf[5] = {0, 0, 0x80, 0x800, 0x10000};
+        if (n > 1 && (cp < kMinOf[n] || cp > kMaxCodepoint)) {
+            cp = kReplacement;
+            n = 1;
         }
         out.push_back(cp);
         i += n;
