@@ -1,5 +1,6 @@
 #include "server/api/chat_formatter.h"
 
+#include <ctime>
 #include <stdexcept>
 
 #include "engine/chat/builtin_formats.h"
@@ -49,6 +50,17 @@ std::string ChatFormatter::apply(const nlohmann::ordered_json& messages, const n
         in.tools = tools;
         in.add_generation_prompt = add_generation_prompt;
         in.extra_context = extra_context;
+        // Llama 3.1/3.3 print `date_string` as "Today Date" (their own default is 26 Jul 2024): as
+        // llama-server, today's date unless the request gives one.
+        if (source_.find("date_string") != std::string::npos && in.extra_context.is_object() &&
+            !in.extra_context.contains("date_string")) {
+            const std::time_t now = std::time(nullptr);
+            std::tm local{};
+            localtime_r(&now, &local);
+            char date[32];
+            std::strftime(date, sizeof date, "%d %b %Y", &local);
+            in.extra_context["date_string"] = date;
+        }
         return jinja_->apply(in);
     }
     // Built-in formats render role and text only: tools, calls and results all go in as text.

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <algorithm>
 #include <cmath>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -408,4 +409,31 @@ TEST_CASE("the tokens of a matched stop string are left out of tokens, probabili
     }
     CHECK(chat_text == reply.substr(0, chat_at));
     CHECK(spelled(chat_entries) == reply.substr(0, chat_at));
+}
+
+TEST_CASE("Llama 3.1's template gets today's date as date_string, unless the request gives one",
+          "[integration][parity]") {
+    ServerProcess s({"-m", stories_model(), "-c", "512", "-t", "1", "--jinja", "--chat-template-file",
+                     shared_path("templates/meta-llama-Llama-3.1-8B-Instruct.jinja")});
+    Client c("127.0.0.1", s.port());
+    auto today = [] {
+        const std::time_t now = std::time(nullptr);
+        std::tm local{};
+        localtime_r(&now, &local);
+        char date[32];
+        std::strftime(date, sizeof date, "%d %b %Y", &local);
+        return std::string(date);
+    };
+    const json body{{"messages", json::array({{{"role", "user"}, {"content", "Hi"}}})}};
+    const std::string before = today();
+    const std::string prompt = c.post("/apply-template", body.dump()).json()["prompt"];
+    const std::string after = today();
+    INFO(prompt);
+    CHECK((prompt.find("Today Date: " + before + "\n") != std::string::npos ||
+           prompt.find("Today Date: " + after + "\n") != std::string::npos));
+    CHECK(prompt.find("26 Jul 2024") == std::string::npos);  // the template's own default
+    json given = body;
+    given["chat_template_kwargs"] = {{"date_string", "01 Jan 2030"}};
+    CHECK(c.post("/apply-template", given.dump()).json()["prompt"].get<std::string>().find(
+              "Today Date: 01 Jan 2030\n") != std::string::npos);
 }
