@@ -19,6 +19,7 @@ import statistics
 import sys
 import threading
 import time
+import urllib.request
 
 PROMPTS = [
     "Once upon a time",
@@ -233,6 +234,19 @@ def proc_sample(pid):
     return rss, fds, threads
 
 
+def prompt_cache_mib(port):
+    """The host-memory prompt cache's bytes (--cache-ram), from /metrics: memory the server keeps on purpose,
+    up to its limit, so the RSS slope is also given net of it."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+            for line in r.read().decode().splitlines():
+                if line.startswith("ggserve:prompt_cache_ram_bytes "):
+                    return float(line.split()[1]) / (1 << 20)
+    except OSError:
+        pass
+    return 0.0
+
+
 def slope(xs, ys):
     n = len(xs)
     if n < 2:
@@ -292,8 +306,9 @@ def main():
     for w in workers:
         w.start()
 
-    print("| min | RSS MiB | fds | threads | requests (ok / bad) | TTFT p50 / p99 ms | ITL p50 / p99 ms | load 1m |")
-    print("|---|---|---|---|---|---|---|---|", flush=True)
+    print("| min | RSS MiB | prompt cache MiB | fds | threads | requests (ok / bad) | TTFT p50 / p99 ms | "
+          "ITL p50 / p99 ms | load 1m |")
+    print("|---|---|---|---|---|---|---|---|---|", flush=True)
     rows = []
     end = start + args.minutes * 60
     next_sample = start + args.interval
@@ -303,14 +318,16 @@ def main():
             time.sleep(wait)
         next_sample += args.interval
         rss, fds, threads = proc_sample(args.pid)
+        cache = prompt_cache_mib(args.port)
         ttft, itl, count = stats.take_window()
         ok = sum(v for k, v in count.items() if not k.endswith(":bad"))
         bad = sum(v for k, v in count.items() if k.endswith(":bad"))
-        row = {"minute": (time.monotonic() - start) / 60, "rss_mib": rss, "fds": fds, "threads": threads,
+        row = {"minute": (time.monotonic() - start) / 60, "rss_mib": rss, "cache_mib": cache, "fds": fds,
+               "threads": threads,
                "ok": ok, "bad": bad, "ttft_p50": percentile(ttft, 0.5), "ttft_p99": percentile(ttft, 0.99),
                "itl_p50": percentile(itl, 0.5), "itl_p99": percentile(itl, 0.99), "load1": os.getloadavg()[0]}
         rows.append(row)
-        print(f"| {row['minute']:.1f} | {rss:.1f} | {fds} | {threads} | {ok} / {bad} | "
+        print(f"| {row['minute']:.1f} | {rss:.1f} | {cache:.1f} | {fds} | {threads} | {ok} / {bad} | "
               f"{fmt(row['ttft_p50'])} / {fmt(row['ttft_p99'])} | {fmt(row['itl_p50'], digits=2)} / "
               f"{fmt(row['itl_p99'], digits=2)} | {row['load1']:.2f} |", flush=True)
     stop.set()
@@ -320,6 +337,7 @@ def main():
     after = [r for r in rows if r["minute"] >= args.warmup_minutes] or rows
     xs = [r["minute"] for r in after]
     rss_slope = slope(xs, [r["rss_mib"] for r in after])
+    net_slope = slope(xs, [r["rss_mib"] - r["cache_mib"] for r in after])
     fd_slope = slope(xs, [r["fds"] for r in after])
     thread_slope = slope(xs, [r["threads"] for r in after])
     itl_p99s = [r["itl_p99"] for r in after if r["itl_p99"] is not None]
@@ -329,6 +347,7 @@ def main():
         "minutes": args.minutes,
         "warmup_minutes": args.warmup_minutes,
         "rss_mib_per_hour_after_warmup": None if rss_slope is None else rss_slope * 60,
+        "rss_net_of_prompt_cache_mib_per_hour_after_warmup": None if net_slope is None else net_slope * 60,
         "fds_per_hour_after_warmup": None if fd_slope is None else fd_slope * 60,
         "threads_per_hour_after_warmup": None if thread_slope is None else thread_slope * 60,
         "rss_mib_range_after_warmup": [min(r["rss_mib"] for r in after), max(r["rss_mib"] for r in after)],
@@ -342,7 +361,8 @@ def main():
     }
     print()
     print(f"after warm-up ({args.warmup_minutes:g} min): RSS slope {summary['rss_mib_per_hour_after_warmup']:.2f} MiB/h "
-          f"(range {summary['rss_mib_range_after_warmup'][0]:.1f}-{summary['rss_mib_range_after_warmup'][1]:.1f}), "
+          f"(range {summary['rss_mib_range_after_warmup'][0]:.1f}-{summary['rss_mib_range_after_warmup'][1]:.1f}; "
+          f"net of the prompt cache {summary['rss_net_of_prompt_cache_mib_per_hour_after_warmup']:.2f} MiB/h), "
           f"fd slope {summary['fds_per_hour_after_warmup']:.2f}/h "
           f"(range {summary['fds_range_after_warmup'][0]}-{summary['fds_range_after_warmup'][1]}), "
           f"thread slope {summary['threads_per_hour_after_warmup']:.2f}/h")
