@@ -677,8 +677,9 @@ Api::Reply Api::apply_template(Request& req) {
         if (!it->is_boolean()) bad_request("'add_generation_prompt' must be a boolean");
         generation_prompt = it->get<bool>();
     }
-    const std::string continued =
-        config_.prefill_assistant && generation_prompt ? take_assistant_prefill(messages) : "";
+    // A final assistant message is continued whether or not a generation prompt was asked for (a prefill
+    // opens no new turn), as llama-server does.
+    const std::string continued = config_.prefill_assistant ? take_assistant_prefill(messages) : "";
     try {
         std::string prompt = continued.empty() ? chat_->apply(messages, tools, generation_prompt, kwargs)
                                                : chat_->apply_continuing(messages, tools, continued, kwargs);

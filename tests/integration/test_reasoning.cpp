@@ -407,6 +407,10 @@ TEST_CASE("a prefill continues the final assistant turn as the template renders 
         Client c = client(s.port());
         const std::string prompt = apply_template(c, conversation);
         CHECK(ends_with(prompt, "<|im_start|>assistant\n<think>\n\n</think>\n\nAutumn moonlight"));
+        // Without a generation prompt the final assistant message is continued all the same (llama-server).
+        json no_gen = conversation;
+        no_gen["add_generation_prompt"] = false;
+        CHECK(apply_template(c, no_gen) == prompt);
         const json reply = chat(c, conversation);
         CHECK_FALSE(reply["message"].contains("reasoning_content"));
     }
