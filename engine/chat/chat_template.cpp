@@ -95,7 +95,9 @@ ChatTemplate::ChatTemplate(std::string source, std::string bos_token, std::strin
     : source_(std::move(source)),
       bos_token_(std::move(bos_token)),
       eos_token_(std::move(eos_token)),
-      template_(source_) {
+      template_(source_),
+      names_developer_role_(source_.find("developer") != std::string::npos),
+      wants_tool_responses_(wants_tool_responses(source_)) {
     probe_caps();
 }
 
@@ -132,7 +134,7 @@ Json ChatTemplate::adapt_messages(const Json& messages) const {
         // OpenAI's developer messages are system messages (o-series clients and agents send them so);
         // only a template that names the role itself (gpt-oss, Gemma 4) gets it as written. Others drop
         // it, replace it with their default system prompt, or refuse the conversation.
-        if (m.value("role", "") == "developer" && source_.find("developer") == std::string::npos)
+        if (!names_developer_role_ && m.value("role", "") == "developer")
             m["role"] = "system";
         // The reasoning of an earlier assistant turn, also under the name the templates that render it
         // read (gpt-oss's analysis channel, LFM2.5's <think>): `thinking`.
@@ -152,7 +154,7 @@ Json ChatTemplate::adapt_messages(const Json& messages) const {
         out.push_back(std::move(m));
     }
     if (!pending_system.empty()) out.push_back(Json{{"role", "user"}, {"content", pending_system}});
-    return wants_tool_responses(source_) ? fold_tool_responses(out) : out;
+    return wants_tool_responses_ ? fold_tool_responses(out) : out;
 }
 
 std::string ChatTemplate::apply(const ChatInputs& inputs) const {

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "engine/chat/builtin_formats.h"
+#include "engine/chat/text_scan.h"
 #include "engine/chat/tool_polyfill.h"
 #include "engine/tokenizer/vocab.h"
 
@@ -35,6 +36,7 @@ ChatFormatter::ChatFormatter(const engine::Model& model, const std::string& chat
     }
     name_ = "jinja";
     jinja_ = std::make_unique<engine::chat::ChatTemplate>(source_, bos, eos);
+    wants_date_string_ = source_.find("date_string") != std::string::npos;
     reasoning_tags_ = engine::chat::detect_reasoning_tags(source_);
     // A template that cannot render tools gets the polyfill, which teaches the generic JSON syntax.
     tool_format_ = jinja_->caps().supports_tools ? engine::chat::detect_tool_call_format(source_)
@@ -52,7 +54,7 @@ std::string ChatFormatter::apply(const nlohmann::ordered_json& messages, const n
         in.extra_context = extra_context;
         // Llama 3.1/3.3 print `date_string` as "Today Date" (their own default is 26 Jul 2024): as
         // llama-server, today's date unless the request gives one.
-        if (source_.find("date_string") != std::string::npos && in.extra_context.is_object() &&
+        if (wants_date_string_ && in.extra_context.is_object() &&
             !in.extra_context.contains("date_string")) {
             const std::time_t now = std::time(nullptr);
             std::tm local{};
@@ -80,10 +82,7 @@ std::string ChatFormatter::apply_continuing(const nlohmann::ordered_json& messag
         const std::string before = apply(messages, tools, false, extra_context);
         const std::string rendered = apply(with, tools, false, extra_context);
         const size_t turn = rendered.starts_with(before) ? before.size() : 0;
-        const size_t first = prefill.find_first_not_of(" \t\r\n");
-        const size_t last = prefill.find_last_not_of(" \t\r\n");
-        const std::string trimmed = first == std::string::npos ? "" : prefill.substr(first, last - first + 1);
-        for (const std::string& text : {prefill, trimmed}) {
+        for (const std::string& text : {prefill, std::string(engine::chat::trim_view(prefill))}) {
             if (text.empty()) continue;
             const size_t at = rendered.rfind(text);
             if (at != std::string::npos && at >= turn) return rendered.substr(0, at + text.size());

@@ -45,6 +45,7 @@ private:
     engine::chat::ToolCallFormat tool_format_ = engine::chat::ToolCallFormat::Generic;
     engine::chat::ReasoningTags reasoning_tags_;
     std::unique_ptr<engine::chat::ChatTemplate> jinja_;
+    bool wants_date_string_ = false;  // the template prints `date_string` (Llama 3.1/3.3)
 };
 
 }  // namespace api
