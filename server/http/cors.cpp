@@ -9,12 +9,6 @@ namespace server::http {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-    return s;
-}
-
 std::string lower(std::string_view s) {
     std::string out(s);
     for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -24,10 +18,10 @@ std::string lower(std::string_view s) {
 // The comma-separated items of an option's value, trimmed. Empty items are an error.
 std::vector<std::string_view> split_list(std::string_view option, std::string_view value) {
     std::vector<std::string_view> items;
-    if (trim(value).empty()) throw std::invalid_argument(std::string(option) + " must not be empty");
+    if (trim_ows(value).empty()) throw std::invalid_argument(std::string(option) + " must not be empty");
     for (;;) {
         const auto comma = value.find(',');
-        const std::string_view item = trim(value.substr(0, comma));
+        const std::string_view item = trim_ows(value.substr(0, comma));
         if (item.empty())
             throw std::invalid_argument(std::string(option) + " '" + std::string(value) +
                                         "' has an empty item: separate the values with single commas");
@@ -183,7 +177,7 @@ void add_cors_headers(const CorsPolicy& policy, const Headers& request_headers, 
         bool listed = false;
         for (std::string_view rest = vary; !rest.empty();) {
             const auto comma = rest.find(',');
-            listed = listed || iequals(trim(rest.substr(0, comma)), "Origin");
+            listed = listed || iequals(trim_ows(rest.substr(0, comma)), "Origin");
             rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
         }
         if (!listed) response_headers.set("Vary", vary.empty() ? "Origin" : vary + ", Origin");

@@ -16,6 +16,12 @@ bool iequals(std::string_view a, std::string_view b) {
     return true;
 }
 
+std::string_view trim_ows(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+    return s;
+}
+
 std::optional<std::string_view> Headers::get(std::string_view name) const {
     for (const auto& [k, v] : fields_) {
         if (iequals(k, name)) return std::string_view(v);

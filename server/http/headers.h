@@ -11,6 +11,8 @@ namespace server::http {
 
 // Case-insensitive ASCII comparison (header names, tokens such as "chunked" or "Bearer").
 bool iequals(std::string_view a, std::string_view b);
+// A field value (or list item) without the spaces and tabs around it (HTTP's optional whitespace).
+std::string_view trim_ows(std::string_view s);
 
 class Headers {
   public:

@@ -72,9 +72,7 @@ RequestReader::Progress RequestReader::parse(boost::beast::flat_buffer& buffer) 
             expect_checked_ = true;
             // Only "chunked" is a transfer coding we decode; a body in any other (gzip, chunked) would be
             // read as if it were plain, so it is refused as RFC 9112 6.1 asks.
-            std::string_view te = parser_->get()[bhttp::field::transfer_encoding];
-            while (!te.empty() && (te.front() == ' ' || te.front() == '\t')) te.remove_prefix(1);
-            while (!te.empty() && (te.back() == ' ' || te.back() == '\t')) te.remove_suffix(1);
+            const std::string_view te = trim_ows(parser_->get()[bhttp::field::transfer_encoding]);
             if (!te.empty() && !iequals(te, "chunked")) {
                 p.error_status = 501;
                 p.error_message = "unsupported transfer coding '" + std::string(te) + "' (only chunked is)";
