@@ -36,7 +36,7 @@ Context::Context(const Model& model, const ContextParams& params) : model_(model
                                     layer_backends);
     runner_ = std::make_unique<GraphRunner>(*backend_, model.offload_backend());
     // LongRoPE's long factors apply once a sequence's share of the context exceeds the original context.
-    long_rope_ = params_.n_ctx / params_.n_seq_max > hp.n_ctx_orig;
+    long_rope_ = (params_.kv_unified ? params_.n_ctx : params_.n_ctx / params_.n_seq_max) > hp.n_ctx_orig;
     lora_scales_.assign(params_.n_seq_max, std::vector<float>(params_.lora.size(), 0.0f));
 }
 

@@ -23,6 +23,9 @@ struct ContextParams {
     uint32_t n_batch = 2048;  // most tokens one decode() call accepts
     uint32_t n_ubatch = 512;  // tokens per physical micro-batch
     uint32_t n_seq_max = 1;   // sequence ids must be < this
+    // Every sequence may use the whole context (llama.cpp's kv_unified) rather than n_ctx / n_seq_max:
+    // LongRoPE then picks its factors from n_ctx.
+    bool kv_unified = false;
     int n_threads = 0;        // single-token decode threads; 0 = hardware concurrency
     int n_threads_batch = 0;  // prompt threads; 0 = n_threads
     bool flash_attn = false;

@@ -158,11 +158,12 @@ int cmd_serve(int argc, char** argv) {
     api::ApiConfig ac;
     server::http::ServerConfig hc;
     sched::SchedulerConfig sc;
+    sc.n_parallel = -1;  // llama-server's default "auto": 4 slots sharing the context
     std::string config_file, api_key_file, chat_template_file, chat_template_kwargs;
     int port = 8080, timeout_s = 600, threads_http = 0, stall_s = 30, stream_queue_kib = 8192;
     int sse_ping_s = 30;
     bool cont_batching = true, no_slots = false, webui = true, warmup = true, offline = false, swa_full = false,
-         kv_unified = true, no_repack = true, perf = true;
+         kv_unified = false, no_repack = true, perf = true;
     LogOptions lo;
     InfoRequests ir;
     std::string grammar_file, json_schema, json_schema_file;
@@ -193,7 +194,10 @@ int cmd_serve(int argc, char** argv) {
               &config_file);
     ap.option("-a,--alias", "NAME", "model name reported by the API (default: the file name)",
               &ac.model_alias);
-    ap.option("-np,--parallel", "N", "number of slots (parallel sequences, default 1)", &sc.n_parallel);
+    ap.option("-np,--parallel", "N",
+              "number of slots (parallel sequences; default -1, llama-server's auto: 4 slots sharing the "
+              "whole context as with -kvu)",
+              &sc.n_parallel);
     ap.option("-n,--predict,--n-predict", "N",
               "tokens to generate: a request's default and its most (-1 = until end of text or context)",
               &ac.defaults.n_predict);
@@ -224,7 +228,11 @@ int cmd_serve(int argc, char** argv) {
     ap.flag("--offline", "never use the network: always true, ggserve downloads nothing", &offline);
     ap.flag("--swa-full", "full-size cache for sliding-window layers: always so in ggserve (one unified cache)",
             &swa_full);
-    ap.flag("-kvu,--kv-unified", "one KV cache shared by all slots: always so in ggserve", &kv_unified);
+    ap.flag("-kvu,--kv-unified",
+            "slots share the whole context: each may use all -c cells (default: -c / -np each); when the "
+            "generating requests need more cells than are free, the newest waits in host memory",
+            &kv_unified);
+    ap.flag("-no-kvu,--no-kv-unified", "each slot gets -c / -np cells (default)", &kv_unified, false);
     ap.flag("-nr,--no-repack", "weights stay in the file's layout: always so in ggserve", &no_repack);
     ap.flag("--perf", "internal timings: always measured in ggserve", &perf);
     add_log_options(ap, lo);
@@ -558,7 +566,11 @@ int cmd_serve(int argc, char** argv) {
         // llama-server also listens on a comma list of addresses: say so instead of failing to resolve it.
         if (hc.host.find(',') != std::string::npos)
             throw ArgError("--host " + hc.host + ": one address only (0.0.0.0 or :: listens on every interface)");
-        if (sc.n_parallel == -1) sc.n_parallel = 1;  // llama-server's "auto": ggserve's default of one slot
+        if (sc.n_parallel == -1) {  // llama-server's "auto": 4 slots sharing the context
+            sc.n_parallel = 4;
+            if (!ap.given("kv-unified")) kv_unified = true;
+        }
+        sc.shared_context = kv_unified;
         if (sc.n_parallel < 1 || sc.n_parallel > engine::kMaxSeq)
             throw ArgError("--parallel must be in [1, " + std::to_string(engine::kMaxSeq) + "]");
         if (timeout_s <= 0) throw ArgError("--timeout must be positive");
@@ -816,6 +828,7 @@ int cmd_serve(int argc, char** argv) {
                              cvec->n_ignored(), model->hparams().n_layer);
         }
         cp.n_seq_max = (uint32_t)sc.n_parallel;
+        cp.kv_unified = sc.shared_context;
         // Lookahead lanes (one sequence id per window column and branch while a step runs) come after the
         // slots' ids: enough for every slot's full step, as far as the cache's sequence ids go.
         if (sc.spec.has(engine::spec::DrafterType::Lookahead)) {
@@ -825,7 +838,7 @@ int cmd_serve(int argc, char** argv) {
             // lanes must not change that choice.
             const uint32_t n_ctx = cp.n_ctx ? cp.n_ctx : model->hparams().n_ctx_train;
             const uint32_t orig = model->hparams().n_ctx_orig;
-            if (!model->layers.empty() && model->layers[0].rope_long &&
+            if (!model->layers.empty() && model->layers[0].rope_long && !cp.kv_unified &&
                 (n_ctx / (uint32_t)sc.n_parallel > orig) != (n_ctx / cp.n_seq_max > orig)) {
                 spdlog::error("--spec-type lookahead: this LongRoPE model would switch RoPE factors with the {} extra "
                               "sequence ids lookahead needs; use another --spec-type or --ctx-size", cp.n_seq_max - (uint32_t)sc.n_parallel);
@@ -878,7 +891,8 @@ int cmd_serve(int argc, char** argv) {
                          sc.spec.p_min);
         if (sc.spec.has(engine::spec::DrafterType::Lookahead)) {
             const std::string err = engine::spec::lookahead_fit_error(
-                sc.spec.lookahead, ctx.params().n_batch, (int32_t)(ctx.n_ctx() / (uint32_t)sc.n_parallel),
+                sc.spec.lookahead, ctx.params().n_batch,
+                sc.shared_context ? (int32_t)ctx.n_ctx() : (int32_t)(ctx.n_ctx() / (uint32_t)sc.n_parallel),
                 (int32_t)ctx.params().n_seq_max - sc.n_parallel);
             if (!err.empty()) {
                 spdlog::error("--spec-type lookahead: {}", err);

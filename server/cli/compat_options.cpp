@@ -216,8 +216,6 @@ void add_unsupported_options(ArgParser& ap) {
               "host operations are never offloaded; only -ngl layers run on the GPU");
     ap.refuse("-bs,--backend-sampling", false, "sampling runs on the host");
     ap.refuse("--kv-unified-per-slot", true, "each slot gets -c / -np cells of the one unified cache");
-    ap.refuse("--no-kv-unified,-no-kvu", false,
-              "the KV cache is always one unified cache shared by all slots");
     ap.refuse("-mmdev,--mmproj-device", true, "multimodal projectors are not supported");
     for (const char* o : {"--image-min-tokens", "--image-max-tokens", "--mtmd-batch-max-tokens",
                           "--video-fps", "--video-timestamp-interval", "--video-ffmpeg-dir", "--media-path"})

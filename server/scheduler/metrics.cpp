@@ -99,6 +99,9 @@ std::string Metrics::render_prometheus() const {
     metric("ggserve:requests_total", "counter", "Generation requests accepted.", (double)s_.requests_total);
     metric("ggserve:requests_cancelled_total", "counter", "Requests cancelled because the client went away.",
            (double)s_.requests_cancelled_total);
+    metric("ggserve:requests_preempted_total", "counter",
+           "Times a generating request waited in host memory to give its KV cells to an older one (-kvu).",
+           (double)s_.requests_preempted_total);
     metric("ggserve:embedding_inputs_in_generation_steps_total", "counter",
            "Embedding inputs evaluated in the decode call of a generation step.", (double)s_.embed_inputs_riding_total);
     metric("ggserve:embedding_inputs_alone_total", "counter", "Embedding inputs evaluated in decode calls of their own.",

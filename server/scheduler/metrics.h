@@ -43,6 +43,7 @@ struct MetricsSnapshot {
     uint64_t prompt_chunks_total = 0;   // prompt chunks evaluated
     uint64_t requests_total = 0;
     uint64_t requests_cancelled_total = 0;
+    uint64_t requests_preempted_total = 0;  // shared context: generating requests swapped out for room
     // Embedding inputs evaluated in a generation step's decode call (riding along) and in calls of their own.
     uint64_t embed_inputs_riding_total = 0;
     uint64_t embed_inputs_alone_total = 0;

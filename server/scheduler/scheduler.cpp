@@ -62,7 +62,7 @@ Scheduler::Scheduler(const engine::Model& model, engine::Context& ctx, Scheduler
       config_(config),
       host_cache_(config.cache_ram_mib < 0 ? -1 : config.cache_ram_mib * 1024 * 1024) {
     if (config_.n_parallel < 1) config_.n_parallel = 1;
-    n_ctx_slot_ = (int32_t)(ctx_.n_ctx() / (uint32_t)config_.n_parallel);
+    n_ctx_slot_ = config_.shared_context ? (int32_t)ctx_.n_ctx() : (int32_t)(ctx_.n_ctx() / (uint32_t)config_.n_parallel);
     slots_.resize((size_t)config_.n_parallel);
     for (int i = 0; i < config_.n_parallel; ++i) {
         slots_[(size_t)i].id = i;
@@ -227,6 +227,7 @@ void Scheduler::run() {
         drop_cancelled();
         run_actions();
         seat_tasks();
+        make_room();
         // Embeddings with no generation step to ride along run on their own (on an embeddings-only server
         // always); beside generation, run_iteration seats them in the step's decode call.
         if (!embed_queue_.empty() &&
@@ -717,6 +718,9 @@ void Scheduler::release(Slot& slot) {
     slot.la_step = {};
     for (engine::SeqId q : slot.la_seqs) ctx_.kv().seq_rm(q, -1, -1);
     slot.la_seqs.clear();
+    std::vector<uint8_t>().swap(slot.swapped);
+    slot.swapped_tokens = 0;
+    slot.n_preempted = 0;
 }
 
 void Scheduler::fail(Slot& slot, int status, const std::string& message) {
@@ -737,6 +741,142 @@ engine::Context::Status Scheduler::decode_with_eviction(const engine::Batch& bat
             evicted = true;
         }
     return evicted ? ctx_.decode(batch) : st;
+}
+
+uint32_t Scheduler::free_cells() const {
+    const engine::KvCache& kv = ctx_.kv();
+    return kv.size() - kv.n_used();
+}
+
+bool Scheduler::free_cells_for(uint32_t need, bool take_prompts, const Slot* keep) {
+    while (free_cells() < need) {
+        // Idle slots' cached prompts first (least recently used first; kept in host memory when it pays).
+        Slot* victim = nullptr;
+        for (auto& s : slots_)
+            if (!s.busy() && !s.cache_tokens.empty() && (!victim || s.last_used < victim->last_used)) victim = &s;
+        if (victim) {
+            keep_in_host(host_state_of(*victim));
+            forget_cache(*victim);
+            continue;
+        }
+        // Then prompts not yet evaluated to their end, newest first: they start over when they fit.
+        if (!take_prompts) return false;
+        for (auto& s : slots_)
+            if (&s != keep && s.state == SlotState::ProcessingPrompt && !s.cache_tokens.empty() &&
+                (!victim || s.task->id > victim->task->id))
+                victim = &s;
+        if (!victim) return false;
+        spdlog::info("slot {}: the context is full: its prompt gives back {} cells and starts over later", victim->id,
+                     victim->cache_tokens.size());
+        forget_cache(*victim);
+        victim->prompt_pos = 0;
+        victim->n_cached = 0;
+        victim->timings.cache_n = 0;
+    }
+    return true;
+}
+
+bool Scheduler::swap_out(Slot& s) {
+    try {
+        s.swapped = engine::seq_state_bytes(ctx_, s.id, s.cache_tokens);
+    } catch (const std::exception& e) {
+        spdlog::warn("slot {}: its state cannot be kept in host memory: {}", s.id, e.what());
+        std::vector<uint8_t>().swap(s.swapped);
+        return false;
+    }
+    s.swapped_tokens = s.cache_tokens.size();
+    ++s.n_preempted;
+    forget_cache(s);
+    metrics_.update([](MetricsSnapshot& m) { ++m.requests_preempted_total; });
+    spdlog::info("slot {}: the context is full: task {} waits in host memory with its {} tokens until there is room",
+                 s.id, s.task->id, s.swapped_tokens);
+    return true;
+}
+
+bool Scheduler::swap_in(Slot& s) {
+    try {
+        engine::LoadedState st = engine::restore_seq_state(ctx_, s.id, s.swapped.data(), s.swapped.size(),
+                                                           ctx_.n_ctx(), "a preempted request's state");
+        s.cache_tokens = std::move(st.tokens);
+    } catch (const engine::StateFileError& e) {
+        spdlog::debug("slot {}: not swapped in yet: {}", s.id, e.what());
+        return false;
+    }
+    ctx_.set_lora_scales(s.id, s.cache_lora);
+    std::vector<uint8_t>().swap(s.swapped);
+    s.swapped_tokens = 0;
+    spdlog::info("slot {}: task {} goes on with its {} tokens", s.id, s.task->id, s.cache_tokens.size());
+    return true;
+}
+
+void Scheduler::make_room() {
+    if (!config_.shared_context) return;
+    const auto by_arrival = [](const Slot* a, const Slot* b) { return a->task->id < b->task->id; };
+    const auto n_decoding = [&] {
+        uint32_t n = 0;
+        for (const auto& s : slots_) n += s.decoding() ? 1 : 0;
+        return n;
+    };
+    // Preempted requests come back first, oldest first, when their cells fit beside a token for each
+    // generating slot and their own; unfinished prompts give way to them (none runs while one waits).
+    std::vector<Slot*> waiting;
+    for (auto& s : slots_)
+        if (s.busy() && s.swapped_out()) waiting.push_back(&s);
+    std::sort(waiting.begin(), waiting.end(), by_arrival);
+    for (Slot* s : waiting) {
+        if (!free_cells_for((uint32_t)s->swapped_tokens + n_decoding() + 1, true, nullptr) || !swap_in(*s)) break;
+    }
+    // Every generating slot's next token needs a cell: idle caches and unfinished prompts go first, then the
+    // newest generating requests wait in host memory (vLLM's preemption, by swapping: the request goes on
+    // later from the same state, so its output does not change).
+    while (free_cells() < n_decoding()) {
+        if (free_cells_for(n_decoding(), true, nullptr)) break;
+        std::vector<Slot*> gen;
+        for (auto& s : slots_)
+            if (s.decoding()) gen.push_back(&s);
+        if (gen.size() <= 1) break;  // the oldest always keeps its cells (its context fits the cache)
+        Slot* newest = *std::max_element(gen.begin(), gen.end(), by_arrival);
+        if (!swap_out(*newest)) {
+            fail(*newest, 503, "the KV cache is full and the request's state could not be kept; try again later");
+        }
+    }
+    // The oldest unfinished prompt that waits for room: when no generating request will free cells, it
+    // takes them from idle caches and newer prompts (which start over).
+    std::vector<Slot*> prompts;
+    for (auto& s : slots_)
+        if (s.busy() && s.state == SlotState::ProcessingPrompt) prompts.push_back(&s);
+    if (prompts.empty() || !waiting.empty()) return;
+    Slot* oldest = *std::min_element(prompts.begin(), prompts.end(), by_arrival);
+    const uint32_t rest = (uint32_t)(oldest->task->prompt.size() - oldest->prompt_pos);
+    free_cells_for(rest + n_decoding(), n_decoding() == 0, oldest);
+}
+
+std::vector<bool> Scheduler::admitted_prompts() const {
+    std::vector<bool> ok(slots_.size(), true);
+    if (!config_.shared_context) return ok;
+    std::vector<const Slot*> prompts;
+    uint32_t n_decoding = 0;
+    bool preempted = false;
+    for (const auto& s : slots_) {
+        n_decoding += s.decoding() ? 1 : 0;
+        preempted = preempted || (s.busy() && s.swapped_out());
+        if (s.busy() && s.state == SlotState::ProcessingPrompt) prompts.push_back(&s);
+    }
+    std::sort(prompts.begin(), prompts.end(),
+              [](const Slot* a, const Slot* b) { return a->task->id < b->task->id; });
+    uint64_t room = free_cells() > n_decoding ? free_cells() - n_decoding : 0;
+    bool blocked = preempted;
+    for (const Slot* s : prompts) {
+        // First come, first served: a prompt that does not fit holds back the ones after it.
+        const uint64_t rest = s->task->prompt.size() - s->prompt_pos;
+        if (!blocked && rest <= room) {
+            room -= rest;
+            continue;
+        }
+        blocked = true;
+        ok[(size_t)s->id] = false;
+    }
+    return ok;
 }
 
 int32_t Scheduler::lookahead_lanes() const {
@@ -769,12 +909,12 @@ void Scheduler::prepare_drafts() {
     if (!config_.spec.enabled()) return;
     // Lookahead lanes are shared evenly by the slots that may run a lookahead step.
     int32_t n_la = 0;
-    for (const auto& s : slots_) n_la += s.state == SlotState::Generating && s.la_on ? 1 : 0;
+    for (const auto& s : slots_) n_la += s.decoding() && s.la_on ? 1 : 0;
     const int32_t lane_share = n_la > 0 ? lookahead_lanes() / n_la : 0;
     // Every stream in the batch waits for a step's extra tokens: with n streams generating, k draft
     // tokens cost n * b * k against a step of a + n * b (b/a = rho), which is what the slot weighs.
     int32_t n_gen = 0;
-    for (const auto& s : slots_) n_gen += s.state == SlotState::Generating ? 1 : 0;
+    for (const auto& s : slots_) n_gen += s.decoding() ? 1 : 0;
     const double r1 = std::min(step_cost_.extra_token_ratio(), 0.99);
     const double rho = r1 / (1.0 - r1);
     const double extra = n_gen * rho / (1.0 + n_gen * rho);
@@ -900,7 +1040,7 @@ void Scheduler::prepare_drafts() {
         }
     };
     for (auto& s : slots_)
-        if (s.state == SlotState::Generating && s.spec_on && s.pending >= 0) try_from(s, 0);
+        if (s.decoding() && s.spec_on && s.pending >= 0) try_from(s, 0);
     if (reqs.empty()) return;
     for (size_t i = 0; i < reqs.size(); ++i) reqs[i].tokens = seqs[i];
     std::vector<engine::spec::DraftModel::Result> res;
@@ -933,18 +1073,23 @@ void Scheduler::prepare_drafts() {
 
 bool Scheduler::run_iteration() {
     std::vector<SlotView> views;
+    const std::vector<bool> admitted = admitted_prompts();
     for (const auto& s : slots_) {
-        if (!s.busy()) continue;
+        if (!s.busy() || s.swapped_out()) continue;
         SlotView v;
         v.id = s.id;
-        v.generating = s.state == SlotState::Generating;
-        v.prompt_remaining =
-            s.state == SlotState::ProcessingPrompt ? (int32_t)(s.task->prompt.size() - s.prompt_pos) : 0;
+        v.generating = s.decoding();
+        v.prompt_remaining = s.state == SlotState::ProcessingPrompt && admitted[(size_t)s.id]
+                                 ? (int32_t)(s.task->prompt.size() - s.prompt_pos)
+                                 : 0;
         v.arrival = s.task->id;
         v.n_draft = v.generating ? (int32_t)s.draft.size() : 0;
         views.push_back(v);
     }
-    const BatchPlan plan = plan_iteration(views, Budget{ctx_.params().n_batch, config_.max_prefill_tokens});
+    // Shared context: the step may take only the free cells (make_room left one per generating slot).
+    uint32_t n_batch = ctx_.params().n_batch;
+    if (config_.shared_context) n_batch = std::min(n_batch, free_cells());
+    const BatchPlan plan = plan_iteration(views, Budget{n_batch, config_.max_prefill_tokens});
     if (plan.empty()) return false;
     std::vector<PlanEntry> entries = plan.entries;
     fit_lookahead(entries);
@@ -964,7 +1109,7 @@ bool Scheduler::run_iteration() {
     EmbedRide ride;
     EmbedRide* riding = nullptr;
     if (!embed_queue_.empty() && ctx_.splits_hidden()) {
-        const uint32_t n_free = ctx_.params().n_batch - std::min(n_tokens, ctx_.params().n_batch);
+        const uint32_t n_free = n_batch - std::min(n_tokens, n_batch);
         if (ctx_.params().lora.empty() && ride_embeddings(n_free, ride)) {
             riding = &ride;
             for (const auto& t : ride.tasks)

@@ -60,6 +60,10 @@ struct SpecConfig {
 
 struct SchedulerConfig {
     int n_parallel = 1;
+    // -kvu (llama-server's kv_unified): every slot may use the whole context instead of -c / -np cells. The
+    // slots then share the cells: a prompt starts once its rest fits, and when the generating requests
+    // need more cells than are free, the newest of them waits in host memory until there is room.
+    bool shared_context = false;
     SpecConfig spec;
     engine::spec::DraftModel* draft_model = nullptr;  // needed when spec.types lists the draft model
     std::shared_ptr<engine::spec::NgramCacheStore> ngram_store;  // ngram-cache's shared levels
@@ -170,6 +174,23 @@ class Scheduler {
     // Decodes the batch; when the cache is full, drops idle slots' cached prompts and tries again.
     engine::Context::Status decode_with_eviction(const engine::Batch& batch);
     void drop_cancelled();
+    // Shared context: brings preempted requests back (oldest first) when they fit, and frees a cell for
+    // every generating slot's next token (idle slots' caches, then unfinished prompts, then the newest
+    // generating requests, whose states wait in host memory).
+    void make_room();
+    uint32_t free_cells() const;
+    // Frees cells until `need` are free, taking idle slots' cached prompts (least recently used first) and,
+    // with take_prompts, the cells of unfinished prompts other than `keep`'s (newest first; they start
+    // over). False if that is not enough.
+    bool free_cells_for(uint32_t need, bool take_prompts, const Slot* keep);
+    // A generating slot's sequence goes to host memory and its cells are freed; false (nothing changed)
+    // when its state cannot be copied.
+    bool swap_out(Slot& slot);
+    // Puts a swapped-out sequence back; false (still swapped out) when the cache has no room for it.
+    bool swap_in(Slot& slot);
+    // Shared context: which prompt slots may evaluate a chunk now (their whole rest fits beside one cell
+    // per generating slot; oldest first, and none while a preempted request waits).
+    std::vector<bool> admitted_prompts() const;
     // Asks each generating slot's drafters for this step's draft (before the plan seats it).
     void prepare_drafts();
     int32_t draft_room(const Slot& slot) const;

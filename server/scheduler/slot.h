@@ -74,11 +74,20 @@ struct Slot {
     std::vector<engine::TokenProbs> held_probs;
     size_t n_released = 0;
 
+    // Shared context (-kvu): a generating request whose cells an older request needed waits here, as its
+    // sequence's state (engine/model/kv_state.h), until the cache has room again. Empty otherwise.
+    std::vector<uint8_t> swapped;
+    size_t swapped_tokens = 0;
+    int32_t n_preempted = 0;  // times this request was swapped out
+
     Timings timings;
     Clock::time_point t_start, t_prompt_done, t_last_token;
     std::string last_stopping_word;  // of the last finished request (/slots next_token)
 
     bool busy() const { return state != SlotState::Idle; }
+    bool swapped_out() const { return !swapped.empty(); }
+    // Generating with its sequence in the cache (not waiting in host memory).
+    bool decoding() const { return state == SlotState::Generating && swapped.empty(); }
     int32_t n_past() const { return (int32_t)cache_tokens.size(); }
     int32_t n_decoded() const { return pipeline ? pipeline->n_decoded() : 0; }
 };

@@ -259,7 +259,7 @@ TEST_CASE("lookahead: bad settings are clear startup errors and 400s", "[integra
     }
 
     // n_batch 128, one slot: 30 lanes (W + G of the server's settings).
-    ServerProcess s(la_args({"-b", "128", "--lookahead-w", "15", "--lookahead-g", "15", "--lookahead-n", "5"}));
+    ServerProcess s(la_args({"-np", "1", "-b", "128", "--lookahead-w", "15", "--lookahead-g", "15", "--lookahead-n", "5"}));
     Client c("127.0.0.1", s.port());
     const std::vector<std::pair<json, std::string>> bad = {
         {{{"w", 0}}, "lookahead W"},

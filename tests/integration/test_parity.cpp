@@ -267,7 +267,8 @@ TEST_CASE("llama-server spellings that once stopped startup: -fa enabled, -n -2,
                      shared_path("models/stories260K-q8_0.gguf"), "--spec-draft-n-ubatch", "64"});
     Client c("127.0.0.1", s.port());
     const json p = c.get("/props").json();
-    CHECK(p["total_slots"] == 1);
+    CHECK(p["total_slots"] == 4);  // llama-server's auto: 4 slots sharing the context
+    CHECK(p["default_generation_settings"]["n_ctx"] == 256);
     CHECK(p["default_generation_settings"]["params"]["n_predict"] == -1);
     CHECK(c.post("/completion", R"({"prompt": "Once upon a time", "n_predict": 4})").status == 200);
     const auto bad = ctxtest::run_cli({"serve", "-m", stories_model(), "--port", "0", "-fa", "sometimes"});
