@@ -151,7 +151,11 @@ void require_candidate(const TokenDataArray& cur) {
 
 size_t pick_dist(TokenDataArray& cur, std::mt19937& rng) {
     require_candidate(cur);
-    if (cur.data.size() == 1) {  // nothing to draw (and, as in llama.cpp, no random number used)
+    // One number per token, also when a single candidate is left: llama-server (b11669) draws it, so
+    // a seed gives its tokens only if the generator advances the same way.
+    std::uniform_real_distribution<double> uniform(0.0, 1.0);
+    const double u = uniform(rng);
+    if (cur.data.size() == 1) {
         cur.data[0].p = 1.0f;
         return 0;
     }
@@ -161,8 +165,7 @@ size_t pick_dist(TokenDataArray& cur, std::mt19937& rng) {
         td.p = std::exp(td.logit - max);
         sum += td.p;
     }
-    std::uniform_real_distribution<double> uniform(0.0, 1.0);
-    const double target = sum * uniform(rng);
+    const double target = sum * u;
     // Single pass: find the pick while normalizing. p > 0 keeps a zero draw off banned candidates.
     size_t picked = cur.data.size();
     double running = 0.0;

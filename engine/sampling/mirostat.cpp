@@ -46,7 +46,9 @@ void MirostatSampler::apply(TokenDataArray& cur) {
     softmax(cur, false);
     copy_top(cur.data, static_cast<size_t>(std::max(m_, 1)), top_);
     const size_t k = estimate_k(top_, cur.data.size());
-    if (k < cur.data.size()) keep_top(cur, k);
+    // Sorted, most probable first, also when k keeps them all: the draw walks them in that order, as
+    // llama.cpp's (which sorts on entry), so a seed picks the same token.
+    keep_top(cur, std::min(k, cur.data.size()));
     softmax(cur, false);
     const size_t idx = pick_discrete(cur, rng_);
     cur.selected = static_cast<int64_t>(idx);
@@ -69,19 +71,19 @@ void MirostatV2Sampler::set_seed(uint32_t seed) {
 
 void MirostatV2Sampler::apply(TokenDataArray& cur) {
     require_candidate(cur);
-    softmax(cur, false);
-    // Keep the candidates with surprise <= mu, never fewer than the best one. The survivors keep their
-    // order: the pick only needs their probabilities, and mu can grow to admit the whole vocabulary.
+    // Sorted, most probable first: the draw walks the survivors in that order, as llama.cpp's does.
+    softmax(cur, true);
+    // Keep the candidates with surprise <= mu, never fewer than the best one.
     // surprise > mu  <=>  p < 2^-mu: one exp2 instead of a log2 per candidate.
     const float min_p = std::exp2(-mu_);
     auto too_surprising = [&](const TokenData& td) { return td.p < min_p; };
     const size_t before = cur.data.size();
-    if (std::all_of(cur.data.begin(), cur.data.end(), too_surprising)) {
-        keep_top(cur, 1);
+    if (too_surprising(cur.data.front())) {
+        cur.data.resize(1);
     } else {
         std::erase_if(cur.data, too_surprising);
     }
-    if (cur.data.size() != before) softmax(cur, false);  // renormalize what is left
+    if (cur.data.size() != before) softmax(cur, true);  // renormalize what is left
     const size_t idx = pick_discrete(cur, rng_);
     cur.selected = static_cast<int64_t>(idx);
     const float surprise = -std::log2(cur.data[idx].p);

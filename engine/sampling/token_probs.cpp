@@ -92,7 +92,10 @@ TokenProbs probs_from_candidates(const TokenDataArray& cur, Token chosen, int32_
         }
     }
     for (size_t i : top_indices(cur.data.size(), static_cast<size_t>(std::max(n_top, 0)), logit_at)) {
-        out.top.push_back(norm.prob(cur.data[i].id, cur.data[i].logit));
+        const TokenProb p = norm.prob(cur.data[i].id, cur.data[i].logit);
+        // Candidates the samplers ruled out (or whose probability underflows) are not listed, as in
+        // llama-server: the list is what the pick could have drawn.
+        if (p.prob > 0.0f) out.top.push_back(p);
     }
     return out;
 }

@@ -25,7 +25,7 @@ struct TokenProbs {
 TokenProbs probs_from_logits(const float* logits, int32_t n_vocab, Token chosen, int32_t n_top);
 
 // From the softmax of the surviving candidates' logits (what the final pick drew from). A chosen token
-// that is not among them gets probability 0.
+// that is not among them gets probability 0; the top list leaves out candidates of probability 0.
 TokenProbs probs_from_candidates(const TokenDataArray& cur, Token chosen, int32_t n_top);
 
 }  // namespace engine

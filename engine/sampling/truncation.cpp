@@ -142,9 +142,10 @@ void TopNSigmaSampler::apply(TokenDataArray& cur) {
     }
     const auto sigma = static_cast<float>(std::sqrt(var / static_cast<double>(live)));
     const float floor = max - n_ * sigma;
-    // Dropping the masked candidates (rather than keeping them at -inf) keeps later steps small.
+    // Dropping the masked candidates (rather than keeping them at -inf) keeps later steps small. The
+    // survivors keep their order (llama-server b11669 draws from them unsorted: a seed picks its token).
     std::erase_if(cur.data, [&](const TokenData& td) { return td.logit < floor; });
-    softmax(cur, true);
+    softmax(cur, false);
 }
 
 }  // namespace engine

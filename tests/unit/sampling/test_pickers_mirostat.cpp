@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <random>
 #include <stdexcept>
 
 #include "engine/sampling/mirostat.h"
@@ -146,4 +147,57 @@ TEST_CASE("mirostat reset and clone", "[sampling][mirostat]") {
     }
     miro.reset();
     CHECK(miro.mu() == 4.0f);
+}
+
+// Seeded draws as llama-server (b11669) makes them: the reference picks below use the standard library's
+// generator and distributions directly, not the code under test.
+TEST_CASE("dist draws a number also for a single candidate, as llama-server", "[sampling][dist][parity]") {
+    std::mt19937 ref(1);
+    std::uniform_real_distribution<double> u01(0.0, 1.0);
+    const double first = u01(ref), second = u01(ref);
+    const double p0 = 0.95;  // the two draws fall on different sides of it
+    REQUIRE((first < p0) != (second < p0));
+    DistSampler dist(1);
+    auto one = candidates({kNegInf, 0.5f, kNegInf});
+    std::erase_if(one.data, [](const TokenData& td) { return td.logit == kNegInf; });
+    dist.apply(one);
+    REQUIRE(one.selected == 0);
+    auto two = candidates(logits_of({p0, 1.0 - p0}));
+    dist.apply(two);
+    CHECK(two.selected == (second < p0 ? 0 : 1));
+}
+
+TEST_CASE("mirostat v2 draws from the survivors most probable first, as llama-server", "[sampling][mirostat][parity]") {
+    const std::vector<double> p = {0.01216, 0.98784};  // ids in the opposite order of their probabilities
+    std::mt19937 ref(1), ref_unsorted(1);
+    const int sorted_pick = std::discrete_distribution<int>({p[1], p[0]})(ref) == 0 ? 1 : 0;
+    const int unsorted_pick = std::discrete_distribution<int>({p[0], p[1]})(ref_unsorted);
+    REQUIRE(sorted_pick != unsorted_pick);
+    MirostatV2Sampler miro(1, 5.0f, 0.1f);
+    auto cur = candidates(logits_of(p));
+    miro.apply(cur);
+    CHECK(cur.data[static_cast<size_t>(cur.selected)].id == sorted_pick);
+}
+
+TEST_CASE("mirostat v1 draws most probable first also when every candidate survives", "[sampling][mirostat][parity]") {
+    const std::vector<double> p = {0.2, 0.5, 0.3};
+    const std::vector<int> sorted_ids = {1, 2, 0};
+    // A seed whose draw picks differently in sorted and in id order.
+    uint32_t seed = 1;
+    int expected = -1;
+    for (; seed < 1000; ++seed) {
+        std::mt19937 a(seed), b(seed);
+        const int s = sorted_ids[(size_t)std::discrete_distribution<int>({0.5, 0.3, 0.2})(a)];
+        const int u = std::discrete_distribution<int>({0.2, 0.5, 0.3})(b);
+        if (s != u) {
+            expected = s;
+            break;
+        }
+    }
+    REQUIRE(expected >= 0);
+    MirostatSampler miro(3, seed, 5.0f, 0.1f);  // tau 5 on 3 candidates: k covers them all
+    auto cur = candidates(logits_of(p));
+    miro.apply(cur);
+    REQUIRE(cur.data.size() == 3);
+    CHECK(cur.data[static_cast<size_t>(cur.selected)].id == expected);
 }

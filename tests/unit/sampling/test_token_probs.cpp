@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "engine/sampling/sampler_chain.h"
@@ -87,4 +88,18 @@ TEST_CASE("post-sampling probs after a greedy pick", "[sampling][probs]") {
     CHECK(post.chosen.prob == 1.0f);
     CHECK(post.chosen.logprob == 0.0f);
     CHECK(post.top[0].token == 2);
+}
+
+TEST_CASE("post-sampling probs leave out candidates of probability 0", "[sampling][probs]") {
+    SamplingParams p;
+    p.temperature = 0.0f;
+    p.logit_bias = {{1, -std::numeric_limits<float>::infinity()}};
+    SamplerChain chain(p, 4, 64, {});
+    const std::vector<float> logits = {1.0f, 2.0f, 3.0f, 0.0f};
+    const Token t = chain.sample(logits.data());
+    const auto post = chain.post_sampling_probs(t, 4);
+    for (const auto& e : post.top) {
+        CHECK(e.prob > 0.0f);
+        CHECK(e.token != 1);
+    }
 }

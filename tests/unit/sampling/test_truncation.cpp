@@ -166,12 +166,13 @@ TEST_CASE("top-n-sigma keeps logits within n standard deviations of the max", "[
     // logits 10 9 5 0 0: mean 4.8, sigma = sqrt(18.16) = 4.2615.
     auto one = candidates({0, 9, 10, 5, 0});
     TopNSigmaSampler(1.0f).apply(one);  // floor 5.74
-    CHECK(ids(one) == Ids{2, 1});
-    CHECK(one.data[0].p == Approx(1.0 / (1.0 + std::exp(-1.0))));
+    // The survivors keep their order, as llama-server's (its draw walks them so: a seed picks its token).
+    CHECK(ids(one) == Ids{1, 2});
+    CHECK(one.data[1].p == Approx(1.0 / (1.0 + std::exp(-1.0))));
 
     auto two = candidates({0, 9, 10, 5, 0});
     TopNSigmaSampler(2.0f).apply(two);  // floor 1.48
-    CHECK(ids(two) == Ids{2, 1, 3});
+    CHECK(ids(two) == Ids{1, 2, 3});
 
     auto off = candidates({0, 9, 10, 5, 0});
     TopNSigmaSampler(-1.0f).apply(off);
@@ -181,7 +182,7 @@ TEST_CASE("top-n-sigma keeps logits within n standard deviations of the max", "[
 TEST_CASE("top-n-sigma ignores banned candidates in its statistics", "[sampling][top_n_sigma]") {
     auto cur = candidates({kNegInf, 0, 9, 10, kNegInf, 5, 0});
     TopNSigmaSampler(1.0f).apply(cur);
-    CHECK(ids(cur) == Ids{3, 2});
+    CHECK(ids(cur) == Ids{2, 3});
 }
 
 TEST_CASE("truncation with every candidate banned but one keeps that one", "[sampling][truncation]") {
