@@ -41,7 +41,8 @@ std::string SchemaConverter::not_strings(const std::vector<std::string>& names) 
         return node.end ? body : "(" + body + ")?";
     };
     builtin("space");
-    return "\"\\\"\" " + f(root) + " \"\\\"\" space";
+    // Grouped: the root's body is a bare alternation when the empty name is itself a property.
+    return "\"\\\"\" (" + f(root) + ") \"\\\"\" space";
 }
 
 std::string SchemaConverter::visit_object(const ojson& s, const std::string& name, const std::string& ptr) {

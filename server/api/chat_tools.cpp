@@ -8,6 +8,7 @@
 #include "engine/grammar/gbnf_parser.h"
 #include "engine/grammar/grammar_error.h"
 #include "engine/grammar/json_schema.h"
+#include "engine/grammar/schema_relax.h"
 #include "server/api/gbnf_prefix.h"
 #include "server/api/json_fields.h"
 #include "server/api/tool_syntax.h"
@@ -126,9 +127,15 @@ void apply_tool_grammar(const ChatTools& tools, engine::chat::ToolCallFormat for
         const ojson& fn = tools.tools[i]["function"];
         const std::string name = fn["name"].get<std::string>();
         if (tools.choice == ToolChoice::Named && name != tools.named) continue;
-        const ojson params = fn.value("parameters", ojson::object());
+        ojson params = fn.value("parameters", ojson::object());
         try {
-            (void)engine::json_schema_to_gbnf(params);
+            // Refinements the grammar cannot enforce (uniqueItems, not, multipleOf, a pattern with
+            // lookahead ...) are left to the model, which reads the whole schema, as llama-server does.
+            std::vector<std::string> dropped;
+            params = engine::relax_schema(params, dropped,
+                                          [](const ojson& p) { (void)engine::json_schema_to_gbnf(p); });
+            for (const auto& ptr : dropped)
+                spdlog::info("tools[{}] '{}': the arguments' grammar does not enforce '#{}'", i, name, ptr);
         } catch (const engine::SchemaError& e) {
             bad_request("invalid JSON schema in 'tools[" + std::to_string(i) + "].function.parameters' at '#" +
                         e.pointer + "': " + e.reason);
@@ -152,6 +159,16 @@ void apply_tool_grammar(const ChatTools& tools, engine::chat::ToolCallFormat for
             spdlog::warn("tools: the arguments' schemas make too large a grammar; calls are constrained to the "
                          "tool names and JSON objects only");
         }
+    } catch (const engine::SchemaError& e) {
+        // A string parameter written as raw text (XML-like formats) whose pattern or format cannot be
+        // combined with its closing tag: the calls are still forced, their arguments any JSON object.
+        for (auto& t : list) t.parameters = ojson{{"type", "object"}};
+        try {
+            opts.grammar = tool_call_grammar(syntax, list, parallel, GbnfLiterals(control));
+        } catch (const std::exception& e2) {
+            bad_request(std::string("invalid JSON schema in 'tools': ") + e2.what());
+        }
+        spdlog::warn("tools: {}; calls are constrained to the tool names and JSON objects only", e.what());
     } catch (const std::exception& e) {
         bad_request(std::string("invalid JSON schema in 'tools': ") + e.what());
     }

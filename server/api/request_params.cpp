@@ -101,6 +101,9 @@ nlohmann::ordered_json ordered_schema(const json& schema, std::string_view raw_b
 }
 
 std::string schema_grammar(const nlohmann::ordered_json& schema, std::string_view where) {
+    // An empty schema asks for a JSON object here, as in llama-server (JSON Schema itself allows any
+    // value: clients sending {} with a JSON response format expect an object).
+    if (schema.is_object() && schema.empty()) return engine::json_object_gbnf();
     try {
         return engine::json_schema_to_gbnf(schema);
     } catch (const engine::SchemaError& e) {
@@ -212,8 +215,8 @@ void parse_grammar(const json& body, std::string_view raw_body, const engine::Vo
                 o.grammar =
                     schema_grammar(ordered_schema((*rf)["schema"], raw_body, {"response_format", "schema"}),
                                    "response_format.schema");
-            } else {
-                bad_request("response_format of type json_schema needs 'json_schema.schema'");
+            } else {  // no schema: any JSON object, as llama-server
+                o.grammar = engine::json_object_gbnf();
             }
         } else if (type != "text") {
             bad_request("response_format.type must be 'text', 'json_object' or 'json_schema', not '" + type +

@@ -237,6 +237,30 @@ TEST_CASE("structured output keeps the schema's property order", "[integration][
     }
 }
 
+TEST_CASE("an empty schema or none with a JSON response format asks for an object, as llama-server",
+          "[integration][structured]") {
+    Client c("127.0.0.1", shared_server().port(), {std::chrono::seconds(120)});
+    const json msgs = json::array({{{"role", "user"}, {"content", "Say something"}}});
+    const std::vector<json> formats = {{{"type", "json_object"}, {"schema", json::object()}},
+                                       {{"type", "json_schema"}, {"json_schema", {{"name", "any"}}}},
+                                       {{"type", "json_schema"}, {"json_schema", {{"schema", json::object()}}}}};
+    for (const json& rf : formats) {
+        INFO(rf.dump());
+        const auto r = c.post("/v1/chat/completions",
+                              json{{"messages", msgs}, {"response_format", rf}, {"max_tokens", 24}, {"temperature", 0}}.dump());
+        REQUIRE(r.status == 200);
+        const std::string content = r.json()["choices"][0]["message"]["content"];
+        INFO(content);
+        CHECK(content.rfind("{", 0) == 0);
+    }
+    const auto r = c.post("/completion", json{{"prompt", "Once upon a time"}, {"json_schema", json::object()},
+                                              {"n_predict", 24}, {"temperature", 0}}.dump());
+    REQUIRE(r.status == 200);
+    const std::string content = r.json()["content"];
+    INFO(content);
+    CHECK(content.rfind("{", 0) == 0);
+}
+
 // Token ids of single-character pieces (stories260K has one token per ASCII punctuation character).
 std::map<char, int> char_tokens(Client& c, const std::string& chars) {
     const json r = c.post("/tokenize", json{{"content", "a" + chars}, {"with_pieces", true}}.dump()).json();

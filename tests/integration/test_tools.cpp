@@ -194,6 +194,52 @@ TEST_CASE("a tool whose arguments are too large a grammar still gets forced call
     CHECK(content.rfind("{", 0) == 0);
 }
 
+TEST_CASE("a tool using keywords the grammar cannot enforce is offered and called, as with llama-server",
+          "[integration][tools]") {
+    // uniqueItems, not, multipleOf, minProperties, patternProperties, a pattern with lookahead: every
+    // request offering such a tool was a 400. The grammar leaves them to the model (which reads the whole
+    // schema); the arguments still follow the rest: validated by python3-jsonschema against the schema
+    // without those keywords.
+    const json relaxed = json::parse(R"({"type": "object", "properties": {
+        "tags": {"type": "array", "items": {"type": "string", "maxLength": 4}, "maxItems": 2},
+        "count": {"type": "integer", "minimum": 0, "maximum": 99},
+        "code": {"enum": ["AB1", "CD2"]},
+        "extra": {"type": "object", "properties": {"k": {"type": "boolean"}}, "additionalProperties": false}},
+        "required": ["tags", "count", "code"], "additionalProperties": false})");
+    json full = relaxed;
+    full["properties"]["tags"]["uniqueItems"] = true;
+    full["properties"]["count"]["multipleOf"] = 3;
+    full["properties"]["count"]["not"] = {{"const", 6}};
+    full["properties"]["tags"]["items"]["pattern"] = "^(?=[a-z])[a-z]+$";
+    full["properties"]["extra"]["minProperties"] = 1;
+    full["properties"]["extra"]["patternProperties"] = {{"^x_", {{"type", "string"}}}};
+    const json tool = {{"type", "function"}, {"function", {{"name", "tag_items"}, {"parameters", full}}}};
+    Client c("127.0.0.1", tools_server().port(), {std::chrono::seconds(120)});
+    const json body = {{"messages", json::array({{{"role", "user"}, {"content", "Tag it"}}})},
+                       {"tools", json::array({tool})},
+                       {"tool_choice", "required"},
+                       {"max_tokens", 400},
+                       {"temperature", 0}};
+    const auto r = c.post("/v1/chat/completions", body.dump());
+    INFO(r.body.substr(0, 600));
+    REQUIRE(r.status == 200);
+    const json msg = r.json()["choices"][0]["message"];
+    REQUIRE(msg.contains("tool_calls"));
+    REQUIRE(msg["tool_calls"].size() >= 1);
+    CHECK(msg["tool_calls"][0]["function"]["name"] == "tag_items");
+    const json verdict = validate(json::array({{{"schema", relaxed}, {"text", msg["tool_calls"][0]["function"]["arguments"]}}}));
+    INFO(verdict.dump());
+    CHECK(verdict[0]["ok"] == true);
+    CHECK(tools_server().wait_log("does not enforce '#/properties/tags/uniqueItems'"));
+    // As a response format the client asked for exactly that schema: a 400 naming the keyword.
+    const json format = {{"messages", json::array({{{"role", "user"}, {"content", "Tag it"}}})},
+                         {"response_format", {{"type", "json_schema"}, {"json_schema", {{"name", "t"}, {"schema", full}}}}},
+                         {"max_tokens", 16}};
+    const auto bad = c.post("/v1/chat/completions", format.dump());
+    CHECK(bad.status == 400);
+    CHECK(bad.body.find("unsupported keyword") != std::string::npos);
+}
+
 TEST_CASE("tool_choice none and no tools leave the reply as plain content", "[integration][tools]") {
     Client c("127.0.0.1", tools_server().port(), {std::chrono::seconds(120)});
     json body = request("none", 1);

@@ -10,6 +10,7 @@
 
 #include "engine/grammar/grammar_matcher.h"
 #include "engine/grammar/json_schema.h"
+#include "engine/grammar/schema_relax.h"
 #include "grammar_test_util.h"
 
 using engine::GrammarMatcher;
@@ -324,4 +325,60 @@ TEST_CASE("counts written as floats too large for an integer are refused, not co
     GrammarMatcher m(gbnf);
     CHECK(m.matches("[1,2]"));
     CHECK_FALSE(m.matches("[1,2,3]"));
+}
+
+TEST_CASE("relax_schema drops the refinements the converter refuses and keeps structural errors",
+          "[grammar][json_schema]") {
+    const auto convert = [](const nlohmann::ordered_json& s) { (void)engine::json_schema_to_gbnf(s); };
+    std::vector<std::string> dropped;
+    const auto s = nlohmann::ordered_json::parse(R"({"type":"object","properties":{
+        "not":{"type":"array","items":{"type":"integer","multipleOf":3},"uniqueItems":true},
+        "b":{"type":"string","pattern":"^(?=a)a+$","not":{"const":"aa"}}},"minProperties":1})");
+    const auto relaxed = engine::relax_schema(s, dropped, convert);
+    CHECK(dropped.size() == 5);
+    // A property named like a keyword is a property, never dropped.
+    REQUIRE(relaxed["properties"].contains("not"));
+    CHECK_FALSE(relaxed["properties"]["not"].contains("uniqueItems"));
+    CHECK_FALSE(relaxed["properties"]["not"]["items"].contains("multipleOf"));
+    CHECK_FALSE(relaxed["properties"]["b"].contains("pattern"));
+    CHECK_FALSE(relaxed["properties"]["b"].contains("not"));
+    CHECK_FALSE(relaxed.contains("minProperties"));
+    CHECK(relaxed["properties"]["b"]["type"] == "string");
+    // A schema the converter accepts comes back unchanged.
+    dropped.clear();
+    const auto fine = nlohmann::ordered_json::parse(R"({"type":"object","properties":{"a":{"type":"string"}}})");
+    CHECK(engine::relax_schema(fine, dropped, convert) == fine);
+    CHECK(dropped.empty());
+    // Structure stays an error.
+    CHECK_THROWS_AS(engine::relax_schema(nlohmann::ordered_json::parse(R"({"type":"strng"})"), dropped, convert),
+                    engine::SchemaError);
+    CHECK_THROWS_AS(engine::relax_schema(nlohmann::ordered_json::parse(R"({"$ref":"#/$defs/none"})"), dropped, convert),
+                    engine::SchemaError);
+}
+
+TEST_CASE("relax_schema keeps a length limit and drops the pattern beside it", "[grammar][json_schema]") {
+    const auto convert = [](const nlohmann::ordered_json& s) { (void)engine::json_schema_to_gbnf(s); };
+    std::vector<std::string> dropped;
+    const auto s = nlohmann::ordered_json::parse(R"({"type":"string","maxLength":4,"pattern":"^[a-z]+$"})");
+    bool refused = false;
+    try {
+        convert(s);
+    } catch (const engine::SchemaError&) {
+        refused = true;
+    }
+    REQUIRE(refused);  // the pair is what the converter refuses
+    const auto relaxed = engine::relax_schema(s, dropped, convert);
+    CHECK(relaxed["maxLength"] == 4);
+    CHECK_FALSE(relaxed.contains("pattern"));
+    CHECK(dropped == std::vector<std::string>{"/pattern"});
+}
+
+TEST_CASE("a property named by the empty string beside additionalProperties keeps keys quoted",
+          "[grammar][json_schema]") {
+    GrammarMatcher m(engine::json_schema_to_gbnf(
+        nlohmann::ordered_json::parse(R"({"properties":{"":{}},"additionalProperties":true})")));
+    CHECK(m.matches(R"({"x": 1})"));
+    CHECK(m.matches(R"({"": 1, "ab": 2})"));
+    CHECK_FALSE(m.matches(R"({x: 1})"));
+    CHECK_FALSE(m.matches(R"({"ab: 1})"));
 }
