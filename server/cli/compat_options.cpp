@@ -215,7 +215,8 @@ void add_unsupported_options(ArgParser& ap) {
     ap.refuse("--op-offload,--no-op-offload", false,
               "host operations are never offloaded; only -ngl layers run on the GPU");
     ap.refuse("-bs,--backend-sampling", false, "sampling runs on the host");
-    ap.refuse("--kv-unified-per-slot", true, "each slot gets -c / -np cells of the one unified cache");
+    ap.refuse("--kv-unified-per-slot", true,
+              "the slots share one KV cache: all of its cells with -kvu (and -np -1), -c / -np each otherwise");
     ap.refuse("-mmdev,--mmproj-device", true, "multimodal projectors are not supported");
     for (const char* o : {"--image-min-tokens", "--image-max-tokens", "--mtmd-batch-max-tokens",
                           "--video-fps", "--video-timestamp-interval", "--video-ffmpeg-dir", "--media-path"})
