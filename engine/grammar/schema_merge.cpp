@@ -109,6 +109,10 @@ std::string pointer_token(const std::string& key) {
     return out;
 }
 
+bool is_unsupported_keyword(const std::string& key) {
+    return kUnsupported.count(key) > 0;
+}
+
 void check_keywords(const ojson& s, const std::string& ptr) {
     for (auto it = s.begin(); it != s.end(); ++it) {
         const std::string& k = it.key();

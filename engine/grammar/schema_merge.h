@@ -15,6 +15,8 @@ using ojson = nlohmann::ordered_json;
 
 // Throws SchemaError (pointing at the keyword) for keywords the converter cannot honour.
 void check_keywords(const ojson& s, const std::string& ptr);
+// Keywords check_keywords always refuses (uniqueItems only when true).
+bool is_unsupported_keyword(const std::string& key);
 // Whether s has a keyword that constrains instances, other than those in `except`.
 bool has_constraints(const ojson& s, std::initializer_list<const char*> except = {});
 

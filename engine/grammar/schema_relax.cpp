@@ -3,18 +3,20 @@
 #include <set>
 
 #include "engine/grammar/json_schema.h"
+#include "engine/grammar/schema_merge.h"
 
 namespace engine {
 
 namespace {
 
-// Keywords that only narrow what a value of an already described shape may be.
-const std::set<std::string> kDroppable = {
-    "not",          "if",           "then",          "else",          "dependentSchemas", "dependentRequired",
-    "dependencies", "multipleOf",   "patternProperties", "propertyNames", "minProperties",   "maxProperties",
-    "contains",     "minContains",  "maxContains",   "unevaluatedProperties", "unevaluatedItems",
-    "uniqueItems",  "pattern",      "format",        "minLength",     "maxLength",        "minimum",
-    "maximum",      "exclusiveMinimum", "exclusiveMaximum", "minItems", "maxItems",       "contentSchema"};
+// Besides the keywords the converter never supports: refinements it may refuse in some combinations.
+const std::set<std::string> kRefinements = {"uniqueItems", "pattern",          "format",          "minLength",
+                                            "maxLength",   "minimum",          "maximum",         "exclusiveMinimum",
+                                            "exclusiveMaximum", "minItems",    "maxItems"};
+
+bool droppable(const std::string& key) {
+    return gbnf::is_unsupported_keyword(key) || kRefinements.count(key) > 0;
+}
 
 }  // namespace
 
@@ -30,7 +32,7 @@ nlohmann::ordered_json relax_schema(const nlohmann::ordered_json& schema, std::v
             if (attempt >= 64 || slash == std::string::npos) throw;
             const std::string parent = e.pointer.substr(0, slash);
             const std::string key = e.pointer.substr(slash + 1);  // droppable names need no ~ unescaping
-            if (!kDroppable.count(key)) throw;
+            if (!droppable(key)) throw;
             nlohmann::ordered_json* holder = nullptr;
             try {
                 holder = &s.at(nlohmann::ordered_json::json_pointer(parent));

@@ -48,7 +48,7 @@ void MirostatSampler::apply(TokenDataArray& cur) {
     const size_t k = estimate_k(top_, cur.data.size());
     // Sorted, most probable first, also when k keeps them all: the draw walks them in that order, as
     // llama.cpp's (which sorts on entry), so a seed picks the same token.
-    keep_top(cur, std::min(k, cur.data.size()));
+    keep_top(cur, k);
     softmax(cur, false);
     const size_t idx = pick_discrete(cur, rng_);
     cur.selected = static_cast<int64_t>(idx);

@@ -148,27 +148,24 @@ void apply_tool_grammar(const ChatTools& tools, engine::chat::ToolCallFormat for
     const ToolSyntax& syntax = tool_syntax(format);
     const std::vector<ControlMarker> control = control_markers(syntax.markers, vocab);
     const bool parallel = tools.parallel && tools.choice != ToolChoice::Named;
-    try {
-        opts.grammar = tool_call_grammar(syntax, list, parallel, GbnfLiterals(control));
-        // Tools whose arguments the matcher could not track within its bound (objects with many optional
-        // parameters are quadratic in it): the calls are still forced, their arguments any JSON object,
-        // rather than refusing every request that offers these tools.
-        if (!within_expansion_bound(opts.grammar)) {
-            for (auto& t : list) t.parameters = ojson{{"type", "object"}};
-            opts.grammar = tool_call_grammar(syntax, list, parallel, GbnfLiterals(control));
-            spdlog::warn("tools: the arguments' schemas make too large a grammar; calls are constrained to the "
-                         "tool names and JSON objects only");
-        }
-    } catch (const engine::SchemaError& e) {
-        // A string parameter written as raw text (XML-like formats) whose pattern or format cannot be
-        // combined with its closing tag: the calls are still forced, their arguments any JSON object.
+    // The calls stay forced by name, their arguments any JSON object, rather than every request that
+    // offers these tools being refused.
+    const auto any_object_arguments = [&](const std::string& why) {
         for (auto& t : list) t.parameters = ojson{{"type", "object"}};
+        opts.grammar = tool_call_grammar(syntax, list, parallel, GbnfLiterals(control));
+        spdlog::warn("tools: {}; calls are constrained to the tool names and JSON objects only", why);
+    };
+    try {
         try {
             opts.grammar = tool_call_grammar(syntax, list, parallel, GbnfLiterals(control));
-        } catch (const std::exception& e2) {
-            bad_request(std::string("invalid JSON schema in 'tools': ") + e2.what());
+        } catch (const engine::SchemaError& e) {
+            // A string parameter written as raw text (XML-like formats) whose pattern or format cannot be
+            // combined with its closing tag.
+            any_object_arguments(e.what());
         }
-        spdlog::warn("tools: {}; calls are constrained to the tool names and JSON objects only", e.what());
+        // Objects with many optional parameters are quadratic in the matcher's bound.
+        if (!within_expansion_bound(opts.grammar))
+            any_object_arguments("the arguments' schemas make too large a grammar");
     } catch (const std::exception& e) {
         bad_request(std::string("invalid JSON schema in 'tools': ") + e.what());
     }

@@ -56,6 +56,15 @@ const char* slot_state_name(SlotState s) {
     return "unknown";
 }
 
+namespace {
+
+// Busy slots in the order their requests arrived.
+bool arrived_before(const Slot* a, const Slot* b) {
+    return a->task->id < b->task->id;
+}
+
+}  // namespace
+
 Scheduler::Scheduler(const engine::Model& model, engine::Context& ctx, SchedulerConfig config)
     : model_(model),
       ctx_(ctx),
@@ -544,11 +553,15 @@ bool Scheduler::restore_from_host(Slot& slot, const HostPromptCache::Match& m) {
     return true;
 }
 
+void Scheduler::evict_to_host(Slot& slot) {
+    keep_in_host(host_state_of(slot));
+    forget_cache(slot);
+}
+
 void Scheduler::cache_idle_slots(const Slot& seated) {
     for (auto& s : slots_) {
         if (&s == &seated || s.busy() || s.cache_tokens.empty()) continue;
-        keep_in_host(host_state_of(s));
-        forget_cache(s);
+        evict_to_host(s);
     }
 }
 
@@ -720,7 +733,6 @@ void Scheduler::release(Slot& slot) {
     slot.la_seqs.clear();
     std::vector<uint8_t>().swap(slot.swapped);
     slot.swapped_tokens = 0;
-    slot.n_preempted = 0;
 }
 
 void Scheduler::fail(Slot& slot, int status, const std::string& message) {
@@ -755,8 +767,7 @@ bool Scheduler::free_cells_for(uint32_t need, bool take_prompts, const Slot* kee
         for (auto& s : slots_)
             if (!s.busy() && !s.cache_tokens.empty() && (!victim || s.last_used < victim->last_used)) victim = &s;
         if (victim) {
-            keep_in_host(host_state_of(*victim));
-            forget_cache(*victim);
+            evict_to_host(*victim);
             continue;
         }
         // Then prompts not yet evaluated to their end, newest first: they start over when they fit.
@@ -781,11 +792,9 @@ bool Scheduler::swap_out(Slot& s) {
         s.swapped = engine::seq_state_bytes(ctx_, s.id, s.cache_tokens);
     } catch (const std::exception& e) {
         spdlog::warn("slot {}: its state cannot be kept in host memory: {}", s.id, e.what());
-        std::vector<uint8_t>().swap(s.swapped);
         return false;
     }
     s.swapped_tokens = s.cache_tokens.size();
-    ++s.n_preempted;
     forget_cache(s);
     metrics_.update([](MetricsSnapshot& m) { ++m.requests_preempted_total; });
     spdlog::info("slot {}: the context is full: task {} waits in host memory with its {} tokens until there is room",
@@ -811,7 +820,6 @@ bool Scheduler::swap_in(Slot& s) {
 
 void Scheduler::make_room() {
     if (!config_.shared_context) return;
-    const auto by_arrival = [](const Slot* a, const Slot* b) { return a->task->id < b->task->id; };
     const auto n_decoding = [&] {
         uint32_t n = 0;
         for (const auto& s : slots_) n += s.decoding() ? 1 : 0;
@@ -822,7 +830,7 @@ void Scheduler::make_room() {
     std::vector<Slot*> waiting;
     for (auto& s : slots_)
         if (s.busy() && s.swapped_out()) waiting.push_back(&s);
-    std::sort(waiting.begin(), waiting.end(), by_arrival);
+    std::sort(waiting.begin(), waiting.end(), arrived_before);
     for (Slot* s : waiting) {
         if (!free_cells_for((uint32_t)s->swapped_tokens + n_decoding() + 1, true, nullptr) || !swap_in(*s)) break;
     }
@@ -835,7 +843,7 @@ void Scheduler::make_room() {
         for (auto& s : slots_)
             if (s.decoding()) gen.push_back(&s);
         if (gen.size() <= 1) break;  // the oldest always keeps its cells (its context fits the cache)
-        Slot* newest = *std::max_element(gen.begin(), gen.end(), by_arrival);
+        Slot* newest = *std::max_element(gen.begin(), gen.end(), arrived_before);
         if (!swap_out(*newest)) {
             fail(*newest, 503, "the KV cache is full and the request's state could not be kept; try again later");
         }
@@ -846,7 +854,7 @@ void Scheduler::make_room() {
     for (auto& s : slots_)
         if (s.busy() && s.state == SlotState::ProcessingPrompt) prompts.push_back(&s);
     if (prompts.empty() || !waiting.empty()) return;
-    Slot* oldest = *std::min_element(prompts.begin(), prompts.end(), by_arrival);
+    Slot* oldest = *std::min_element(prompts.begin(), prompts.end(), arrived_before);
     const uint32_t rest = (uint32_t)(oldest->task->prompt.size() - oldest->prompt_pos);
     free_cells_for(rest + n_decoding(), n_decoding() == 0, oldest);
 }
@@ -862,8 +870,7 @@ std::vector<bool> Scheduler::admitted_prompts() const {
         preempted = preempted || (s.busy() && s.swapped_out());
         if (s.busy() && s.state == SlotState::ProcessingPrompt) prompts.push_back(&s);
     }
-    std::sort(prompts.begin(), prompts.end(),
-              [](const Slot* a, const Slot* b) { return a->task->id < b->task->id; });
+    std::sort(prompts.begin(), prompts.end(), arrived_before);
     uint64_t room = free_cells() > n_decoding ? free_cells() - n_decoding : 0;
     bool blocked = preempted;
     for (const Slot* s : prompts) {

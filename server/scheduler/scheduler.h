@@ -168,6 +168,8 @@ class Scheduler {
     // Loads the first m.n_prefix tokens of a host-memory state into the slot's sequence; false (the slot
     // unchanged) when the cache has no room for them.
     bool restore_from_host(Slot& slot, const HostPromptCache::Match& m);
+    // An idle slot's cache goes to the host-memory cache (when it is worth keeping there) and its cells are freed.
+    void evict_to_host(Slot& slot);
     // --cache-idle-slots: the idle slots other than `seated` go to the host-memory cache and are emptied.
     void cache_idle_slots(const Slot& seated);
     void publish_host_stats();

@@ -78,7 +78,6 @@ struct Slot {
     // sequence's state (engine/model/kv_state.h), until the cache has room again. Empty otherwise.
     std::vector<uint8_t> swapped;
     size_t swapped_tokens = 0;
-    int32_t n_preempted = 0;  // times this request was swapped out
 
     Timings timings;
     Clock::time_point t_start, t_prompt_done, t_last_token;
