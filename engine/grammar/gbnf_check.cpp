@@ -9,25 +9,6 @@ namespace engine::gbnf {
 
 namespace {
 
-std::vector<bool> nullable_rules(const Rules& g) {
-    std::vector<bool> nullable(g.rules.size(), false);
-    for (bool changed = true; changed;) {
-        changed = false;
-        for (uint32_t r = 0; r < g.rules.size(); ++r) {
-            if (nullable[r]) continue;
-            for (uint32_t a : g.rules[r].alts) {
-                uint32_t p = a;
-                while (g.elems[p].op == Op::Rule && nullable[g.elems[p].arg]) ++p;
-                if (g.elems[p].op == Op::End) {
-                    nullable[r] = changed = true;
-                    break;
-                }
-            }
-        }
-    }
-    return nullable;
-}
-
 // Rules reachable from r at a position preceded only by nullable elements.
 std::vector<std::vector<uint32_t>> left_edges(const Rules& g, const std::vector<bool>& nullable) {
     std::vector<std::vector<uint32_t>> edges(g.rules.size());
@@ -84,26 +65,29 @@ std::vector<uint32_t> find_cycle(const std::vector<std::vector<uint32_t>>& edges
 
 }  // namespace
 
+std::vector<bool> nullable_rules(const Rules& g) {
+    std::vector<bool> nullable(g.rules.size(), false);
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (uint32_t r = 0; r < g.rules.size(); ++r) {
+            if (nullable[r]) continue;
+            for (uint32_t a : g.rules[r].alts) {
+                uint32_t p = a;
+                while (g.elems[p].op == Op::Rule && nullable[g.elems[p].arg]) ++p;
+                if (g.elems[p].op == Op::End) {
+                    nullable[r] = changed = true;
+                    break;
+                }
+            }
+        }
+    }
+    return nullable;
+}
+
 void check_left_recursion(const Rules& g, std::string_view text) {
     const auto nullable = nullable_rules(g);
     const auto cycle = find_cycle(left_edges(g, nullable));
     if (cycle.empty()) return;
-
-    // A repetition whose item can match "" loops on itself: say so rather than "left recursion".
-    for (uint32_t r : cycle) {
-        const Rule& rule = g.rules[r];
-        if (rule.origin != Rule::Origin::Repeat) continue;
-        bool item_nullable = true;
-        const uint32_t a = rule.alts[0];
-        for (uint32_t p = a; p < a + rule.repeated_item; ++p) {
-            if (g.elems[p].op != Op::Rule || !nullable[g.elems[p].arg]) item_nullable = false;
-        }
-        if (item_nullable) {
-            fail_at(text, rule.offset,
-                    "repeated item can match empty text, so the repetition could loop forever (in rule '" +
-                        g.rules[rule.owner].name + "')");
-        }
-    }
 
     // Name the cycle by user rules, starting from the one defined first in the text.
     std::vector<uint32_t> owners;

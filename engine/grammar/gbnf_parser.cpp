@@ -454,6 +454,7 @@ class Parser {
             }
         }
         if (out_.rules.empty()) fail(0, "the grammar defines no rules");
+        remove_empty_repeat_items(out_, src_);
         check_left_recursion(out_, src_);
         return std::move(out_);
     }

@@ -51,4 +51,13 @@ uint32_t find_root(const Rules& rules, std::string_view root);
 // positioned with `text`.
 void check_left_recursion(const Rules& rules, std::string_view text);
 
+// Which rules can match the empty text.
+std::vector<bool> nullable_rules(const Rules& rules);
+
+// Rewrites every unbounded repetition whose item can match "" (`("a"?)*`) to repeat the item minus ""
+// (the same language, without the loop the matcher would otherwise expand forever). Run by parse_gbnf
+// before the left-recursion check; a GrammarError positioned with `text` when the rewrite would add
+// more than kMaxElements elements.
+void remove_empty_repeat_items(Rules& rules, std::string_view text);
+
 }  // namespace engine::gbnf

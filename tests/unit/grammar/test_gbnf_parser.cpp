@@ -171,13 +171,62 @@ TEST_CASE("gbnf left recursion is detected", "[grammar][parser]") {
     expect_error("root ::= opt root \"x\" | \"y\"\nopt ::= \"a\"?", 1, 1, "left recursion");
     expect_error("root ::= ws? (expr)\nexpr ::= ws* expr \"+\" | \"1\"\nws ::= \" \"", 2, 1,
                  "(expr -> expr)");
-    // a repetition whose item can match "" would loop forever
-    expect_error("root ::= (\"a\"?)*", 1, 16, "repeated item can match empty text");
-    expect_error("root ::= x+\nx ::= \"b\" | \"\"", 1, 11, "repeated item can match empty text");
+    // left recursion through a repetition whose item can be empty
+    expect_error("root ::= (root? \"a\")*", 1, 1, "left recursion");
     // right recursion and recursion after a terminal are fine
     GrammarMatcher ok("root ::= \"(\" root \")\" | item root | \"\"\nitem ::= [a-z]");
     CHECK(ok.matches("a(b(c))"));
     CHECK_FALSE(ok.matches("(a)b"));
+}
+
+// llama.cpp accepts repetitions of items that can match "" (hand-written grammars have them:
+// `(comment | ws)*` with `ws ::= [ \t]*`); they are rewritten to repeat the item minus "".
+TEST_CASE("gbnf repetitions of items that can match empty text", "[grammar][parser]") {
+    GrammarMatcher opt_star("root ::= (\"a\"?)* \"b\"");
+    for (const char* s : {"b", "ab", "aaab"}) CHECK(opt_star.matches(s));
+    for (const char* s : {"", "a", "abb", "ba"}) CHECK_FALSE(opt_star.matches(s));
+
+    GrammarMatcher plus("root ::= x+\nx ::= \"b\" | \"\"");
+    for (const char* s : {"", "b", "bbb"}) CHECK(plus.matches(s));
+    CHECK_FALSE(plus.matches("a"));
+
+    GrammarMatcher only_empty("root ::= (\"\"?)* \"x\"");
+    CHECK(only_empty.matches("x"));
+    CHECK_FALSE(only_empty.matches("xx"));
+
+    GrammarMatcher code("root ::= (comment | ws)* \"end\"\ncomment ::= \"#\" [a-z]* \"\\n\"\nws ::= [ \\t]*");
+    CHECK(code.matches("  \t#ab\n  #\nend"));
+    CHECK(code.matches("end"));
+    CHECK_FALSE(code.matches("#ab end"));
+
+    // The rewrite of n optional items copies ~n^2/2 elements: bounded like any repetition.
+    std::string many = "root ::= (";
+    for (int i = 0; i < 3000; ++i) many += "\"a\"? ";
+    expect_error(many + ")*", 1, int(many.size()) + 2, "too large");
+
+    // The same language as without the empty alternative, checked on every string over {a, b, c}
+    // up to length 6; nested and bounded forms too.
+    const std::vector<std::pair<const char*, const char*>> same = {
+        {"root ::= (\"a\"? \"b\"?)*", "root ::= [ab]*"},
+        {"root ::= ((\"a\"?)*)* \"c\"", "root ::= \"a\"* \"c\""},
+        {"root ::= (x | y)+\nx ::= \"a\"*\ny ::= \"b\" \"c\"?", "root ::= (\"a\" | \"b\" | \"bc\")*"},
+        {"root ::= (\"a\"? \"b\"){2,} (\"c\"*){0,2}", "root ::= (\"ab\" | \"b\"){2,} \"c\"*"},
+    };
+    for (const auto& [grammar, reference] : same) {
+        INFO(grammar);
+        GrammarMatcher g(grammar), r(reference);
+        std::vector<std::string> words{""};
+        for (size_t begin = 0, len = 0; len < 6; ++len) {
+            const size_t end = words.size();
+            for (size_t i = begin; i < end; ++i)
+                for (char c : {'a', 'b', 'c'}) words.push_back(words[i] + c);
+            begin = end;
+        }
+        for (const auto& w : words) {
+            INFO(w);
+            CHECK(g.matches(w) == r.matches(w));
+        }
+    }
 }
 
 TEST_CASE("gbnf token references", "[grammar][parser]") {
