@@ -277,8 +277,7 @@ std::string SchemaConverter::visit(const ojson& s, const std::string& name, cons
         if (!type.empty() && !json_type_is(s["const"], type)) {
             throw SchemaError(ptr + "/const", "'const' does not have the schema's type '" + type + "'");
         }
-        builtin("space");
-        return add_rule(name, gbnf_literal(s["const"].dump()) + " space");
+        return add_rule(name, gbnf_literal(s["const"].dump()));
     }
     if (s.contains("enum")) return visit_enum(s, type, name, ptr);
     if (type == "object") return visit_object(s, name, ptr);
@@ -336,8 +335,7 @@ std::string SchemaConverter::visit_enum(const ojson& s, const std::string& type,
     }
     if (alts.empty())
         throw SchemaError(ptr + "/enum", "no 'enum' value has the schema's type '" + type + "'");
-    builtin("space");
-    return add_rule(name, "(" + join(alts, " | ") + ") space");
+    return add_rule(name, "(" + join(alts, " | ") + ")");
 }
 
 }  // namespace engine::gbnf

@@ -40,9 +40,8 @@ std::string SchemaConverter::not_strings(const std::vector<std::string>& names) 
         std::string body = join(alts, " | ");
         return node.end ? body : "(" + body + ")?";
     };
-    builtin("space");
     // Grouped: the root's body is a bare alternation when the empty name is itself a property.
-    return "\"\\\"\" (" + f(root) + ") \"\\\"\" space";
+    return "\"\\\"\" (" + f(root) + ") \"\\\"\"";
 }
 
 std::string SchemaConverter::visit_object(const ojson& s, const std::string& name, const std::string& ptr) {
@@ -125,7 +124,9 @@ std::string SchemaConverter::visit_object(const ojson& s, const std::string& nam
         if (!additional.empty()) firsts.push_back(additional + " " + more);
         body += " ( " + join(firsts, " | ") + " )?";
     }
-    return add_rule(name, body + " \"}\" space");
+    // Whitespace before "}" only where a property may stand (llama.cpp's layout).
+    const bool empty_only = req_kv.empty() && opt_kv.empty() && additional.empty();
+    return add_rule(name, body + (empty_only ? " \"}\"" : " space \"}\""));
 }
 
 std::string SchemaConverter::visit_array(const ojson& s, const std::string& name, const std::string& ptr) {
@@ -142,7 +143,11 @@ std::string SchemaConverter::visit_array(const ojson& s, const std::string& name
                                    ptr + "/" + key + "/" + std::to_string(i)));
         }
     };
-    if (s.contains("prefixItems")) {
+    // llama.cpp reads a single schema given as "prefixItems" (its own tests write it so) as "items".
+    const bool prefix_as_items = s.contains("prefixItems") && s["prefixItems"].is_object() && !s.contains("items");
+    if (prefix_as_items) {
+        rest = s["prefixItems"];
+    } else if (s.contains("prefixItems")) {
         // As in llama.cpp a tuple is closed unless "items" says what may follow.
         rest = s.contains("items") ? std::optional<ojson>(s["items"]) : std::nullopt;
         prefix_rules(s["prefixItems"], "prefixItems");
@@ -162,8 +167,10 @@ std::string SchemaConverter::visit_array(const ojson& s, const std::string& name
 
     std::string item;
     if (rest && hi > n) {
-        const char* key =
-            s.contains("prefixItems") || !s.contains("items") || !s["items"].is_array() ? "/items" : "/additionalItems";
+        const char* key = prefix_as_items ? "/prefixItems"
+                          : s.contains("prefixItems") || !s.contains("items") || !s["items"].is_array()
+                              ? "/items"
+                              : "/additionalItems";
         item = visit(*rest, child(name, "item"), ptr + key);
     }
     builtin("space");
@@ -187,7 +194,7 @@ std::string SchemaConverter::visit_array(const ojson& s, const std::string& name
         return need > 0 ? body : "( " + body + " )?";
     };
     const std::string items = seq(0);
-    return add_rule(name, "\"[\" space " + (items.empty() ? "" : items + " ") + "\"]\" space");
+    return add_rule(name, "\"[\" space " + (items.empty() ? "" : items + " ") + "space \"]\"");
 }
 
 }  // namespace engine::gbnf

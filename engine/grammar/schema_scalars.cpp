@@ -62,14 +62,13 @@ std::string SchemaConverter::visit_string(const ojson& s, const std::string& nam
         if (!s["pattern"].is_string()) throw SchemaError(ptr + "/pattern", "'pattern' must be a string");
         if (lengths)
             throw SchemaError(ptr + length_key, "'pattern' together with a length limit is not supported");
-        builtin("space");
         std::string expr;
         try {
             expr = pattern_to_gbnf(s["pattern"].get<std::string>(), builtin("char"));
         } catch (const std::invalid_argument& e) {
             throw SchemaError(ptr + "/pattern", std::string("unsupported pattern: ") + e.what());
         }
-        return add_rule(name, "\"\\\"\" " + group(expr) + " \"\\\"\" space");
+        return add_rule(name, "\"\\\"\" " + group(expr) + " \"\\\"\"");
     }
     if (s.contains("format") && s["format"].is_string() && formats.count(s["format"].get<std::string>())) {
         if (lengths)
@@ -81,8 +80,7 @@ std::string SchemaConverter::visit_string(const ojson& s, const std::string& nam
     const uint64_t max = s.contains("maxLength") ? count_of(s, "maxLength", ptr) : kNoLimit;
     if (max < min) throw SchemaError(ptr + "/maxLength", "'maxLength' is below 'minLength'");
     const std::string chars = repeat(builtin("char"), min, max, ptr + length_key);
-    builtin("space");
-    return add_rule(name, "\"\\\"\" " + (chars.empty() ? "" : chars + " ") + "\"\\\"\" space");
+    return add_rule(name, "\"\\\"\" " + (chars.empty() ? "" : chars + " ") + "\"\\\"\"");
 }
 
 std::string SchemaConverter::visit_number(const ojson& s, bool integer, const std::string& name,
@@ -96,8 +94,7 @@ std::string SchemaConverter::visit_number(const ojson& s, bool integer, const st
         throw SchemaError(ptr + (lo ? "/minimum" : "/maximum"),
                           std::string("the bounds leave no valid ") + (integer ? "integer" : "number"));
     }
-    builtin("space");
-    return add_rule(name, "(" + expr + ") space");
+    return add_rule(name, "(" + expr + ")");
 }
 
 }  // namespace engine::gbnf

@@ -277,16 +277,33 @@ TEST_CASE("schema grammars follow llama.cpp's layout", "[grammar][schema]") {
     const std::string g = engine::json_schema_to_gbnf(ojson::parse(
         R"({"type":"object","properties":{"b":{"type":"string"},"a":{"type":"integer"},"c":{"type":"boolean"}},"required":["c"]})"));
     // required first, then the optional ones in schema order (not alphabetical)
-    CHECK(g.find("root ::= \"{\" space c-kv ( \",\" space b-kv )? ( \",\" space a-kv )? \"}\" space\n") == 0);
+    CHECK(g.find("root ::= \"{\" space c-kv ( \",\" space b-kv )? ( \",\" space a-kv )? space \"}\"\n") == 0);
     CHECK(g.find("space ::= ( \" \" | \"\\n\"{1,2} [ \\t]{0,20} )?\n") != std::string::npos);
     // nlohmann::json sorts keys, so the same schema through it orders a before b
     const std::string sorted = engine::json_schema_to_gbnf(nlohmann::json::parse(
         R"({"type":"object","properties":{"b":{"type":"string"},"a":{"type":"integer"}},"required":["a","b"]})"));
-    CHECK(sorted.find("root ::= \"{\" space a-kv \",\" space b-kv \"}\" space") == 0);
+    CHECK(sorted.find("root ::= \"{\" space a-kv \",\" space b-kv space \"}\"") == 0);
+    // llama.cpp's 2026 whitespace layout: after "{", "[", ":" and ",", before "}" and "]" (and between a
+    // named key and its ":"), never after a value: not before a comma, not after the root value.
+    GrammarMatcher layout(g);
+    CHECK(layout.matches(R"({"c":true,"b":"x","a":1})"));
+    CHECK(layout.matches("{\n  \"c\" : true,\n  \"a\": 1\n}"));
+    CHECK_FALSE(layout.matches(R"({"c": true , "a": 1})"));
+    CHECK_FALSE(layout.matches(R"({"c": true} )"));
+    GrammarMatcher list(engine::json_schema_to_gbnf(ojson::parse(R"({"type":"array","items":{"enum":["x",1]}})")));
+    CHECK(list.matches(R"([ "x", 1 ])"));
+    CHECK(list.matches("[ ]"));
+    CHECK_FALSE(list.matches(R"(["x" ,1])"));
+    CHECK_FALSE(list.matches(R"(["x"] )"));
+    GrammarMatcher closed(engine::json_schema_to_gbnf(ojson::parse(R"({"type":"object","additionalProperties":false})")));
+    CHECK(closed.matches("{ }"));
+    CHECK_FALSE(closed.matches("{} "));
     // json_object mode: any object, nothing else
     GrammarMatcher obj(engine::json_object_gbnf());
     CHECK(obj.matches(R"({"a": [1, {"b": null}], "c": "d"})"));
     CHECK(obj.matches("{}"));
+    CHECK(obj.matches(R"({"a":1 })"));
+    CHECK_FALSE(obj.matches(R"({"a" :1})"));  // llama.cpp: no whitespace before ":" of free keys
     CHECK_FALSE(obj.matches("[]"));
     CHECK_FALSE(obj.matches("\"s\""));
     // whitespace is bounded: a third newline is not allowed
@@ -304,6 +321,18 @@ TEST_CASE("draft-04 style exclusive bounds and additionalItems", "[grammar][sche
     CHECK_FALSE(m.matches("[0,0.5]"));
     CHECK_FALSE(m.matches("[1,1]"));
     CHECK_FALSE(m.matches("[1,0.5,1]"));
+}
+
+// llama.cpp's own converter tests give "prefixItems" a single schema and expect it read as "items".
+TEST_CASE("a single schema as prefixItems is read as items", "[grammar][schema]") {
+    GrammarMatcher m(engine::json_schema_to_gbnf(ojson::parse(R"({"prefixItems":{"type":"string"},"maxItems":2})")));
+    CHECK(m.matches("[]"));
+    CHECK(m.matches(R"(["a", "b"])"));
+    CHECK_FALSE(m.matches(R"(["a", "b", "c"])"));
+    CHECK_FALSE(m.matches("[1]"));
+    // beside "items" it stays an error, pointing at the keyword
+    expect_schema_error(R"({"prefixItems":{"type":"string"},"items":{}})", "/prefixItems", "must be an array");
+    expect_schema_error(R"({"prefixItems":{"type":"strin"}})", "/prefixItems/type", "unknown type");
 }
 
 // Found by tests/fuzz/fuzz_json_schema.cpp: an array schema without "items" read s["items"] from a const
