@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <fstream>
@@ -18,6 +19,51 @@
 #include <vector>
 
 extern char** environ;
+
+// Servers still running when a test binary dies (an abort, an uncaught exception, a crash) are killed
+// from the signal handler: static ServerProcess objects are never destroyed on those paths, and an
+// orphaned server would keep running and hold the test runner's output open. Catch2 chains to the
+// handler installed here after reporting the failure.
+namespace server_reaper {
+inline constexpr size_t kSlots = 256;
+inline std::atomic<pid_t> live[kSlots];
+
+inline void on_fatal_signal(int sig) {
+    for (auto& p : live) {
+        const pid_t pid = p.load();
+        if (pid > 0) kill(pid, SIGKILL);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+inline bool install() {
+    for (int sig : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTERM, SIGINT}) {
+        struct sigaction old = {};
+        sigaction(sig, nullptr, &old);
+        if (old.sa_handler != SIG_DFL) continue;  // someone else's: leave it
+        struct sigaction sa = {};
+        sa.sa_handler = on_fatal_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(sig, &sa, nullptr);
+    }
+    return true;
+}
+inline const bool installed = install();
+
+inline void add(pid_t pid) {
+    for (auto& p : live) {
+        pid_t empty = 0;
+        if (p.compare_exchange_strong(empty, pid)) return;
+    }
+}
+inline void remove(pid_t pid) {
+    for (auto& p : live) {
+        pid_t expected = pid;
+        if (p.compare_exchange_strong(expected, 0)) return;
+    }
+}
+}  // namespace server_reaper
 
 class ServerProcess {
   public:
@@ -41,6 +87,8 @@ class ServerProcess {
         pid_ = fork();
         if (pid_ < 0) throw std::runtime_error("fork failed");
         if (pid_ == 0) {
+            // stdout too: a server must not hold the test runner's output open
+            dup2(err_pipe[1], 1);
             dup2(err_pipe[1], 2);
             close(err_pipe[0]);
             close(err_pipe[1]);
@@ -50,6 +98,7 @@ class ServerProcess {
             execve(argv[0], argv.data(), envp.data());
             _exit(127);
         }
+        server_reaper::add(pid_);
         close(err_pipe[1]);
         fd_ = err_pipe[0];
         reader_ = std::thread([this] { read_log(); });
@@ -85,6 +134,7 @@ class ServerProcess {
             kill(pid_, SIGTERM);
             int status = 0;
             waitpid(pid_, &status, 0);
+            server_reaper::remove(pid_);
             pid_ = -1;
             exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
         }
@@ -98,6 +148,7 @@ class ServerProcess {
         if (pid_ > 0) {
             int status = 0;
             waitpid(pid_, &status, 0);
+            server_reaper::remove(pid_);
             pid_ = -1;
             exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
         }
