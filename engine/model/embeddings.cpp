@@ -124,6 +124,7 @@ std::vector<std::vector<std::vector<float>>> embed(Context& ctx,
                 for (size_t g = 0; g < n; ++g) c.kv().seq_rm(seqs[g], 0, -1);
             }
         } release{ctx, seqs, group.size()};
+        if (opts.decode_calls) ++*opts.decode_calls;
         if (ctx.decode(b) != Context::Status::Ok)
             throw std::runtime_error("no KV cache space for " + std::to_string(b.size()) + " tokens");
         size_t row = 0;

@@ -17,6 +17,7 @@ struct EmbedOptions {
     int normalize = 2;                       // embd_normalize of pooled vectors (pooling none: raw rows)
     // The sequence ids this call may use, each holding no cells; empty: every id of the context.
     std::vector<SeqId> seqs;
+    size_t* decode_calls = nullptr;  // when set, counts the decode calls made (for the server's metrics)
 };
 
 // The pooling a request gets: the requested one, else the model's, else none.

@@ -11,6 +11,7 @@
 
 #include "server/api/build_info.h"
 #include "server/api/chat_request_options.h"
+#include "server/api/json_fields.h"
 #include "server/api/messages_reply.h"
 #include "server/http/errors.h"
 #include "server/http/request_schemas.h"
@@ -224,6 +225,11 @@ json Api::parse_body(const Request& req, const char* schema) const { return serv
 std::string Api::model_name() const {
     if (!config_.model_alias.empty()) return config_.model_alias;
     return model_ ? std::filesystem::path(model_->path()).filename().string() : "";
+}
+
+std::string Api::echoed_model(const json& body) const {
+    const json* m = field(body, "model");
+    return m && m->is_string() && !m->get_ref<const std::string&>().empty() ? m->get<std::string>() : model_name();
 }
 
 Api::Reply Api::health(Request&) {

@@ -97,6 +97,12 @@ public:
     void set_server_setting(const std::string& key, nlohmann::json value) {
         config_.server_settings[key] = std::move(value);
     }
+    // --embeddings given for a generation model: it generates too (llama-server 2026); before attach().
+    void set_embeddings_with_generation() {
+        config_.embeddings = false;
+        config_.embeddings_with_generation = true;
+        config_.server_settings["embeddings_with_generation"] = true;
+    }
     bool ready() const { return ready_.load(); }
     // After the scheduler has stopped: formats and sends what the engine queued, then stops the
     // formatting and work threads (before the model they read goes away).
@@ -176,6 +182,8 @@ private:
     json parse_body(const Request& req, const char* schema) const;
     void require_ready() const;
     std::string model_name() const;
+    // The request's `model` when it names one (llama-server echoes it), else model_name().
+    std::string echoed_model(const json& body) const;
     // llama-server's `params` object of a slot: the generation settings of a request (or the defaults).
     json generation_settings(const GenerationOptions& o) const;
     json task_settings(const sched::Task& t) const;  // the same for a request seated in a slot

@@ -90,8 +90,8 @@ Api::Reply Api::embeddings(Request& req, bool oai) {
     task->inputs = embedding_inputs(*input);
     task->pooling = config_.pooling;
     task->normalize = config_.embd_normalize;  // --embd-normalize
-    if (const json* n = field(body, "embd_normalize"); n && n->is_number_integer())
-        task->normalize = n->get<int>();
+    if (const json* n = field(body, "embd_normalize"); n && n->is_number())  // 2.5 reads as 2, as llama-server
+        task->normalize = n->is_number_integer() ? n->get<int>() : (int)n->get<double>();
     const engine::Pooling pooling = engine::effective_pooling(*model_, config_.pooling);
     if (pooling == engine::Pooling::Rank)
         bad_request(
@@ -102,15 +102,10 @@ Api::Reply Api::embeddings(Request& req, bool oai) {
     // OpenAI's `dimensions`: the first N components, normalized again as asked (every norm we offer
     // scales the vector by a function of its own components, so truncating the normalized vector and
     // normalizing it again equals normalizing the truncated one). Meaningful for models trained for it
-    // (Matryoshka embeddings such as nomic-embed-text-v1.5); a size over the model's is refused.
+    // (Matryoshka embeddings such as nomic-embed-text-v1.5). A size at or over the model's gives the whole
+    // vector: llama-server ignores `dimensions`, so clients configured for another model's size work there.
     size_t dimensions = 0;
-    if (const json* d = field(body, "dimensions"); d && !d->is_null()) {
-        const uint32_t n_embd = model_->hparams().n_embd;
-        if (d->get<int64_t>() > (int64_t)n_embd)
-            bad_request("'dimensions' (" + std::to_string(d->get<int64_t>()) +
-                        ") is larger than the model's embedding size (" + std::to_string(n_embd) + ")");
-        dimensions = d->get<size_t>();
-    }
+    if (const json* d = field(body, "dimensions"); d && !d->is_null()) dimensions = d->get<size_t>();
     const int renormalize = pooling == engine::Pooling::None ? -1 : task->normalize;
     int64_t n_tokens = 0;
     for (const auto& in : task->inputs) n_tokens += (int64_t)in.size();
@@ -118,7 +113,7 @@ Api::Reply Api::embeddings(Request& req, bool oai) {
     auto deferred = req.defer();
     auto serial = format_pool_->serial();
     task->done = [deferred, serial, oai, b64, n_tokens, dimensions, renormalize,
-                  name = model_name()](sched::EmbedResult&& r) {
+                  name = echoed_model(body)](sched::EmbedResult&& r) {
         serial->post([deferred, oai, b64, n_tokens, dimensions, renormalize, name, r = std::move(r)]() mutable {
             if (r.status != 200) {
                 deferred->respond(server::http::error_response(r.status, r.error));
@@ -137,9 +132,11 @@ Api::Reply Api::embeddings(Request& req, bool oai) {
             for (size_t i = 0; i < r.vectors.size(); ++i) {
                 if (oai) {
                     const auto& v = r.vectors[i][0];
-                    data.push_back({{"object", "embedding"},
-                                    {"index", i},
-                                    {"embedding", b64 ? json(base64_floats(v)) : json(v)}});
+                    json item{{"object", "embedding"},
+                              {"index", i},
+                              {"embedding", b64 ? json(base64_floats(v)) : json(v)}};
+                    if (b64) item["encoding_format"] = "base64";
+                    data.push_back(std::move(item));
                 } else {
                     data.push_back({{"index", i}, {"embedding", r.vectors[i]}});
                 }
@@ -175,8 +172,9 @@ Api::Reply Api::rerank(Request& req) {
                         "not_supported_error");
     const auto& vocab = model_->vocab();
     const std::string query = body.at("query").get<std::string>();
-    const json& docs = body.contains("documents") ? body.at("documents") : body.at("texts");
-    if (query.empty()) bad_request("'query' is empty");
+    // Text Embeddings Inference's request names the documents `texts` and gets a bare list back.
+    const bool tei = body.contains("texts");
+    const json& docs = tei ? body.at("texts") : body.at("documents");
     // The pair as llama-server builds it, from the vocabulary's flags: [BOS] query [EOS] [SEP] document [EOS]
     // (EOS only where the vocabulary adds one, the separator standing in for a missing EOS; SEP where it
     // adds one): [CLS] query [SEP] document for a BERT vocabulary.
@@ -188,7 +186,6 @@ Api::Reply Api::rerank(Request& req) {
     int64_t n_tokens = 0;
     for (const auto& d : docs) {
         const std::string text = d.get<std::string>();
-        if (text.empty()) bad_request("'documents' contains an empty string");
         const std::vector<engine::Token> t = vocab.tokenize(text, false, true);
         std::vector<engine::Token> pair;
         if (vocab.add_bos() && vocab.bos() >= 0) pair.push_back(vocab.bos());
@@ -208,14 +205,16 @@ Api::Reply Api::rerank(Request& req) {
     if (const json* n = field(body, "top_n"); n && n->is_number_integer())
         top_n = std::min(top_n, (size_t)n->get<int64_t>());
     const bool return_documents = body.value("return_documents", json(false)) == true;
+    const bool return_text = body.value("return_text", json(false)) == true;
     task->pooling = engine::Pooling::Rank;
     task->normalize = -1;
 
     auto deferred = req.defer();
     auto serial = format_pool_->serial();
-    task->done = [deferred, serial, n_tokens, top_n, return_documents, texts = std::move(texts),
-                  name = model_name()](sched::EmbedResult&& r) {
-        serial->post([deferred, n_tokens, top_n, return_documents, texts, name, r = std::move(r)] {
+    task->done = [deferred, serial, n_tokens, top_n, return_documents, return_text, tei, texts = std::move(texts),
+                  name = echoed_model(body)](sched::EmbedResult&& r) {
+        serial->post([deferred, n_tokens, top_n, return_documents, return_text, tei, texts, name,
+                      r = std::move(r)] {
             if (r.status != 200) {
                 deferred->respond(server::http::error_response(r.status, r.error));
                 return;
@@ -227,9 +226,20 @@ Api::Reply Api::rerank(Request& req) {
                              [&](size_t a, size_t b) { return score(a) > score(b); });
             json results = json::array();
             for (size_t k = 0; k < top_n && k < order.size(); ++k) {
-                json e{{"index", order[k]}, {"relevance_score", score(order[k])}};
-                if (return_documents) e["document"] = {{"text", texts[order[k]]}};
-                results.push_back(e);
+                const size_t i = order[k];
+                if (tei) {
+                    json e{{"index", i}, {"score", score(i)}};
+                    if (return_text) e["text"] = texts[i];
+                    results.push_back(std::move(e));
+                    continue;
+                }
+                json e{{"index", i}, {"relevance_score", score(i)}};
+                if (return_documents) e["document"] = {{"text", texts[i]}};
+                results.push_back(std::move(e));
+            }
+            if (tei) {
+                deferred->respond(server::http::Response::json(results));
+                return;
             }
             deferred->respond(server::http::Response::json(
                 {{"model", name},

@@ -1,5 +1,6 @@
 #include "server/api/request_params.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
@@ -506,41 +507,37 @@ std::vector<engine::Token> tokenize_mixed(const json& content, const engine::Voc
 std::vector<std::vector<engine::Token>> parse_embedding_inputs(const json& input, const engine::Vocab& vocab,
                                                                size_t limit,
                                                                const std::function<std::string(size_t)>& too_long) {
-    auto text = [&](const json& s) {
-        const std::string str = s.get<std::string>();
-        if (str.empty()) bad_request("'input' contains an empty string");
-        return vocab.tokenize(str, true, true);
+    // As llama-server reads prompts: a string, a list of token ids, or a list mixing strings and ids is
+    // one input; any other list holds one input per element, each of those forms. "" is its special
+    // tokens alone ([CLS] [SEP], or [BOS]).
+    const auto all_ids = [](const json& a) {
+        return a.is_array() && std::all_of(a.begin(), a.end(), [](const json& e) { return e.is_number_integer(); });
     };
-    auto tokens = [&](const json& a) {
-        std::vector<engine::Token> t;
+    const auto mixed = [](const json& a) {
+        if (!a.is_array()) return false;
+        bool ids = false, strings = false;
         for (const auto& e : a) {
-            if (!e.is_number_integer()) bad_request("'input' mixes token ids with other types");
-            const int64_t id = e.get<int64_t>();
-            if (id < 0 || id >= vocab.n_tokens())
-                bad_request("token id " + std::to_string(id) + " is outside the vocabulary (0.." +
-                            std::to_string(vocab.n_tokens() - 1) + ")");
-            t.push_back((engine::Token)id);
+            if (e.is_number_integer())
+                ids = true;
+            else if (e.is_string())
+                strings = true;
+            else
+                return false;
         }
-        return t;
+        return ids && strings;
+    };
+    const auto one = [&](const json& p) {
+        if (p.is_string()) return vocab.tokenize(p.get_ref<const std::string&>(), true, true);
+        if (all_ids(p) || mixed(p)) return tokenize_mixed(p, vocab, true, true, "'input'");
+        if (p.is_object()) bad_request("multimodal inputs are not supported: give text or token ids");
+        bad_request("an 'input' element must be a string, a list of token ids or a list of strings and token ids");
     };
     std::vector<std::vector<engine::Token>> out;
-    if (input.is_string()) {
-        out.push_back(text(input));
+    if (input.is_string() || (input.is_array() && !input.empty() && (all_ids(input) || mixed(input)))) {
+        out.push_back(one(input));
     } else if (input.is_array()) {
         if (input.empty()) bad_request("'input' is empty");
-        for (const auto& e : input)
-            if (e.is_object()) bad_request("multimodal inputs are not supported: give text or token ids");
-        if (input[0].is_number_integer()) {
-            out.push_back(tokens(input));  // one input given as token ids
-        } else {
-            const bool strings = input[0].is_string();
-            for (const auto& e : input) {
-                if (strings ? !e.is_string() : !e.is_array())
-                    bad_request(
-                        "'input' mixes types: give strings, token ids or arrays of token ids, not a mixture");
-                out.push_back(strings ? text(e) : tokens(e));
-            }
-        }
+        for (const auto& e : input) out.push_back(one(e));
     } else {
         bad_request("'input' must be a string or an array");
     }

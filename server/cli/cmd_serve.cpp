@@ -489,19 +489,24 @@ int cmd_serve(int argc, char** argv) {
     ap.option("-lcd,--lookup-cache-dynamic", "FILE",
               "ngram-cache: n-gram statistics of earlier requests, loaded at start and saved at shutdown",
               &lookup_dynamic);
-    ap.flag("--embedding,--embeddings", "embeddings only: /v1/embeddings serves, generation endpoints answer 501",
+    ap.flag("--embedding,--embeddings",
+            "serve /v1/embeddings: an embedding model serves embeddings only, a generation model both (as "
+            "--embeddings-with-generation)",
             &ac.embeddings);
     ap.flag("--embeddings-with-generation",
             "a generation model also serves /v1/embeddings from its final hidden states (pooling: --pooling or "
             "the model's), on idle slots between generation steps",
             &ac.embeddings_with_generation);
-    ap.add("--pooling", "TYPE", "embedding pooling: none, mean, cls, last (default: the model's pooling_type)",
+    ap.add("--pooling", "TYPE",
+           "embedding pooling: none, mean, cls, last, or rank (= --reranking) (default: the model's pooling_type)",
            [&ac](const std::string& v) {
                auto p = engine::parse_pooling(v);
-               if (!p) throw ArgError("--pooling must be none, mean, cls or last, not '" + v + "'");
+               if (!p) throw ArgError("--pooling must be none, mean, cls, last or rank, not '" + v + "'");
+               // llama.cpp's reranking recipe is `--embedding --pooling rank`
                if (*p == engine::Pooling::Rank)
-                   throw ArgError("--pooling rank: use --reranking (rank scores are served by /v1/rerank)");
-               ac.pooling = *p;
+                   ac.reranking = true;
+               else
+                   ac.pooling = *p;
            });
     ap.option("--embd-normalize", "N",
               "embedding normalization when a request names none: -1 none, 0 max-abs, 1 taxicab, 2 euclidean "
@@ -560,8 +565,9 @@ int cmd_serve(int argc, char** argv) {
             throw ArgError("--ssl-key-file/--ssl-cert-file: this build has no TLS support (OpenSSL was not found "
                            "when it was configured); rebuild with libssl-dev installed");
         if (ac.reranking) ac.embeddings = true;
-        if (ac.embeddings && ac.embeddings_with_generation)
-            throw ArgError("--embeddings serves embeddings only, --embeddings-with-generation both: choose one");
+        if (ac.reranking && ac.embeddings_with_generation)
+            throw ArgError("--reranking serves rank scores only, --embeddings-with-generation generation too: "
+                           "choose one");
         if (port < 0 || port > 65535) throw ArgError("--port must be in [0, 65535]");
         // llama-server also listens on a comma list of addresses: say so instead of failing to resolve it.
         if (hc.host.find(',') != std::string::npos)
@@ -797,6 +803,14 @@ int cmd_serve(int argc, char** argv) {
         }
         for (const auto& [key, value] : mo.kv_overrides)
             spdlog::info("metadata override: {} = {}", key, value.to_display());
+        // llama-server (2026) keeps generating when --embeddings is given for a generation model (b4748
+        // answered 501): one server for chat and embeddings, as --embeddings-with-generation.
+        if (ac.embeddings && !ac.reranking && model->output) {
+            spdlog::info("--embeddings with a generation model: it serves generation and embeddings "
+                         "(--embeddings-with-generation)");
+            ac.embeddings = false;  // the context keeps its logits
+            api.set_embeddings_with_generation();
+        }
         for (const std::string& line : engine::describe_model(model->hparams(), model->gguf()))
             spdlog::info("{}", line);
         if (const ggml::Backend* dev = model->offload_backend())

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <chrono>
 #include <map>
 
 #include "engine/model/embeddings.h"
@@ -31,9 +33,10 @@ void EmbedQueue::put_back(std::deque<std::shared_ptr<EmbedTask>> tasks) {
     queue_.swap(tasks);
 }
 
-size_t EmbedQueue::run(engine::Context& ctx, const std::vector<engine::SeqId>& seqs) {
-    if (seqs.empty()) return 0;
-    size_t n_inputs = 0;
+EmbedQueue::Work EmbedQueue::run(engine::Context& ctx, const std::vector<engine::SeqId>& seqs) {
+    Work work;
+    if (seqs.empty()) return work;
+    const auto t0 = std::chrono::steady_clock::now();
     // Tasks with the same pooling and normalization are embedded in one call (their inputs share
     // micro-batches); each task gets its own slice of the result.
     std::map<std::pair<int, int>, std::vector<std::shared_ptr<EmbedTask>>> groups;
@@ -51,7 +54,7 @@ size_t EmbedQueue::run(engine::Context& ctx, const std::vector<engine::SeqId>& s
     for (auto& [key, tasks] : groups) {
         std::vector<std::vector<engine::Token>> inputs;
         for (const auto& t : tasks) inputs.insert(inputs.end(), t->inputs.begin(), t->inputs.end());
-        engine::EmbedOptions opts{(engine::Pooling)key.first, key.second, seqs};
+        engine::EmbedOptions opts{(engine::Pooling)key.first, key.second, seqs, &work.decode_calls};
         EmbedResult failed;
         std::vector<std::vector<std::vector<float>>> all;
         try {
@@ -65,7 +68,11 @@ size_t EmbedQueue::run(engine::Context& ctx, const std::vector<engine::SeqId>& s
             failed = {500, e.what(), {}};
         }
         size_t next = 0;
-        n_inputs += inputs.size();
+        work.inputs += inputs.size();
+        for (const auto& in : inputs) {
+            work.tokens += in.size();
+            work.longest = std::max(work.longest, in.size());
+        }
         for (const auto& t : tasks) {
             EmbedResult r = failed;
             if (failed.status == 200)
@@ -73,7 +80,8 @@ size_t EmbedQueue::run(engine::Context& ctx, const std::vector<engine::SeqId>& s
             t->done(std::move(r));
         }
     }
-    return n_inputs;
+    work.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return work;
 }
 
 void EmbedQueue::fail_all(int status, const std::string& message) {

@@ -41,6 +41,11 @@ ServerProcess& mean_server() {
     return s;
 }
 
+std::vector<int> golden_prefix(size_t n) {
+    const auto all = stories_golden()["cases"][0]["completion_tokens"].get<std::vector<int>>();
+    return std::vector<int>(all.begin(), all.begin() + (std::ptrdiff_t)std::min(n, all.size()));
+}
+
 double cosine(const std::vector<float>& a, const std::vector<float>& b) {
     REQUIRE(a.size() == b.size());
     double ab = 0, aa = 0, bb = 0;
@@ -96,6 +101,7 @@ TEST_CASE("/v1/embeddings: float and base64 agree and match the golden (mean poo
     REQUIRE(f.status == 200);
     const json fj = f.json();
     REQUIRE(fj["object"] == "list");
+    REQUIRE(fj["model"] == "x");  // echoed, as llama-server does
     REQUIRE(fj["data"].size() == g["cases"].size());
     int64_t n_tokens = 0;
     for (const auto& t : tokens) n_tokens += (int64_t)t.size();
@@ -103,8 +109,11 @@ TEST_CASE("/v1/embeddings: float and base64 agree and match the golden (mean poo
     REQUIRE(fj["usage"]["total_tokens"] == n_tokens);
     const json bj =
         c.post("/v1/embeddings", json{{"input", tokens}, {"encoding_format", "base64"}}.dump()).json();
+    REQUIRE(bj["model"] == "synth-bert-f16.gguf");  // no model asked: the served one
     double min_cs = 1;
     for (size_t i = 0; i < g["cases"].size(); ++i) {
+        REQUIRE(bj["data"][i]["encoding_format"] == "base64");
+        REQUIRE_FALSE(fj["data"][i].contains("encoding_format"));
         REQUIRE(fj["data"][i]["object"] == "embedding");
         REQUIRE(fj["data"][i]["index"] == i);
         const auto v = fj["data"][i]["embedding"].get<std::vector<float>>();
@@ -120,7 +129,7 @@ TEST_CASE("/v1/embeddings: float and base64 agree and match the golden (mean poo
     REQUIRE(one["data"][0]["embedding"] == fj["data"][2]["embedding"]);
 }
 
-TEST_CASE("/v1/embeddings: dimensions gives the first N components normalized again, over the size is a 400",
+TEST_CASE("/v1/embeddings: dimensions gives the first N components normalized again, over the size all of them",
           "[integration][embeddings]") {
     Client c("127.0.0.1", mean_server().port());
     const json full = c.post("/v1/embeddings", json{{"input", "a sentence to embed"}}.dump()).json();
@@ -143,10 +152,35 @@ TEST_CASE("/v1/embeddings: dimensions gives the first N components normalized ag
         c.post("/v1/embeddings", json{{"input", "x"}, {"embd_normalize", -1}, {"dimensions", 8}}.dump()).json();
     const auto rv = raw["data"][0]["embedding"].get<std::vector<float>>();
     CHECK(cut["data"][0]["embedding"] == json(std::vector<float>(rv.begin(), rv.begin() + 8)));
-    const auto big = c.post("/v1/embeddings", json{{"input", "x"}, {"dimensions", v.size() + 1}}.dump());
-    CHECK(big.status == 400);
-    CHECK(big.body.find("'dimensions'") != std::string::npos);
+    // A size over the model's gives the whole vector (llama-server ignores `dimensions`: a client set up
+    // for another model's 1536 works there).
+    const auto big = c.post("/v1/embeddings", json{{"input", "a sentence to embed"}, {"dimensions", 1536}}.dump());
+    REQUIRE(big.status == 200);
+    CHECK(big.json()["data"][0]["embedding"] == full["data"][0]["embedding"]);
     CHECK(c.post("/v1/embeddings", json{{"input", "x"}, {"dimensions", 0}}.dump()).status == 400);
+    // embd_normalize 2.5 reads as 2 (llama-server truncates it)
+    CHECK(c.post("/v1/embeddings", json{{"input", "a sentence to embed"}, {"embd_normalize", 2.5}}.dump())
+              .json()["data"][0]["embedding"] == full["data"][0]["embedding"]);
+}
+
+TEST_CASE("/metrics counts embedding work in llama-server's prompt and decode counters",
+          "[integration][embeddings]") {
+    ServerProcess s({"-m", bert_model(), "--embeddings", "-np", "2", "-t", "1", "--metrics"});
+    Client c("127.0.0.1", s.port());
+    const auto counter = [&](const std::string& name) {
+        const std::string metrics = c.get("/metrics").body;
+        const size_t p = metrics.find("\n" + name + " ");
+        REQUIRE(p != std::string::npos);
+        return std::stod(metrics.substr(p + name.size() + 2));
+    };
+    CHECK(counter("llamacpp:prompt_tokens_total") == 0);
+    const json r = c.post("/v1/embeddings", json{{"input", {"Once upon a time", "a little girl"}}}.dump()).json();
+    const int n_tokens = r["usage"]["prompt_tokens"].get<int>();
+    REQUIRE(n_tokens > 4);
+    CHECK(counter("llamacpp:prompt_tokens_total") == n_tokens);
+    CHECK(counter("llamacpp:n_decode_total") >= 1);
+    CHECK(counter("llamacpp:prompt_seconds_total") > 0);
+    CHECK(counter("llamacpp:n_tokens_max") >= 6);  // [CLS] once upon a time [SEP]
 }
 
 TEST_CASE("/v1/embeddings: a batch of 32 mixed-length inputs equals each input alone",
@@ -191,17 +225,11 @@ TEST_CASE("embeddings: bad input, generation and rerank get the right errors", "
     Client c("127.0.0.1", mean_server().port());
     require_error(c.post("/v1/embeddings", json::object().dump()), 400);                  // no input
     require_error(c.post("/v1/embeddings", json{{"input", json::array()}}.dump()), 400);  // empty input
-    require_error(c.post("/v1/embeddings", json{{"input", ""}}.dump()), 400, "empty string");
-    require_error(c.post("/v1/embeddings", json{{"input", json::array({"a", ""})}}.dump()), 400,
-                  "empty string");
     require_error(c.post("/v1/embeddings", json{{"input", {json::array()}}}.dump()), 400, "empty");
     require_error(c.post("/v1/embeddings", json{{"input", {101, 999999}}}.dump()), 400,
                   "outside the vocabulary");
     require_error(c.post("/v1/embeddings", json{{"input", {101, -1}}}.dump()), 400, "outside the vocabulary");
-    require_error(c.post("/v1/embeddings", json{{"input", json::array({"text", json{101, 102}})}}.dump()),
-                  400, "mixes");
-    require_error(c.post("/v1/embeddings", json{{"input", {json{101, 102}, "text"}}}.dump()), 400, "mixes");
-    require_error(c.post("/v1/embeddings", json{{"input", {101, "x"}}}.dump()), 400);
+    require_error(c.post("/v1/embeddings", json{{"input", {json{101, 102}, 3.5}}}.dump()), 400);
     require_error(c.post("/v1/embeddings", json{{"input", json::array({json{{"content", "x"}}})}}.dump()),
                   400, "multimodal");
     require_error(c.post("/v1/embeddings", json{{"input", std::vector<int>(129, 2051)}}.dump()), 400,
@@ -226,7 +254,48 @@ TEST_CASE("embeddings: bad input, generation and rerank get the right errors", "
     REQUIRE(c.post("/v1/embeddings", json{{"input", "Once upon a time"}}.dump()).status == 200);
 }
 
-TEST_CASE("embeddings: a generation model refuses them unless --embeddings, a bad --pooling stops startup",
+TEST_CASE("embeddings: inputs read as llama-server reads them (lists of forms and mixed lists and empty strings)",
+          "[integration][embeddings]") {
+    Client c("127.0.0.1", mean_server().port());
+    auto vectors = [&](const json& input) {
+        const auto r = c.post("/v1/embeddings", json{{"input", input}}.dump());
+        INFO(input.dump() << " -> " << r.body.substr(0, 300));
+        REQUIRE(r.status == 200);
+        const json body = r.json();
+        std::vector<json> out;
+        for (const auto& d : body["data"]) out.push_back(d["embedding"]);
+        return out;
+    };
+    const json text = vectors("Once upon a time")[0];
+    const json ids = vectors(json{101, 2320, 102})[0];
+    // a list holding a string and a list of ids: two inputs, each as alone
+    const auto two = vectors(json::array({"Once upon a time", json{101, 2320, 102}}));
+    REQUIRE(two.size() == 2);
+    CHECK(two[0] == text);
+    CHECK(two[1] == ids);
+    const auto swapped = vectors(json::array({json{101, 2320, 102}, "Once upon a time"}));
+    REQUIRE(swapped.size() == 2);
+    CHECK(swapped[0] == ids);
+    CHECK(swapped[1] == text);
+    // a flat list mixing ids and strings: one input, the strings tokenized in place (special tokens only
+    // for a string that opens it)
+    const auto mixed = vectors(json::array({101, "once upon a time", 102}));
+    REQUIRE(mixed.size() == 1);
+    const auto tok = c.post("/tokenize", json{{"content", "once upon a time"}}.dump()).json()["tokens"];
+    json spelled = json::array({101});
+    for (const auto& t : tok) spelled.push_back(t);
+    spelled.push_back(102);
+    CHECK(mixed[0] == vectors(spelled)[0]);
+    // "" is its special tokens alone ([CLS] [SEP]); beside other inputs it does not fail the request
+    const json empty = vectors("")[0];
+    CHECK(empty == vectors(json{101, 102})[0]);
+    const auto with_blank = vectors(json::array({"Once upon a time", ""}));
+    REQUIRE(with_blank.size() == 2);
+    CHECK(with_blank[0] == text);
+    CHECK(with_blank[1] == empty);
+}
+
+TEST_CASE("embeddings: a generation model refuses them unless --embeddings and then it generates too",
           "[integration][embeddings]") {
     {
         ServerProcess s({"-m", stories_model(), "-c", "256", "-t", "1"});
@@ -248,13 +317,20 @@ TEST_CASE("embeddings: a generation model refuses them unless --embeddings, a ba
         for (float x : v) norm += (double)x * x;
         REQUIRE(norm == Approx(1.0).epsilon(1e-5));
         REQUIRE(r["data"][0]["embedding"] != r["data"][1]["embedding"]);
-        require_error(c.post("/v1/completions", json{{"prompt", "hi"}}.dump()), 501);
+        // llama-server (2026) keeps generating with --embeddings (b4748 answered 501): one server for
+        // chat and embeddings, as --embeddings-with-generation, with the same golden tokens
+        CHECK(c.get("/props").json()["server"]["embeddings_with_generation"] == true);
+        const json greedy{{"prompt", stories_golden()["cases"][0]["prompt"]},
+                          {"n_predict", 16},
+                          {"temperature", 0},
+                          {"return_tokens", true}};
+        const auto gen = c.post("/completion", greedy.dump());
+        REQUIRE(gen.status == 200);
+        CHECK(gen.json()["tokens"].get<std::vector<int>>() == golden_prefix(16));
+        CHECK(c.post("/v1/embeddings", json{{"input", json::array({"Once upon a time", "hi"})}}.dump()).json() ==
+              r);
     }
-    for (auto args : {std::vector<std::string>{"--pooling", "max"}, {"--pooling", "rank"}}) {
-        std::vector<std::string> a = {"-m", bert_model()};
-        a.insert(a.end(), args.begin(), args.end());
-        REQUIRE_THROWS(ServerProcess(a, std::chrono::seconds(20)));
-    }
+    REQUIRE_THROWS(ServerProcess({"-m", bert_model(), "--pooling", "max"}, std::chrono::seconds(20)));
 }
 
 TEST_CASE("/v1/rerank: documents scored by a classification head, sorted, top_n and return_documents",
@@ -281,7 +357,9 @@ TEST_CASE("/v1/rerank: documents scored by a classification head, sorted, top_n 
             .string();
     w.write(path);
     ServerProcess s({"-m", path, "--reranking", "-np", "4", "-t", "2"});
-    std::filesystem::remove(path);  // the server has it mapped
+    // llama.cpp's README starts a reranker with `--embedding --pooling rank`: the same server
+    ServerProcess pooling_rank({"-m", path, "--embedding", "--pooling", "rank", "-np", "1", "-t", "1"});
+    std::filesystem::remove(path);  // the servers have it mapped
     Client c("127.0.0.1", s.port());
     const json docs =
         json::array({"a little girl", "once upon a time there was a dog", "time", "the forest"});
@@ -318,16 +396,41 @@ TEST_CASE("/v1/rerank: documents scored by a classification head, sorted, top_n 
     }
     const size_t best = all["results"][0]["index"].get<size_t>();
     const json one =
-        c.post("/reranking", json{{"query", "once upon a time"}, {"texts", json::array({docs[best]})}}.dump())
+        c.post("/reranking", json{{"query", "once upon a time"}, {"documents", json::array({docs[best]})}}.dump())
             .json();
     REQUIRE(one["results"][0]["relevance_score"] == all["results"][0]["relevance_score"]);
+    // Text Embeddings Inference's form (`texts`): a bare list of {index, score}, best first, `text` with
+    // return_text, as llama-server answers it
+    const json tei = c.post("/rerank", json{{"query", "once upon a time"}, {"texts", docs}, {"return_text", true}}.dump())
+                         .json();
+    INFO(tei.dump());
+    REQUIRE(tei.is_array());
+    REQUIRE(tei.size() == 4);
+    for (size_t k = 0; k < 4; ++k) {
+        CHECK(tei[k]["index"] == all["results"][k]["index"]);
+        CHECK(tei[k]["score"] == all["results"][k]["relevance_score"]);
+        CHECK(tei[k]["text"] == docs[tei[k]["index"].get<size_t>()]);
+    }
+    CHECK_FALSE(c.post("/v1/rerank", json{{"query", "once upon a time"}, {"texts", docs}}.dump())
+                    .json()[0]
+                    .contains("text"));
+    // the request's model is echoed
+    CHECK(c.post("/v1/rerank", json{{"query", "q"}, {"documents", docs}, {"model", "my-reranker"}}.dump())
+              .json()["model"] == "my-reranker");
+    // --embedding --pooling rank scores alike
+    Client pr("127.0.0.1", pooling_rank.port());
+    const json again =
+        pr.post("/v1/rerank", json{{"query", "once upon a time"}, {"documents", docs}}.dump()).json();
+    CHECK(again["results"] == all["results"]);
     // Paired as llama-server pairs them for a BERT vocabulary: [CLS] query [SEP] document, 1 + 4 + 1 + 1 tokens
     // here (with this pairing llama.cpp 0.7.0's scores of a random head agree within 0.011: docs/performance.md).
     const json pair = c.post("/v1/rerank", json{{"query", "once upon a time"}, {"documents", {"time"}}}.dump()).json();
     REQUIRE(pair["usage"]["prompt_tokens"] == 7);
-    require_error(c.post("/v1/rerank", json{{"query", ""}, {"documents", docs}}.dump()), 400);
-    require_error(c.post("/v1/rerank", json{{"query", "q"}, {"documents", json::array({"a", ""})}}.dump()),
-                  400);
+    // an empty query or document is scored like any other (llama-server scores them), not refused
+    CHECK(c.post("/v1/rerank", json{{"query", ""}, {"documents", docs}}.dump()).json()["results"].size() == 4);
+    CHECK(c.post("/v1/rerank", json{{"query", "q"}, {"documents", json::array({"a", ""})}}.dump())
+              .json()["results"]
+              .size() == 2);
 }
 
 TEST_CASE("/v1/rerank with --reranking on a model without a classification head: 501",
@@ -408,11 +511,6 @@ struct GoldenStream {
         return tokens;
     }
 };
-
-std::vector<int> golden_prefix(size_t n) {
-    const auto all = stories_golden()["cases"][0]["completion_tokens"].get<std::vector<int>>();
-    return std::vector<int>(all.begin(), all.begin() + (std::ptrdiff_t)std::min(n, all.size()));
-}
 
 }  // namespace
 
@@ -513,7 +611,7 @@ TEST_CASE("embeddings beside generation: a busy slot makes them wait, an idle sl
     CHECK(again["tokens"].get<std::vector<int>>() == golden_prefix(32));
     CHECK(again["tokens_cached"].get<int>() == 0);  // evaluated again: the embedding took the slot's cache
 
-    // --embeddings and --embeddings-with-generation contradict each other.
-    REQUIRE_THROWS(ServerProcess({"-m", stories_model(), "--embeddings", "--embeddings-with-generation"},
+    // --reranking and --embeddings-with-generation contradict each other.
+    REQUIRE_THROWS(ServerProcess({"-m", stories_model(), "--reranking", "--embeddings-with-generation"},
                                  std::chrono::seconds(20)));
 }
