@@ -1,7 +1,10 @@
 #include "engine/quantize/file_type.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <map>
+#include <vector>
 
 namespace engine::quant {
 
@@ -95,6 +98,74 @@ std::string file_type_name(uint32_t ftype) {
         return std::string(last->name) + (guessed ? " (guessed)" : "");
     }
     return "unknown (" + std::to_string(ftype) + ")";
+}
+
+std::string file_type_report_name(uint32_t ftype) {
+    const char* name = "unknown, may not work";
+    switch ((FileType)(ftype & ~kFileTypeGuessed)) {
+        case FileType::ALL_F32: name = "all F32"; break;
+        case FileType::F16: name = "F16"; break;
+        case FileType::BF16: name = "BF16"; break;
+        case FileType::Q4_0: name = "Q4_0"; break;
+        case FileType::Q4_1: name = "Q4_1"; break;
+        case FileType::Q5_0: name = "Q5_0"; break;
+        case FileType::Q5_1: name = "Q5_1"; break;
+        case FileType::Q8_0: name = "Q8_0"; break;
+        case FileType::MXFP4_MOE: name = "MXFP4 MoE"; break;
+        case FileType::Q2_K: name = "Q2_K - Medium"; break;
+        case FileType::Q2_K_S: name = "Q2_K - Small"; break;
+        case FileType::Q3_K_S: name = "Q3_K - Small"; break;
+        case FileType::Q3_K_M: name = "Q3_K - Medium"; break;
+        case FileType::Q3_K_L: name = "Q3_K - Large"; break;
+        case FileType::Q4_K_S: name = "Q4_K - Small"; break;
+        case FileType::Q4_K_M: name = "Q4_K - Medium"; break;
+        case FileType::Q5_K_S: name = "Q5_K - Small"; break;
+        case FileType::Q5_K_M: name = "Q5_K - Medium"; break;
+        case FileType::Q6_K: name = "Q6_K"; break;
+        case FileType::TQ1_0: name = "TQ1_0 - 1.69 bpw ternary"; break;
+        case FileType::TQ2_0: name = "TQ2_0 - 2.06 bpw ternary"; break;
+        case FileType::IQ2_XXS: name = "IQ2_XXS - 2.0625 bpw"; break;
+        case FileType::IQ2_XS: name = "IQ2_XS - 2.3125 bpw"; break;
+        case FileType::IQ2_S: name = "IQ2_S - 2.5 bpw"; break;
+        case FileType::IQ2_M: name = "IQ2_M - 2.7 bpw"; break;
+        case FileType::IQ3_XS: name = "IQ3_XS - 3.3 bpw"; break;
+        case FileType::IQ3_XXS: name = "IQ3_XXS - 3.0625 bpw"; break;
+        case FileType::IQ1_S: name = "IQ1_S - 1.5625 bpw"; break;
+        case FileType::IQ1_M: name = "IQ1_M - 1.75 bpw"; break;
+        case FileType::IQ4_NL: name = "IQ4_NL - 4.5 bpw"; break;
+        case FileType::IQ4_XS: name = "IQ4_XS - 4.25 bpw"; break;
+        case FileType::IQ3_S: name = "IQ3_S - 3.4375 bpw"; break;
+        case FileType::IQ3_M: name = "IQ3_S mix - 3.66 bpw"; break;
+    }
+    return (ftype & kFileTypeGuessed ? "(guessed) " : "") + std::string(name);
+}
+
+uint32_t model_file_type(const ggml::gguf::File& file) {
+    if (file.has("general.file_type")) return (uint32_t)file.get_int("general.file_type", 0);
+    // The type most tensors have; in tensor-name order, the first to reach the largest count.
+    std::vector<const ggml::gguf::TensorInfo*> by_name;
+    for (const auto& t : file.tensors()) by_name.push_back(&t);
+    std::sort(by_name.begin(), by_name.end(), [](const auto* a, const auto* b) { return a->name < b->name; });
+    std::map<ggml::Type, size_t> count;
+    ggml::Type most = ggml::Type::F32;
+    size_t n_most = 0;
+    for (const auto* t : by_name) {
+        if (++count[t->type] > n_most) n_most = count[t->type], most = t->type;
+    }
+    using T = ggml::Type;
+    static const std::map<T, FileType> kGuess = {
+        {T::F32, FileType::ALL_F32},     {T::F16, FileType::F16},         {T::BF16, FileType::BF16},
+        {T::Q4_0, FileType::Q4_0},       {T::Q4_1, FileType::Q4_1},       {T::Q5_0, FileType::Q5_0},
+        {T::Q5_1, FileType::Q5_1},       {T::Q8_0, FileType::Q8_0},       {T::Q2_K, FileType::Q2_K},
+        {T::Q3_K, FileType::Q3_K_M},     {T::Q4_K, FileType::Q4_K_M},     {T::Q5_K, FileType::Q5_K_M},
+        {T::Q6_K, FileType::Q6_K},       {T::TQ1_0, FileType::TQ1_0},     {T::TQ2_0, FileType::TQ2_0},
+        {T::IQ2_XXS, FileType::IQ2_XXS}, {T::IQ2_XS, FileType::IQ2_XS},   {T::IQ2_S, FileType::IQ2_S},
+        {T::IQ3_XXS, FileType::IQ3_XXS}, {T::IQ1_S, FileType::IQ1_S},     {T::IQ1_M, FileType::IQ1_M},
+        {T::IQ4_NL, FileType::IQ4_NL},   {T::IQ4_XS, FileType::IQ4_XS},   {T::IQ3_S, FileType::IQ3_S},
+        {T::MXFP4, FileType::MXFP4_MOE},
+    };
+    const auto it = kGuess.find(most);
+    return (uint32_t)(it == kGuess.end() ? FileType::ALL_F32 : it->second) | kFileTypeGuessed;
 }
 
 }  // namespace engine::quant

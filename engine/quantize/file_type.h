@@ -6,6 +6,7 @@
 #include <span>
 #include <string>
 
+#include "ggml/gguf.h"
 #include "ggml/types.h"
 
 namespace engine::quant {
@@ -62,5 +63,13 @@ const FileTypeInfo* parse_file_type(const std::string& s);
 std::string unsupported_file_type_reason(const std::string& s);
 // The canonical name of a general.file_type value ("Q4_K_M"), or "unknown (N)".
 std::string file_type_name(uint32_t ftype);
+
+// The name llama.cpp gives a file type where llama-server reports it (/props `model_ftype`, /v1/models
+// `meta.ftype`): "Q4_K - Medium", "all F32", "unknown, may not work"; "(guessed) " before a guessed one.
+std::string file_type_report_name(uint32_t ftype);
+
+// A model file's type as llama.cpp reads it: general.file_type, else guessed from the tensor type most
+// tensors have (marked kFileTypeGuessed).
+uint32_t model_file_type(const ggml::gguf::File& file);
 
 }  // namespace engine::quant

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "engine/quantize/file_type.h"
 #include "server/api/build_info.h"
 #include "server/api/chat_request_options.h"
 #include "server/api/json_fields.h"
@@ -249,15 +250,18 @@ Api::Reply Api::models(Request&) {
            {"aliases", config_.model_aliases},
            {"tags", config_.model_tags},
            {"object", "model"},
+           {"architecture", {{"input_modalities", {"text"}}, {"output_modalities", {"text"}}}},
            {"created", created},
            {"owned_by", "llamacpp"},
            {"meta",
             {{"vocab_type", vocab_type},
              {"n_vocab", hp.n_vocab},
+             {"n_ctx", config_.n_ctx ? config_.n_ctx : hp.n_ctx_train},
              {"n_ctx_train", hp.n_ctx_train},
              {"n_embd", hp.n_embd},
              {"n_params", model_->n_params()},
-             {"size", model_->n_bytes()}}}};
+             {"size", model_->n_bytes()},
+             {"ftype", engine::quant::file_type_report_name(engine::quant::model_file_type(model_->gguf()))}}}};
     json models = json::array({{{"name", model_name()},
                                 {"model", model_name()},
                                 {"modified_at", ""},
@@ -461,6 +465,8 @@ Api::Reply Api::props_get(Request&) {
                            {"total_slots", scheduler_->n_parallel()},
                            {"model_path", model_->path()},
                            {"model_alias", model_name()},
+                           {"model_ftype", engine::quant::file_type_report_name(
+                                               engine::quant::model_file_type(model_->gguf()))},
                            {"chat_template", chat_->template_source()},
                            {"chat_template_caps", template_caps_json(chat_->caps())},
                            {"chat_format", chat_->name()},

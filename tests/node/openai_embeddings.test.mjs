@@ -46,7 +46,7 @@ try {
   assert.ok(minCos >= 0.999, `min cosine ${minCos}`);
 
   // a bad request surfaces as the client's BadRequestError (status 400)
-  await assert.rejects(client.embeddings.create({ model: "m", input: "" }), (e) => e.status === 400);
+  await assert.rejects(client.embeddings.create({ model: "m", input: [] }), (e) => e.status === 400);
   console.log(`openai embeddings: ok (min cosine to the golden ${minCos.toFixed(7)})`);
 } finally {
   proc.kill("SIGTERM");

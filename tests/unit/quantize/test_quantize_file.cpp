@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/quantize/file_type.h"
 #include "engine/quantize/quantize.h"
 #include "ggml/gguf.h"
 #include "ggml/quants.h"
@@ -248,4 +249,21 @@ TEST_CASE("requantizing an MoE model: expert tensors take the layer from their n
         CHECK(q->find_tensor(b + "ffn_gate_inp.weight")->type == Type::F32);
     }
     check_tensors_are_reference_quantized(*in, *q);
+}
+
+// llama-server reports a model's type as llama.cpp names it (/props model_ftype, /v1/models meta.ftype);
+// the expected names are what llama-server 0.7.0 reported for these files.
+TEST_CASE("a model's file type as llama-server reports it: recorded or guessed from its tensors",
+          "[quantize][file_type]") {
+    const auto reported = [](const std::string& rel) {
+        const auto f = ggml::gguf::File::open(shared(rel));
+        return file_type_report_name(model_file_type(*f));
+    };
+    CHECK(reported("stories260K.gguf") == "(guessed) all F32");  // no general.file_type: all tensors f32
+    CHECK(reported("stories260K-q8_0.gguf") == "Q8_0");
+    CHECK(reported("synth/synth-bert-f16.gguf") == "F16");
+    CHECK(reported("synth/synth-tiny-q4_k.gguf") == "Q4_K - Medium");
+    CHECK(file_type_report_name(uint32_t(FileType::IQ3_M)) == "IQ3_S mix - 3.66 bpw");
+    CHECK(file_type_report_name(uint32_t(FileType::Q2_K_S) | kFileTypeGuessed) == "(guessed) Q2_K - Small");
+    CHECK(file_type_report_name(99) == "unknown, may not work");
 }
