@@ -140,32 +140,34 @@ std::string file_type_report_name(uint32_t ftype) {
     return (ftype & kFileTypeGuessed ? "(guessed) " : "") + std::string(name);
 }
 
-uint32_t model_file_type(const ggml::gguf::File& file) {
-    if (file.has("general.file_type")) return (uint32_t)file.get_int("general.file_type", 0);
-    // The type most tensors have; in tensor-name order, the first to reach the largest count.
-    std::vector<const ggml::gguf::TensorInfo*> by_name;
-    for (const auto& t : file.tensors()) by_name.push_back(&t);
-    std::sort(by_name.begin(), by_name.end(), [](const auto* a, const auto* b) { return a->name < b->name; });
+uint32_t guess_file_type(const std::vector<ggml::Type>& types) {
+    // The first type to reach the largest count, as llama.cpp counts them (in tensor-name order).
     std::map<ggml::Type, size_t> count;
     ggml::Type most = ggml::Type::F32;
     size_t n_most = 0;
-    for (const auto* t : by_name) {
-        if (++count[t->type] > n_most) n_most = count[t->type], most = t->type;
-    }
-    using T = ggml::Type;
-    static const std::map<T, FileType> kGuess = {
-        {T::F32, FileType::ALL_F32},     {T::F16, FileType::F16},         {T::BF16, FileType::BF16},
-        {T::Q4_0, FileType::Q4_0},       {T::Q4_1, FileType::Q4_1},       {T::Q5_0, FileType::Q5_0},
-        {T::Q5_1, FileType::Q5_1},       {T::Q8_0, FileType::Q8_0},       {T::Q2_K, FileType::Q2_K},
-        {T::Q3_K, FileType::Q3_K_M},     {T::Q4_K, FileType::Q4_K_M},     {T::Q5_K, FileType::Q5_K_M},
-        {T::Q6_K, FileType::Q6_K},       {T::TQ1_0, FileType::TQ1_0},     {T::TQ2_0, FileType::TQ2_0},
-        {T::IQ2_XXS, FileType::IQ2_XXS}, {T::IQ2_XS, FileType::IQ2_XS},   {T::IQ2_S, FileType::IQ2_S},
-        {T::IQ3_XXS, FileType::IQ3_XXS}, {T::IQ1_S, FileType::IQ1_S},     {T::IQ1_M, FileType::IQ1_M},
-        {T::IQ4_NL, FileType::IQ4_NL},   {T::IQ4_XS, FileType::IQ4_XS},   {T::IQ3_S, FileType::IQ3_S},
-        {T::MXFP4, FileType::MXFP4_MOE},
+    for (const ggml::Type t : types)
+        if (++count[t] > n_most) n_most = count[t], most = t;
+    static const std::map<T, F> kByType = {
+        {T::F32, F::ALL_F32},     {T::F16, F::F16},       {T::BF16, F::BF16},       {T::Q4_0, F::Q4_0},
+        {T::Q4_1, F::Q4_1},       {T::Q5_0, F::Q5_0},     {T::Q5_1, F::Q5_1},       {T::Q8_0, F::Q8_0},
+        {T::Q2_K, F::Q2_K},       {T::Q3_K, F::Q3_K_M},   {T::Q4_K, F::Q4_K_M},     {T::Q5_K, F::Q5_K_M},
+        {T::Q6_K, F::Q6_K},       {T::TQ1_0, F::TQ1_0},   {T::TQ2_0, F::TQ2_0},     {T::IQ2_XXS, F::IQ2_XXS},
+        {T::IQ2_XS, F::IQ2_XS},   {T::IQ2_S, F::IQ2_S},   {T::IQ3_XXS, F::IQ3_XXS}, {T::IQ1_S, F::IQ1_S},
+        {T::IQ1_M, F::IQ1_M},     {T::IQ4_NL, F::IQ4_NL}, {T::IQ4_XS, F::IQ4_XS},   {T::IQ3_S, F::IQ3_S},
+        {T::MXFP4, F::MXFP4_MOE},
     };
-    const auto it = kGuess.find(most);
-    return (uint32_t)(it == kGuess.end() ? FileType::ALL_F32 : it->second) | kFileTypeGuessed;
+    const auto it = kByType.find(most);
+    return (uint32_t)(it == kByType.end() ? F::ALL_F32 : it->second) | kFileTypeGuessed;
+}
+
+uint32_t model_file_type(const ggml::gguf::File& file) {
+    if (file.has("general.file_type")) return (uint32_t)file.get_int("general.file_type", 0);
+    std::vector<const ggml::gguf::TensorInfo*> by_name;
+    for (const auto& t : file.tensors()) by_name.push_back(&t);
+    std::sort(by_name.begin(), by_name.end(), [](const auto* a, const auto* b) { return a->name < b->name; });
+    std::vector<ggml::Type> types;
+    for (const auto* t : by_name) types.push_back(t->type);
+    return guess_file_type(types);
 }
 
 }  // namespace engine::quant

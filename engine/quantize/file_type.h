@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "ggml/gguf.h"
 #include "ggml/types.h"
@@ -68,8 +69,11 @@ std::string file_type_name(uint32_t ftype);
 // `meta.ftype`): "Q4_K - Medium", "all F32", "unknown, may not work"; "(guessed) " before a guessed one.
 std::string file_type_report_name(uint32_t ftype);
 
-// A model file's type as llama.cpp reads it: general.file_type, else guessed from the tensor type most
-// tensors have (marked kFileTypeGuessed).
+// llama.cpp's guess of a file's type (marked kFileTypeGuessed) from its tensors' types in tensor-name
+// order: the type most of them have.
+uint32_t guess_file_type(const std::vector<ggml::Type>& types);
+
+// A model file's type as llama.cpp reads it: general.file_type, else guessed.
 uint32_t model_file_type(const ggml::gguf::File& file);
 
 }  // namespace engine::quant

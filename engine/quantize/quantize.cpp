@@ -90,33 +90,6 @@ void check_finite(int n_threads, const std::string& name, const char* what, Type
                             " contains NaN or infinity");
 }
 
-// llama.cpp's guess of a file's type from its most common tensor type (when general.file_type is absent).
-uint32_t guess_file_type(const std::vector<TensorDesc>& sorted) {
-    std::map<Type, int> count;
-    Type best = Type::F32;
-    int best_n = 0;
-    for (const auto& t : sorted)
-        if (++count[t.type] > best_n) {
-            best_n = count[t.type];
-            best = t.type;
-        }
-    static const std::pair<Type, FileType> kByType[] = {
-        {Type::F32, FileType::ALL_F32}, {Type::F16, FileType::F16},         {Type::BF16, FileType::BF16},
-        {Type::Q4_0, FileType::Q4_0},   {Type::Q4_1, FileType::Q4_1},       {Type::Q5_0, FileType::Q5_0},
-        {Type::Q5_1, FileType::Q5_1},   {Type::Q8_0, FileType::Q8_0},       {Type::Q2_K, FileType::Q2_K},
-        {Type::Q3_K, FileType::Q3_K_M}, {Type::Q4_K, FileType::Q4_K_M},     {Type::Q5_K, FileType::Q5_K_M},
-        {Type::Q6_K, FileType::Q6_K},   {Type::TQ1_0, FileType::TQ1_0},     {Type::TQ2_0, FileType::TQ2_0},
-        {Type::IQ2_XXS, FileType::IQ2_XXS}, {Type::IQ2_XS, FileType::IQ2_XS}, {Type::IQ2_S, FileType::IQ2_S},
-        {Type::IQ3_XXS, FileType::IQ3_XXS}, {Type::IQ1_S, FileType::IQ1_S}, {Type::IQ1_M, FileType::IQ1_M},
-        {Type::IQ4_NL, FileType::IQ4_NL}, {Type::IQ4_XS, FileType::IQ4_XS}, {Type::IQ3_S, FileType::IQ3_S},
-        {Type::MXFP4, FileType::MXFP4_MOE},
-    };
-    uint32_t ft = uint32_t(FileType::ALL_F32);
-    for (const auto& [t, f] : kByType)
-        if (t == best) ft = uint32_t(f);
-    return ft | kFileTypeGuessed;
-}
-
 std::string shape_of(const TensorDesc& t) {
     std::string s;
     for (int i = 0; i < 4; ++i) s += (i ? ", " : "") + std::to_string(t.ne[i]);
@@ -202,7 +175,11 @@ QuantizeReport quantize_model(const QuantizeOptions& o, const Log& log) {
     uint32_t ftype_written = uint32_t(o.ftype);
     if (o.only_copy) {
         const auto* v = f->find("general.file_type");
-        ftype_written = v ? uint32_t(v->as_int()) : guess_file_type(tensors);
+        ftype_written = v ? uint32_t(v->as_int()) : guess_file_type([&] {
+            std::vector<Type> types;
+            for (const auto& t : tensors) types.push_back(t.type);
+            return types;
+        }());
     }
     kv.emplace_back("general.quantization_version", ggml::gguf::Value::u32(2));
     kv.emplace_back("general.file_type", ggml::gguf::Value::u32(ftype_written));
