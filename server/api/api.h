@@ -103,6 +103,8 @@ public:
         config_.embeddings_with_generation = true;
         config_.server_settings["embeddings_with_generation"] = true;
     }
+    // The context's size when it differs from -c (an encoder's is raised to fit -ub); before attach().
+    void set_context_size(uint32_t n_ctx) { config_.n_ctx = n_ctx; }
     bool ready() const { return ready_.load(); }
     // After the scheduler has stopped: formats and sends what the engine queued, then stops the
     // formatting and work threads (before the model they read goes away).

@@ -859,6 +859,17 @@ int cmd_serve(int argc, char** argv) {
                 return 2;
             }
         }
+        // An encoder reads each input whole, in one micro-batch, through the KV cells: -c must not bound
+        // it below -ub (llama-server bounds encoder inputs by -ub and the model's context only).
+        if (!model->hparams().causal && cp.n_ctx != 0) {
+            const uint32_t need = std::min(cp.n_ubatch, model->hparams().n_ctx_train);
+            if (cp.n_ctx < need) {
+                spdlog::info("encoder model: {} KV cells instead of -c {}, so that an input of -ub tokens fits",
+                             need, cp.n_ctx);
+                cp.n_ctx = need;
+                api.set_context_size(need);
+            }
+        }
         cp.embeddings = ac.embeddings;  // a decoder embeds with its final hidden states
         engine::Context ctx(*model, cp);
 

@@ -163,6 +163,22 @@ TEST_CASE("/v1/embeddings: dimensions gives the first N components normalized ag
               .json()["data"][0]["embedding"] == full["data"][0]["embedding"]);
 }
 
+// llama-server bounds an encoder's input by -ub and the model's context, not by -c: ggserve runs encoders
+// through the KV cells, so a smaller -c is raised to fit one micro-batch.
+TEST_CASE("embeddings: an encoder's input is bounded by -ub and not by a smaller -c", "[integration][embeddings]") {
+    ServerProcess small({"-m", bert_model(), "--embeddings", "-c", "128", "-np", "2", "-t", "1"});
+    ServerProcess large({"-m", bert_model(), "--embeddings", "-c", "1024", "-np", "2", "-t", "1"});
+    std::string text;
+    for (int i = 0; i < 150; ++i) text += "word ";
+    const auto a = Client("127.0.0.1", small.port()).post("/v1/embeddings", json{{"input", text}}.dump());
+    INFO(a.body.substr(0, 300));
+    REQUIRE(a.status == 200);
+    CHECK(a.json()["usage"]["prompt_tokens"].get<int>() > 128);
+    const auto b = Client("127.0.0.1", large.port()).post("/v1/embeddings", json{{"input", text}}.dump());
+    CHECK(a.json()["data"] == b.json()["data"]);
+    CHECK(small.log().find("encoder model: 512 KV cells instead of -c 128") != std::string::npos);
+}
+
 TEST_CASE("/metrics counts embedding work in llama-server's prompt and decode counters",
           "[integration][embeddings]") {
     ServerProcess s({"-m", bert_model(), "--embeddings", "-np", "2", "-t", "1", "--metrics"});
