@@ -176,8 +176,10 @@ void restate_thinking(const ojson& thinking, const ojson& body, RestatedChat& ou
 }
 
 void refuse_unsupported(const ojson& body) {
-    for (const char* key : {"container", "diagnostics", "mcp_servers", "context_management"})
+    for (const char* key : {"container", "diagnostics", "mcp_servers"})
         if (present(body, key)) bad_request("'" + std::string(key) + "' is not supported by this server");
+    // context_management: Claude Code sends it with every turn; llama-server ignores it, and so does this
+    // server (the whole conversation is used as given).
     if (const ojson* g = present(body, "inference_geo"))
         bad_request("'inference_geo' " + g->dump() + " is not supported: this server runs where it runs");
     if (const ojson* s = present(body, "speed"); s && *s != "standard")
@@ -243,7 +245,7 @@ RestatedChat restate_messages_request(const ojson& body) {
         {"model", "system", "messages", "tools", "tool_choice", "max_tokens", "stop_sequences", "thinking",
          "output_config", "metadata", "service_tier", "cache_control", "container", "diagnostics",
          "inference_geo", "speed", "mcp_servers", "context_management"},
-        chat);
+        "messages", chat);
     return out;
 }
 

@@ -241,9 +241,12 @@ void refuse_unsupported(const ojson& body) {
         bad_request(
             "'background': true is not supported: background responses need stored responses, which "
             "this server does not keep");
-    if (const ojson* inc = present(body, "include"); inc && !inc->empty())
-        bad_request("'include': " + (*inc)[0].dump() +
-                    " is not supported: this server adds nothing to the output");
+    // Codex asks for its reasoning back encrypted; this server keeps no state to encrypt: reasoning items
+    // come back whole, as their content (llama-server accepts it too).
+    if (const ojson* inc = present(body, "include"))
+        for (const auto& v : *inc)
+            if (v != "reasoning.encrypted_content")
+                bad_request("'include': " + v.dump() + " is not supported: this server adds nothing to the output");
     if (set("prompt")) bad_request("'prompt' is not supported: this server keeps no prompt templates");
     if (const ojson* t = present(body, "truncation"); t && *t != "disabled")
         bad_request("'truncation': only \"disabled\" is supported");
@@ -255,21 +258,14 @@ void refuse_unsupported(const ojson& body) {
     if (const ojson* t = present(body, "top_logprobs"); t && *t != 0)
         bad_request(
             "'top_logprobs' is not supported by /v1/responses (use /v1/chat/completions with logprobs)");
-    if (set("context_management")) bad_request("'context_management' is not supported");
+    // context_management (server-side compaction) is not done: the whole input is used, as llama-server does.
     if (const ojson* r = present(body, "prompt_cache_retention"); r && *r != "in-memory")
         bad_request("'prompt_cache_retention': only \"in-memory\" is supported (the KV cache of the slots)");
     if (const ojson* so = present(body, "stream_options"))
         if (const ojson* ob = present(*so, "include_obfuscation"); ob && *ob == true)
             bad_request("'stream_options.include_obfuscation': true is not supported");
-    if (const ojson* r = present(body, "reasoning")) {
-        if (present(*r, "summary"))
-            bad_request(
-                "'reasoning.summary' is not supported: this server does not summarize reasoning; the "
-                "model's reasoning comes whole, as the content (reasoning_text) of reasoning items");
-        if (present(*r, "generate_summary"))
-            bad_request(
-                "'reasoning.generate_summary' is not supported: this server does not summarize reasoning");
-    }
+    // reasoning.summary / generate_summary (Codex sends them): no summary is written; the model's
+    // reasoning comes whole, as the content (reasoning_text) of reasoning items.
 }
 
 }  // namespace
@@ -324,7 +320,7 @@ RestatedResponses restate_responses_request(const ojson& body) {
                            "prompt",
                            "max_tool_calls",
                            "context_management"},
-                          chat);
+                          "responses", chat);
 
     ojson& echo = out.echo;
     echo["instructions"] = body.contains("instructions") ? body["instructions"] : ojson();

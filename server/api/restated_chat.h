@@ -33,9 +33,11 @@ void apply_reasoning_effort(nlohmann::ordered_json& chat_body, const std::string
 // Sets enable_thinking in chat_template_kwargs unless the request's own chat_template_kwargs sets it.
 void set_enable_thinking(nlohmann::ordered_json& chat_body, bool enabled);
 
-// Copies into `chat_body` every field of `body` that is not in `consumed`: the llama.cpp sampling
-// extensions the endpoint's schema admits (seed, top_k, min_p, ...), which mean the same in a chat body.
+// Copies into `chat_body` every field of `body` that is not in `consumed` and that the endpoint's schema
+// (`schema`, e.g. "messages") declares: the llama.cpp sampling extensions (seed, top_k, min_p, ...), which
+// mean the same in a chat body. Fields the schema does not declare are ignored, as llama-server ignores
+// them (clients add fields of their own).
 void copy_extension_fields(const nlohmann::ordered_json& body, const std::vector<std::string_view>& consumed,
-                           nlohmann::ordered_json& chat_body);
+                           std::string_view schema, nlohmann::ordered_json& chat_body);
 
 }  // namespace api

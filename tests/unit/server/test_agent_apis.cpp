@@ -119,7 +119,6 @@ TEST_CASE("Responses: what the server cannot honor is refused by name", "[server
         {R"({"input": "x", "store": true})", "'store'"},
         {R"({"input": "x", "background": true})", "background"},
         {R"({"input": "x", "include": ["message.output_text.logprobs"]})", "message.output_text.logprobs"},
-        {R"({"input": "x", "reasoning": {"summary": "auto"}})", "reasoning.summary"},
         {R"({"input": "x", "truncation": "auto"})", "truncation"},
         {R"({"input": "x", "max_tool_calls": 2})", "max_tool_calls"},
         {R"({"input": "x", "top_logprobs": 2})", "top_logprobs"},
