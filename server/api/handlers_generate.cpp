@@ -146,7 +146,9 @@ Api::PreparedChat Api::prepare_chat(const json& body, const nlohmann::ordered_js
     require_text_content(messages);
     const std::string continued = (config_.prefill_assistant ? take_assistant_prefill(messages) : "") + prefill;
     try {
-        const nlohmann::ordered_json& offered = call_tools ? tools.tools : nlohmann::ordered_json();
+        // tool_choice "none" keeps the tools in the prompt (OpenAI's and Anthropic's meaning, llama-server's
+        // prompt): they are only not called.
+        const nlohmann::ordered_json& offered = tools.active() ? tools.tools : nlohmann::ordered_json();
         out.prompt = continued.empty() ? chat_->apply(messages, offered, true, kwargs)
                                        : chat_->apply_continuing(messages, offered, continued, kwargs);
     } catch (const HttpError&) {

@@ -49,25 +49,24 @@ class Conversation {
         if (!instructions.empty()) system_.push_back(std::move(instructions));
     }
 
-    void message(const std::string& role, std::string text, const std::string& at) {
+    void message(const std::string& role, std::string text) {
         if (role == "system" || role == "developer") {
             if (messages_.empty()) {
                 system_.push_back(std::move(text));  // joins the instructions in the first system message
             } else {
-                push({{"role", "system"}, {"content", std::move(text)}}, at);
+                push({{"role", "system"}, {"content", std::move(text)}});
             }
         } else if (role == "assistant") {
-            push({{"role", "assistant"}, {"content", std::move(text)}}, at);
+            push({{"role", "assistant"}, {"content", std::move(text)}});
             open_assistant_ = true;
         } else {
-            push({{"role", role}, {"content", std::move(text)}}, at);
+            push({{"role", role}, {"content", std::move(text)}});
         }
     }
 
-    void function_call(const std::string& call_id, const std::string& name, const std::string& arguments,
-                       const std::string& at) {
+    void function_call(const std::string& call_id, const std::string& name, const std::string& arguments) {
         if (!open_assistant_) {
-            push({{"role", "assistant"}, {"content", ""}}, at);
+            push({{"role", "assistant"}, {"content", ""}});
             open_assistant_ = true;
         }
         ojson& m = messages_.back();
@@ -82,9 +81,7 @@ class Conversation {
         const auto it = call_names_.find(call_id);
         if (it == call_names_.end())
             bad_request("'" + at + "': call_id '" + call_id + "' does not answer any earlier function_call");
-        push(
-            {{"role", "tool"}, {"tool_call_id", call_id}, {"name", it->second}, {"content", std::move(text)}},
-            at);
+        push({{"role", "tool"}, {"tool_call_id", call_id}, {"name", it->second}, {"content", std::move(text)}});
     }
 
     void reasoning(std::string text, const std::string& at) {
@@ -94,10 +91,10 @@ class Conversation {
     }
 
     ojson finish() {
-        if (!reasoning_at_.empty())
-            bad_request("'" + reasoning_at_ +
-                        "': a reasoning item must be followed by the assistant message or function_call it "
-                        "belongs to");
+        // A reasoning item with no reply after it (a turn interrupted after its reasoning) is dropped: the
+        // template would not show a past turn's reasoning without its reply either (llama-server accepts it).
+        reasoning_.clear();
+        reasoning_at_.clear();
         ojson out = ojson::array();
         if (!system_.empty()) {
             std::string joined;
@@ -110,15 +107,13 @@ class Conversation {
     }
 
   private:
-    void push(ojson m, const std::string& at) {
+    void push(ojson m) {
         const bool assistant = m["role"] == "assistant";
+        if (!reasoning_at_.empty() && !assistant) {  // an interrupted turn's reasoning: dropped, as in finish()
+            reasoning_.clear();
+            reasoning_at_.clear();
+        }
         if (!reasoning_at_.empty()) {
-            if (!assistant)
-                bad_request(
-                    "'" + reasoning_at_ +
-                    "': a reasoning item must be followed by the assistant message or function_call it "
-                    "belongs to, not by '" +
-                    at + "'");
             m["reasoning_content"] = reasoning_;
             reasoning_.clear();
             reasoning_at_.clear();
@@ -139,7 +134,7 @@ ojson restate_input(const ojson& body) {
     const ojson* input = present(body, "input");
     if (!input) bad_request("'input' is required");
     if (input->is_string()) {
-        conv.message("user", input->get<std::string>(), "input");
+        conv.message("user", input->get<std::string>());
         return conv.finish();
     }
     for (size_t i = 0; i < input->size(); ++i) {
@@ -148,17 +143,16 @@ ojson restate_input(const ojson& body) {
         const std::string type = item.contains("type") ? string_or_empty(item, "type") : std::string("message");
         if (type == "message") {
             const std::string role = string_or_empty(item, "role");
-            conv.message(role, content_text(item["content"], at + ".content"), at);
+            conv.message(role, content_text(item["content"], at + ".content"));
         } else if (type == "function_call") {
-            conv.function_call(string_or_empty(item, "call_id"), string_or_empty(item, "name"), string_or_empty(item, "arguments"), at);
+            conv.function_call(string_or_empty(item, "call_id"), string_or_empty(item, "name"),
+                              string_or_empty(item, "arguments"));
         } else if (type == "function_call_output") {
             const ojson& out = item["output"];
             conv.function_output(string_or_empty(item, "call_id"), content_text(out, at + ".output"), at);
         } else if (type == "reasoning") {
-            if (present(item, "encrypted_content"))
-                bad_request("'" + at +
-                            ".encrypted_content': encrypted reasoning is not supported; send the "
-                            "reasoning text as content");
+            // encrypted_content (opaque to this server, "" in llama-server's own items) is ignored: the
+            // reasoning's text comes from its content or summary.
             std::string text;
             const ojson* parts = present(item, "content");
             if (!parts || parts->empty()) parts = present(item, "summary");

@@ -340,6 +340,24 @@ TEST_CASE("agent APIs: what Codex and Claude Code send beside the conversation i
     CHECK(m.json()["content"] == plain_m);
 }
 
+// tool_choice "none" means "do not call them", not "they do not exist": the tools stay in the prompt
+// (llama-server's prompt too), so the reply and the cached prefix do not change with it.
+TEST_CASE("agent APIs: tool_choice none keeps the tools in the prompt", "[integration][agent]") {
+    Client c = client(agent_server().port());
+    const auto prompt_tokens = [&](const json& choice) {
+        json body = {{"input", "What is the weather in Paris?"}, {"max_output_tokens", 1}, {"tools", responses_tools()}};
+        if (!choice.is_null()) body["tool_choice"] = choice;
+        const auto r = c.post("/v1/responses", body.dump());
+        REQUIRE(r.status == 200);
+        return r.json()["usage"]["input_tokens"].get<int>();
+    };
+    const int bare = c.post("/v1/responses", json{{"input", "What is the weather in Paris?"}, {"max_output_tokens", 1}}.dump())
+                         .json()["usage"]["input_tokens"]
+                         .get<int>();
+    CHECK(prompt_tokens("none") == prompt_tokens(nullptr));
+    CHECK(prompt_tokens("none") > bare);
+}
+
 TEST_CASE("agent APIs: instructions and system become the system message", "[integration][agent]") {
     Client c = client(agent_server().port());
     const json chat_messages = json::array({{{"role", "system"}, {"content", "You tell stories."}},
