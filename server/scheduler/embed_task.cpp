@@ -33,10 +33,9 @@ void EmbedQueue::put_back(std::deque<std::shared_ptr<EmbedTask>> tasks) {
     queue_.swap(tasks);
 }
 
-EmbedQueue::Work EmbedQueue::run(engine::Context& ctx, const std::vector<engine::SeqId>& seqs) {
-    Work work;
-    if (seqs.empty()) return work;
-    const auto t0 = std::chrono::steady_clock::now();
+void EmbedQueue::run(engine::Context& ctx, const std::vector<engine::SeqId>& seqs,
+                     const std::function<void(const Work&)>& account) {
+    if (seqs.empty()) return;
     // Tasks with the same pooling and normalization are embedded in one call (their inputs share
     // micro-batches); each task gets its own slice of the result.
     std::map<std::pair<int, int>, std::vector<std::shared_ptr<EmbedTask>>> groups;
@@ -54,6 +53,8 @@ EmbedQueue::Work EmbedQueue::run(engine::Context& ctx, const std::vector<engine:
     for (auto& [key, tasks] : groups) {
         std::vector<std::vector<engine::Token>> inputs;
         for (const auto& t : tasks) inputs.insert(inputs.end(), t->inputs.begin(), t->inputs.end());
+        Work work;
+        const auto t0 = std::chrono::steady_clock::now();
         engine::EmbedOptions opts{(engine::Pooling)key.first, key.second, seqs, &work.decode_calls};
         EmbedResult failed;
         std::vector<std::vector<std::vector<float>>> all;
@@ -67,12 +68,14 @@ EmbedQueue::Work EmbedQueue::run(engine::Context& ctx, const std::vector<engine:
             spdlog::error("embedding failed: {}", e.what());
             failed = {500, e.what(), {}};
         }
-        size_t next = 0;
-        work.inputs += inputs.size();
+        work.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        work.inputs = inputs.size();
         for (const auto& in : inputs) {
             work.tokens += in.size();
             work.longest = std::max(work.longest, in.size());
         }
+        if (account) account(work);  // before the replies: a client that saw its reply sees it counted
+        size_t next = 0;
         for (const auto& t : tasks) {
             EmbedResult r = failed;
             if (failed.status == 200)
@@ -80,8 +83,6 @@ EmbedQueue::Work EmbedQueue::run(engine::Context& ctx, const std::vector<engine:
             t->done(std::move(r));
         }
     }
-    work.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return work;
 }
 
 void EmbedQueue::fail_all(int status, const std::string& message) {

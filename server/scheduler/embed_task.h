@@ -40,12 +40,13 @@ class EmbedQueue {
     // Engine thread: embeds every queued task using the sequence ids seqs (each holding no cells); does
     // nothing when seqs is empty (the tasks wait). The context gives hidden states during the calls
     // only, so a server that also generates gets its logits back afterwards.
-    // Returns what was embedded (for the metrics).
+    // `account` hears what each embedding call did (for the metrics) before its tasks are answered.
     struct Work {
         size_t inputs = 0, tokens = 0, longest = 0, decode_calls = 0;
         double seconds = 0.0;
     };
-    Work run(engine::Context& ctx, const std::vector<engine::SeqId>& seqs);
+    void run(engine::Context& ctx, const std::vector<engine::SeqId>& seqs,
+             const std::function<void(const Work&)>& account = {});
     // Engine thread, at shutdown: fails what is left.
     void fail_all(int status, const std::string& message);
     // Engine thread: the queued tasks, oldest first (the queue is then empty); tasks not served go back to

@@ -405,15 +405,15 @@ void Scheduler::run_embeddings() {
     // generates, the embeddings wait.
     size_t n_empty = 0;
     for (const auto& s : slots_) n_empty += !s.busy() && s.cache_tokens.empty();
-    const auto w = embed_queue_.run(ctx_, embedding_seqs(std::max<size_t>(1, n_empty), true));
-    if (!w.inputs) return;
     // Counted as llama-server counts them: prompt tokens and time, decode calls, the longest sequence.
-    metrics_.update([&](MetricsSnapshot& m) {
-        m.embed_inputs_alone_total += w.inputs;
-        m.prompt_tokens_total += w.tokens;
-        m.prompt_seconds_total += w.seconds;
-        m.n_decode_total += w.decode_calls;
-        m.n_tokens_max = std::max<uint64_t>(m.n_tokens_max, w.longest);
+    embed_queue_.run(ctx_, embedding_seqs(std::max<size_t>(1, n_empty), true), [&](const EmbedQueue::Work& w) {
+        metrics_.update([&](MetricsSnapshot& m) {
+            m.embed_inputs_alone_total += w.inputs;
+            m.prompt_tokens_total += w.tokens;
+            m.prompt_seconds_total += w.seconds;
+            m.n_decode_total += w.decode_calls;
+            m.n_tokens_max = std::max<uint64_t>(m.n_tokens_max, w.longest);
+        });
     });
 }
 
