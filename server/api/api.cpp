@@ -192,6 +192,7 @@ void Api::register_routes() {
 void Api::attach(const engine::Model& model, sched::Scheduler& scheduler) {
     model_ = &model;
     scheduler_ = &scheduler;
+    model_ftype_ = engine::quant::file_type_report_name(engine::quant::model_file_type(model.gguf()));
     chat_ = std::make_unique<ChatFormatter>(model, config_.chat_template, config_.jinja);
     const auto& vocab = model.vocab();
     // Grammars match text: control tokens have none (special=false), so characters never allow them and
@@ -261,7 +262,7 @@ Api::Reply Api::models(Request&) {
              {"n_embd", hp.n_embd},
              {"n_params", model_->n_params()},
              {"size", model_->n_bytes()},
-             {"ftype", engine::quant::file_type_report_name(engine::quant::model_file_type(model_->gguf()))}}}};
+             {"ftype", model_ftype_}}}};
     json models = json::array({{{"name", model_name()},
                                 {"model", model_name()},
                                 {"modified_at", ""},
@@ -465,8 +466,7 @@ Api::Reply Api::props_get(Request&) {
                            {"total_slots", scheduler_->n_parallel()},
                            {"model_path", model_->path()},
                            {"model_alias", model_name()},
-                           {"model_ftype", engine::quant::file_type_report_name(
-                                               engine::quant::model_file_type(model_->gguf()))},
+                           {"model_ftype", model_ftype_},
                            {"chat_template", chat_->template_source()},
                            {"chat_template_caps", template_caps_json(chat_->caps())},
                            {"chat_format", chat_->name()},

@@ -184,6 +184,7 @@ private:
     json parse_body(const Request& req, const char* schema) const;
     void require_ready() const;
     std::string model_name() const;
+    std::string model_ftype_;  // llama.cpp's name of the model's file type (/props, /v1/models), set by attach()
     // The request's `model` when it names one (llama-server echoes it), else model_name().
     std::string echoed_model(const json& body) const;
     // llama-server's `params` object of a slot: the generation settings of a request (or the defaults).

@@ -1,6 +1,7 @@
 #include "server/api/responses_request.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -84,17 +85,15 @@ class Conversation {
         push({{"role", "tool"}, {"tool_call_id", call_id}, {"name", it->second}, {"content", std::move(text)}});
     }
 
-    void reasoning(std::string text, const std::string& at) {
-        if (!reasoning_.empty()) reasoning_ += "\n";
-        reasoning_ += text;
-        reasoning_at_ = at;
+    // Reasoning items join the assistant message after them. One with no reply after it (a turn
+    // interrupted after its reasoning) is dropped: the template would not show a past turn's reasoning
+    // without its reply either (llama-server accepts it).
+    void reasoning(std::string text) {
+        if (reasoning_) *reasoning_ += "\n" + text;
+        else reasoning_ = std::move(text);
     }
 
     ojson finish() {
-        // A reasoning item with no reply after it (a turn interrupted after its reasoning) is dropped: the
-        // template would not show a past turn's reasoning without its reply either (llama-server accepts it).
-        reasoning_.clear();
-        reasoning_at_.clear();
         ojson out = ojson::array();
         if (!system_.empty()) {
             std::string joined;
@@ -108,16 +107,8 @@ class Conversation {
 
   private:
     void push(ojson m) {
-        const bool assistant = m["role"] == "assistant";
-        if (!reasoning_at_.empty() && !assistant) {  // an interrupted turn's reasoning: dropped, as in finish()
-            reasoning_.clear();
-            reasoning_at_.clear();
-        }
-        if (!reasoning_at_.empty()) {
-            m["reasoning_content"] = reasoning_;
-            reasoning_.clear();
-            reasoning_at_.clear();
-        }
+        if (reasoning_ && m["role"] == "assistant") m["reasoning_content"] = *reasoning_;
+        reasoning_.reset();
         open_assistant_ = false;
         messages_.push_back(std::move(m));
     }
@@ -126,7 +117,7 @@ class Conversation {
     ojson messages_ = ojson::array();
     bool open_assistant_ = false;  // function_call items join the assistant message before them
     std::map<std::string, std::string> call_names_;
-    std::string reasoning_, reasoning_at_;
+    std::optional<std::string> reasoning_;  // reasoning items since the last message
 };
 
 ojson restate_input(const ojson& body) {
@@ -158,7 +149,7 @@ ojson restate_input(const ojson& body) {
             if (!parts || parts->empty()) parts = present(item, "summary");
             if (parts)
                 for (size_t k = 0; k < parts->size(); ++k) text += (k ? "\n" : "") + string_or_empty((*parts)[k], "text");
-            conv.reasoning(std::move(text), at);
+            conv.reasoning(std::move(text));
         } else if (type == "item_reference") {
             bad_request("'" + at + "': item references are not supported: this server keeps no responses");
         } else {
