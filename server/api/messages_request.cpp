@@ -17,22 +17,47 @@ void append(std::string& to, const std::string& text) {
 }
 
 [[noreturn]] void unsupported_block(const std::string& at, const std::string& type) {
-    if (type == "image" || type == "document")
-        bad_request("'" + at + "': " + type +
-                    " blocks are not supported: this server's model reads text only");
-    if (type == "redacted_thinking")
-        bad_request("'" + at + "': redacted_thinking blocks are not supported: this server cannot read them");
+    if (type == "image")
+        bad_request("'" + at + "': image blocks are not supported: this server's model reads text only");
     bad_request("'" + at + "': content blocks of type '" + type + "' are not supported here");
 }
 
-// Text blocks (or a string) as one string.
-std::string text_of(const ojson& content, const std::string& at) {
+// A document block's text: plain-text sources ("text", or "content" holding text blocks) are read as
+// text; PDFs, URLs and file ids are refused, since this server reads text only. (llama-server drops
+// every document silently, so a question about one is answered without it.)
+std::string document_text(const ojson& block, const std::string& at) {
+    const ojson* source = present(block, "source");
+    const std::string type = source ? string_or_empty(*source, "type") : std::string();
+    if (type == "text") return string_or_empty(*source, "data");
+    if (type == "content") {
+        const ojson* content = present(*source, "content");
+        if (content && content->is_string()) return content->get<std::string>();
+        if (!content || !content->is_array())
+            bad_request("'" + at + ".source.content' must be a string or a list of text blocks");
+        const ojson& c = *content;
+        std::string out;
+        for (size_t k = 0; k < c.size(); ++k) {
+            const std::string t = string_or_empty(c[k], "type");
+            if (t != "text") unsupported_block(at + ".source.content[" + std::to_string(k) + "]", t);
+            append(out, string_or_empty(c[k], "text"));
+        }
+        return out;
+    }
+    bad_request("'" + at + "': document sources of type '" + type +
+                "' are not supported: this server reads text documents only (source type text or content)");
+}
+
+// Text blocks (or a string) as one string, the blocks joined with `separator`.
+std::string text_of(const ojson& content, const std::string& at, const char* separator) {
     if (content.is_string()) return content.get<std::string>();
     std::string out;
     for (size_t k = 0; k < content.size(); ++k) {
+        const std::string bat = at + "[" + std::to_string(k) + "]";
         const std::string type = string_or_empty(content[k], "type");
-        if (type != "text") unsupported_block(at + "[" + std::to_string(k) + "]", type);
-        append(out, string_or_empty(content[k], "text"));
+        if (!out.empty()) out += separator;
+        if (type == "text") out += string_or_empty(content[k], "text");
+        else if (type == "document") out += document_text(content[k], bat);
+        else unsupported_block(bat, type);
     }
     return out;
 }
@@ -95,16 +120,17 @@ void restate_user(const ojson& content, const std::string& at, Conversation& con
         const ojson& b = content[k];
         const std::string bat = at + "[" + std::to_string(k) + "]";
         const std::string type = string_or_empty(b, "type");
-        if (type == "text") {
-            append(pending, string_or_empty(b, "text"));
+        if (type == "text" || type == "document") {
+            append(pending, type == "text" ? string_or_empty(b, "text") : document_text(b, bat));
             has_pending = true;
         } else if (type == "tool_result") {
             if (has_pending) conv.user_text(pending);
             pending.clear();
             has_pending = false;
-            std::string text = present(b, "content") ? text_of(b["content"], bat + ".content") : std::string();
-            if (const ojson* e = present(b, "is_error"); e && *e == true)
-                text = text.empty() ? "Error" : "Error: " + text;
+            // Its blocks run together and is_error adds nothing: llama-server's prompt (an error result
+            // says what went wrong in its text).
+            const std::string text =
+                present(b, "content") ? text_of(b["content"], bat + ".content", "") : std::string();
             conv.tool_result(string_or_empty(b, "tool_use_id"), text, bat);
         } else {
             unsupported_block(bat, type);
@@ -124,6 +150,9 @@ void restate_assistant(const ojson& content, const std::string& at, Conversation
             append(text, string_or_empty(b, "text"));
         } else if (type == "thinking") {
             append(reasoning, string_or_empty(b, "thinking"));
+        } else if (type == "redacted_thinking") {
+            // Encrypted reasoning from Anthropic's models: nothing this model can read (llama-server
+            // drops it too).
         } else if (type == "tool_use") {
             calls.push_back({{"id", b["id"]},
                              {"type", "function"},
@@ -135,17 +164,16 @@ void restate_assistant(const ojson& content, const std::string& at, Conversation
     conv.assistant(text, reasoning, calls);
 }
 
+// Tools as chat tools, as llama-server restates them: name, description ("" when absent) and the
+// input_schema as parameters. A tool of another type (Anthropic's bash_*, text_editor_*, web_search_*)
+// is offered by name with any arguments ({} parameters).
 ojson restate_tools(const ojson& tools) {
     ojson out = ojson::array();
-    for (size_t i = 0; i < tools.size(); ++i) {
-        const ojson& t = tools[i];
-        if (const ojson* type = present(t, "type"); type && *type != "custom")
-            bad_request("'tools[" + std::to_string(i) + "]': server tools (type " + type->dump() +
-                        ") are not supported; only client tools with an input_schema are");
+    for (const ojson& t : tools) {
         ojson fn = ojson::object();
         fn["name"] = t["name"];
-        if (const ojson* d = present(t, "description")) fn["description"] = *d;
-        fn["parameters"] = t["input_schema"];
+        fn["description"] = present(t, "description") ? t["description"] : ojson("");
+        fn["parameters"] = present(t, "input_schema") ? t["input_schema"] : ojson::object();
         out.push_back({{"type", "function"}, {"function", fn}});
     }
     return out;
@@ -194,7 +222,7 @@ RestatedChat restate_messages_request(const ojson& body) {
     ojson& chat = out.body;
     Conversation conv;
     if (const ojson* system = present(body, "system")) {
-        const std::string text = text_of(*system, "system");
+        const std::string text = text_of(*system, "system", "");  // blocks run together, as in llama-server
         conv.messages().push_back({{"role", "system"}, {"content", text}});
     }
     const ojson& messages = body["messages"];
@@ -213,7 +241,7 @@ RestatedChat restate_messages_request(const ojson& body) {
                             "'" + at + "[" + std::to_string(k) +
                             "]': a final assistant message is a prefill the reply continues, so it may "
                             "hold only text");
-            out.prefill = text_of(m["content"], at);
+            out.prefill = text_of(m["content"], at, "\n");
         } else {
             restate_assistant(m["content"], at, conv);
         }

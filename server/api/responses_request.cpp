@@ -3,7 +3,6 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "server/api/json_fields.h"
 
@@ -43,20 +42,18 @@ std::string content_text(const ojson& content, const std::string& at) {
     return out;
 }
 
-// The chat messages, built item by item.
+// The chat messages, built item by item. The instructions and every system or developer item are
+// system messages of their own, where they stand (llama-server's prompt; templates that take one system
+// message only say so).
 class Conversation {
   public:
     explicit Conversation(std::string instructions) {
-        if (!instructions.empty()) system_.push_back(std::move(instructions));
+        if (!instructions.empty()) push({{"role", "system"}, {"content", std::move(instructions)}});
     }
 
     void message(const std::string& role, std::string text) {
         if (role == "system" || role == "developer") {
-            if (messages_.empty()) {
-                system_.push_back(std::move(text));  // joins the instructions in the first system message
-            } else {
-                push({{"role", "system"}, {"content", std::move(text)}});
-            }
+            push({{"role", "system"}, {"content", std::move(text)}});
         } else if (role == "assistant") {
             push({{"role", "assistant"}, {"content", std::move(text)}});
             open_assistant_ = true;
@@ -94,15 +91,8 @@ class Conversation {
     }
 
     ojson finish() {
-        ojson out = ojson::array();
-        if (!system_.empty()) {
-            std::string joined;
-            for (size_t i = 0; i < system_.size(); ++i) joined += (i ? "\n\n" : "") + system_[i];
-            out.push_back({{"role", "system"}, {"content", joined}});
-        }
-        for (auto& m : messages_) out.push_back(std::move(m));
-        if (out.empty()) bad_request("'input' is empty: there is nothing to respond to");
-        return out;
+        if (messages_.empty()) bad_request("'input' is empty: there is nothing to respond to");
+        return std::move(messages_);
     }
 
   private:
@@ -113,7 +103,6 @@ class Conversation {
         messages_.push_back(std::move(m));
     }
 
-    std::vector<std::string> system_;
     ojson messages_ = ojson::array();
     bool open_assistant_ = false;  // function_call items join the assistant message before them
     std::map<std::string, std::string> call_names_;
@@ -161,19 +150,17 @@ ojson restate_input(const ojson& body) {
     return conv.finish();
 }
 
+// Function tools as chat tools: name, description ("" when absent) and parameters, as llama-server
+// restates them. Tools of other types (Codex's custom, local_shell, web_search ...) are left out, as
+// llama-server leaves them out: the model is not offered them, and the rest of the request is served.
 ojson restate_tools(const ojson& tools) {
     ojson out = ojson::array();
-    for (size_t i = 0; i < tools.size(); ++i) {
-        const ojson& t = tools[i];
-        const std::string type = string_or_empty(t, "type");
-        if (type != "function")
-            bad_request("'tools[" + std::to_string(i) + "]': tools of type '" + type +
-                        "' are not supported; only function tools are");
+    for (const ojson& t : tools) {
+        if (string_or_empty(t, "type") != "function") continue;
         ojson fn = ojson::object();
         fn["name"] = t["name"];
-        if (const ojson* d = present(t, "description")) fn["description"] = *d;
+        fn["description"] = present(t, "description") ? t["description"] : ojson("");
         if (const ojson* p = present(t, "parameters")) fn["parameters"] = *p;
-        if (const ojson* s = present(t, "strict")) fn["strict"] = *s;
         out.push_back({{"type", "function"}, {"function", fn}});
     }
     return out;
@@ -190,10 +177,7 @@ ojson restate_tool_choice(const ojson& choice) {
 
 // text.format -> response_format; nothing for "text".
 void restate_text_format(const ojson& text, ojson& chat) {
-    if (const ojson* v = present(text, "verbosity"); v && *v != "medium")
-        bad_request("'text.verbosity' " + v->dump() +
-                    " is not supported: the model's replies are as long as it "
-                    "makes them (only \"medium\" is accepted)");
+    // text.verbosity is a hint to OpenAI's models; the reply is as long as this model makes it.
     const ojson* format = present(text, "format");
     if (!format) return;
     const std::string type = string_or_empty(*format, "type");
@@ -218,10 +202,8 @@ void refuse_unsupported(const ojson& body) {
         bad_request(
             "'conversation' is not supported: this server keeps no conversations; send the whole "
             "conversation in 'input'");
-    if (const ojson* s = present(body, "store"); s && *s == true)
-        bad_request(
-            "'store': true is not supported: this server keeps no responses; omit 'store' or set it to "
-            "false");
+    // store: true is accepted and nothing is stored (as llama-server does; the echo says store: false),
+    // so a later previous_response_id is refused, above.
     if (const ojson* b = present(body, "background"); b && *b == true)
         bad_request(
             "'background': true is not supported: background responses need stored responses, which "
@@ -262,13 +244,15 @@ RestatedResponses restate_responses_request(const ojson& body) {
     chat["messages"] = restate_input(body);
 
     const ojson* tools = present(body, "tools");
-    const bool has_tools = tools && !tools->empty();
-    if (has_tools) chat["tools"] = restate_tools(*tools);
+    if (tools && !tools->empty()) {
+        ojson function_tools = restate_tools(*tools);
+        if (!function_tools.empty()) chat["tools"] = std::move(function_tools);
+    }
     if (const ojson* choice = present(body, "tool_choice")) chat["tool_choice"] = restate_tool_choice(*choice);
     if (const ojson* m = present(body, "max_output_tokens")) chat["max_tokens"] = *m;
     if (const ojson* text = present(body, "text")) {
         restate_text_format(*text, chat);
-        if (chat.contains("response_format") && has_tools &&
+        if (chat.contains("response_format") && chat.contains("tools") &&
             chat.value("tool_choice", ojson("auto")) != "none")
             bad_request("'text.format' " + chat["response_format"]["type"].dump() +
                         " cannot be combined with 'tools' on this server (unless tool_choice is \"none\")");

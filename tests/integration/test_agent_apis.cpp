@@ -321,10 +321,18 @@ TEST_CASE("agent APIs: what Codex and Claude Code send beside the conversation i
     codex["client_metadata"] = {{"session", "s"}};  // fields this server does not know are ignored,
     codex["max_tokens"] = 2;                          // also chat completions' own (not copied over)
     codex["messages"] = json::array();
+    codex["store"] = true;  // nothing is stored (the echo says so), as in llama-server
+    codex["text"] = {{"verbosity", "low"}};
+    // Codex's tools of other types are left out of the prompt, as llama-server leaves them out.
+    codex["tools"] = json::array({{{"type", "custom"}, {"name", "apply_patch"}, {"description", "Patch files."},
+                                   {"format", {{"type", "grammar"}, {"syntax", "lark"}, {"definition", "start: /.+/"}}}},
+                                  {{"type", "local_shell"}},
+                                  {{"type", "web_search"}}});
     const auto r = c.post("/v1/responses", codex.dump());
     INFO(r.body.substr(0, 300));
     REQUIRE(r.status == 200);
     CHECK(output_text(r.json()) == plain);
+    CHECK(r.json()["store"] == false);
 
     const json mbody = {{"model", "m"},
                         {"max_tokens", 16},
@@ -380,6 +388,37 @@ TEST_CASE("agent APIs: instructions and system become the system message", "[int
                               .dump());
     REQUIRE(m.status == 200);
     CHECK(text_blocks(m.json()) == chat);
+
+    // As llama-server restates them: a developer item is a system message of its own after the
+    // instructions, and system blocks run together.
+    const std::string two = chat_text(c,
+                                      json::array({{{"role", "system"}, {"content", "You tell stories."}},
+                                                   {{"role", "system"}, {"content", "Short ones."}},
+                                                   {{"role", "user"}, {"content", "Once upon a time"}}}),
+                                      16);
+    const auto rd = c.post("/v1/responses",
+                           json{{"instructions", "You tell stories."},
+                                {"input", json::array({{{"role", "developer"}, {"content", "Short ones."}},
+                                                       {{"role", "user"}, {"content", "Once upon a time"}}})},
+                                {"max_output_tokens", 16},
+                                {"temperature", 0}}
+                               .dump());
+    REQUIRE(rd.status == 200);
+    CHECK(output_text(rd.json()) == two);
+    const std::string joined = chat_text(c,
+                                         json::array({{{"role", "system"}, {"content", "You tell stories. Short ones."}},
+                                                      {{"role", "user"}, {"content", "Once upon a time"}}}),
+                                         16);
+    const auto mb = c.post("/v1/messages",
+                           json{{"model", "m"},
+                                {"system", json::array({{{"type", "text"}, {"text", "You tell stories. "}},
+                                                        {{"type", "text"}, {"text", "Short ones."}}})},
+                                {"messages", user_messages("Once upon a time")},
+                                {"max_tokens", 16},
+                                {"temperature", 0}}
+                               .dump());
+    REQUIRE(mb.status == 200);
+    CHECK(text_blocks(mb.json()) == joined);
 }
 
 TEST_CASE("agent APIs: tool_choice required and named force calls that follow the schema, streamed and not",
@@ -479,12 +518,12 @@ TEST_CASE(
                                        {"type", "function"},
                                        {"function", {{"name", "get_weather"}, {"arguments", args}}}}})}},
          {{"role", "tool"}, {"tool_call_id", "call_1"}, {"name", "get_weather"}, {"content", result}}});
-    // The tools as chat completions takes them: a function's name, description and parameters, in that
-    // order, which is how the agent APIs restate theirs.
+    // The tools as chat completions takes them: a function's name, description ("" when it has none) and
+    // parameters, in that order, which is how the agent APIs restate theirs (as llama-server does).
     nlohmann::ordered_json chat_tools = nlohmann::ordered_json::array();
     for (const auto& t : responses_tools()) {
         nlohmann::ordered_json fn = {{"name", t["name"]}};
-        if (t.contains("description")) fn["description"] = t["description"];
+        fn["description"] = t.contains("description") ? t["description"] : json("");
         fn["parameters"] = t["parameters"];
         chat_tools.push_back({{"type", "function"}, {"function", fn}});
     }
@@ -774,11 +813,9 @@ TEST_CASE("agent APIs: bad input is a 400 in each API's error shape, and the ser
     };
     const std::vector<Bad> responses_bad = {
         {{{"input", input}, {"previous_response_id", "resp_1"}}, "previous_response_id"},
-        {{{"input", input}, {"store", true}}, "'store'"},
         {{{"input", input}, {"background", true}}, "background"},
         {{{"input", input}, {"include", {"reasoning.encrypted_content", "message.output_text.logprobs"}}},
          "message.output_text.logprobs"},
-        {{{"input", input}, {"tools", {{{"type", "web_search"}}}}}, "web_search"},
         {{{"input", input},
           {"tool_choice", {{"type", "function"}, {"name", "nope"}}},
           {"tools", responses_tools()}},
@@ -827,9 +864,12 @@ TEST_CASE("agent APIs: bad input is a 400 in each API's error shape, and the ser
          "toolu_x"},
         {{{"model", "m"},
           {"max_tokens", 5},
-          {"messages", user},
-          {"tools", {{{"type", "web_search_20250305"}, {"name", "web_search"}}}}},
-         "web_search_20250305"},
+          {"messages",
+           {{{"role", "user"},
+             {"content",
+              {{{"type", "document"},
+                {"source", {{"type", "base64"}, {"media_type", "application/pdf"}, {"data", "JVBERi0="}}}}}}}}}},
+         "'base64'"},
         {{{"model", "m"},
           {"max_tokens", 5},
           {"messages", user},

@@ -70,7 +70,8 @@ TEST_CASE("a Responses conversation restates as chat messages", "[server][agent]
     const api::RestatedResponses r = api::restate_responses_request(body);
     const ojson& chat = r.chat.body;
     const ojson expected_messages = ojson::parse(R"([
-        {"role": "system", "content": "Be brief.\n\nUse tools."},
+        {"role": "system", "content": "Be brief."},
+        {"role": "system", "content": "Use tools."},
         {"role": "user", "content": "Weather\nin Paris?"},
         {"role": "assistant", "content": "Checking.", "reasoning_content": "Look it up.",
          "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}},
@@ -79,8 +80,8 @@ TEST_CASE("a Responses conversation restates as chat messages", "[server][agent]
         {"role": "tool", "tool_call_id": "c2", "name": "get_time", "content": "noon"}])");
     CHECK(chat["messages"] == expected_messages);
     CHECK(chat["tools"] == ojson::parse(R"([
-        {"type": "function", "function": {"name": "get_weather", "description": "d", "parameters": {"type": "object"}, "strict": true}},
-        {"type": "function", "function": {"name": "get_time"}}])"));
+        {"type": "function", "function": {"name": "get_weather", "description": "d", "parameters": {"type": "object"}}},
+        {"type": "function", "function": {"name": "get_time", "description": ""}}])"));
     CHECK(chat["tool_choice"] ==
           ojson::parse(R"({"type": "function", "function": {"name": "get_weather"}})"));
     CHECK(chat["max_tokens"] == 50);
@@ -138,14 +139,12 @@ TEST_CASE("Responses: what the server cannot honor is refused by name", "[server
     const std::vector<std::pair<const char*, const char*>> cases = {
         {R"({"input": "x", "previous_response_id": "resp_1"})", "previous_response_id"},
         {R"({"input": "x", "conversation": "conv_1"})", "conversation"},
-        {R"({"input": "x", "store": true})", "'store'"},
         {R"({"input": "x", "background": true})", "background"},
         {R"({"input": "x", "include": ["message.output_text.logprobs"]})", "message.output_text.logprobs"},
         {R"({"input": "x", "truncation": "auto"})", "truncation"},
         {R"({"input": "x", "max_tool_calls": 2})", "max_tool_calls"},
         {R"({"input": "x", "top_logprobs": 2})", "top_logprobs"},
         {R"({"input": "x", "service_tier": "flex"})", "service_tier"},
-        {R"({"input": "x", "text": {"verbosity": "low"}})", "text.verbosity"},
         {R"({"input": "x", "stream_options": {"include_obfuscation": true}})", "include_obfuscation"},
         {R"({"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "u"}]}]})",
          "input[0].content[0]"},
@@ -154,7 +153,6 @@ TEST_CASE("Responses: what the server cannot honor is refused by name", "[server
         {R"({"input": [{"type": "function_call_output", "call_id": "nope", "output": "1"}]})", "'nope'"},
         {R"({"input": [{"type": "web_search_call", "id": "w"}]})", "web_search_call"},
         {R"({"input": [{"type": "item_reference", "id": "m"}]})", "item references"},
-        {R"({"input": "x", "tools": [{"type": "file_search"}]})", "file_search"},
         {R"({"input": "x", "tool_choice": {"type": "allowed_tools", "mode": "auto", "tools": []}})",
          "allowed_tools"},
         {R"({"input": "x", "tools": [{"type": "function", "name": "f"}], "text": {"format": {"type": "json_object"}}})",
@@ -173,6 +171,21 @@ TEST_CASE("Responses: what the server cannot honor is refused by name", "[server
               api::restate_responses_request(ojson::parse(R"({"input": "x", "store": false,
         "service_tier": "auto", "truncation": "disabled", "include": [], "text": {"verbosity": "medium"}})"));
           }) == "");
+}
+
+// What Codex sends with every turn beside its function tools: tools of other types (left out of the prompt,
+// as llama-server leaves them out), text.verbosity and store: true (nothing is stored).
+TEST_CASE("Responses: tools of other types are left out and verbosity and store are accepted", "[server][agent]") {
+    const auto r = api::restate_responses_request(ojson::parse(R"({"input": "x", "store": true,
+        "text": {"verbosity": "low"},
+        "tools": [{"type": "custom", "name": "apply_patch", "format": {"type": "grammar"}}, {"type": "local_shell"},
+                  {"type": "function", "name": "f", "parameters": {"type": "object"}}, {"type": "web_search"}]})"));
+    CHECK(r.chat.body["tools"] == ojson::parse(R"([{"type": "function", "function":
+        {"name": "f", "description": "", "parameters": {"type": "object"}}}])"));
+    CHECK(r.echo["store"] == false);  // what was done
+    const auto only_other = api::restate_responses_request(
+        ojson::parse(R"({"input": "x", "tools": [{"type": "local_shell"}]})"));
+    CHECK_FALSE(only_other.chat.body.contains("tools"));
 }
 
 TEST_CASE("a Messages conversation restates as chat messages", "[server][agent]") {
@@ -198,7 +211,7 @@ TEST_CASE("a Messages conversation restates as chat messages", "[server][agent]"
         "metadata": {"user_id": "u"}, "service_tier": "auto", "cache_control": {"type": "ephemeral"}})");
     const api::RestatedChat r = api::restate_messages_request(body);
     const ojson expected_messages = ojson::parse(R"([
-        {"role": "system", "content": "Be brief.\nUse tools."},
+        {"role": "system", "content": "Be brief.Use tools."},
         {"role": "user", "content": "Weather?\nIn Paris."},
         {"role": "assistant", "content": "Checking.", "reasoning_content": "Look it up.",
          "tool_calls": [{"id": "t1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}}]},
@@ -206,7 +219,7 @@ TEST_CASE("a Messages conversation restates as chat messages", "[server][agent]"
         {"role": "user", "content": "And tomorrow?"},
         {"role": "assistant", "content": "",
          "tool_calls": [{"id": "t2", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]},
-        {"role": "tool", "tool_call_id": "t2", "name": "get_weather", "content": "Error: down"}])");
+        {"role": "tool", "tool_call_id": "t2", "name": "get_weather", "content": "down"}])");
     CHECK(r.body["messages"] == expected_messages);
     CHECK(r.prefill == "It");
     CHECK(r.reasoning_budget == 64);
@@ -239,14 +252,40 @@ TEST_CASE("a Messages conversation restates as chat messages", "[server][agent]"
           ojson::parse(R"({"type": "json_schema", "json_schema": {"schema": {"type": "object"}}})"));
 }
 
+// As llama-server restates them: system blocks and a tool result's blocks run together, is_error adds no
+// text, redacted thinking is dropped, tools get a description ("" when none) and Anthropic-typed tools are
+// offered by name. Text documents are read as text (llama-server drops them).
+TEST_CASE("Messages: llama-server's restatement of blocks and tools", "[server][agent]") {
+    const auto r = api::restate_messages_request(ojson::parse(R"({"model": "m", "max_tokens": 5,
+        "system": [{"type": "text", "text": "A "}, {"type": "text", "text": "B"}],
+        "messages": [
+            {"role": "user", "content": [{"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "DOC"}},
+                                         {"type": "text", "text": "Sum?"}]},
+            {"role": "assistant", "content": [{"type": "redacted_thinking", "data": "x"},
+                                              {"type": "tool_use", "id": "t", "name": "bash", "input": {"command": "ls"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "is_error": true,
+                                          "content": [{"type": "text", "text": "no "}, {"type": "text", "text": "such"}]},
+                                         {"type": "document", "source": {"type": "content", "content": [{"type": "text", "text": "P1"}, {"type": "text", "text": "P2"}]}}]}],
+        "tools": [{"type": "bash_20250124", "name": "bash"}, {"name": "f", "input_schema": {"type": "object"}}]})"));
+    CHECK(r.body["messages"] == ojson::parse(R"([
+        {"role": "system", "content": "A B"},
+        {"role": "user", "content": "DOC\nSum?"},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "t", "type": "function", "function": {"name": "bash", "arguments": "{\"command\":\"ls\"}"}}]},
+        {"role": "tool", "tool_call_id": "t", "name": "bash", "content": "no such"},
+        {"role": "user", "content": "P1\nP2"}])"));
+    CHECK(r.body["tools"] == ojson::parse(R"([
+        {"type": "function", "function": {"name": "bash", "description": "", "parameters": {}}},
+        {"type": "function", "function": {"name": "f", "description": "", "parameters": {"type": "object"}}}])"));
+}
+
 TEST_CASE("Messages: what the server cannot honor is refused by name", "[server][agent]") {
     const std::string head = R"({"model": "m", "max_tokens": 10, )";
     const std::vector<std::pair<std::string, const char*>> cases = {
         {R"("messages": [{"role": "user", "content": [{"type": "image", "source": {}}]}]})",
          "messages[0].content[0]"},
         {R"("messages": [{"role": "user", "content": [{"type": "document", "source": {}}]}]})", "document"},
-        {R"("messages": [{"role": "user", "content": "x"}, {"role": "assistant", "content": [{"type": "redacted_thinking", "data": "d"}]}, {"role": "user", "content": "y"}]})",
-         "redacted_thinking"},
+        {R"("messages": [{"role": "user", "content": [{"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBER"}}]}]})",
+         "'base64'"},
         {R"("messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "zz"}]}]})",
          "'zz'"},
         {R"("messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "zz", "content": [{"type": "image"}]}]}]})",
@@ -254,8 +293,6 @@ TEST_CASE("Messages: what the server cannot honor is refused by name", "[server]
         {R"("messages": [{"role": "user", "content": "x"}, {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "f", "input": {}}]}]})",
          "prefill"},
         {R"("messages": [{"role": "assistant", "content": "x"}]})", "user message"},
-        {R"("messages": [{"role": "user", "content": "x"}], "tools": [{"type": "bash_20250124", "name": "bash"}]})",
-         "bash_20250124"},
         {R"("messages": [{"role": "user", "content": "x"}], "thinking": {"type": "enabled", "budget_tokens": 10}})",
          "budget_tokens"},
         {R"("messages": [{"role": "user", "content": "x"}], "thinking": {"type": "adaptive", "display": "omitted"}})",
