@@ -24,15 +24,20 @@ inline std::string temp_path(const std::string& stem) {
         .string();
 }
 
-// Random adapter of rank r for the named weights of the model at base_path.
+// Random adapter of rank r for the named weights of the model at base_path; a task name, when given, is
+// written with a prompt prefix "<task>: ".
 inline std::string write_adapter(const std::string& base_path, const std::vector<std::string>& targets, int r,
-                                 float alpha, uint32_t seed, float sd = 0.1f) {
+                                 float alpha, uint32_t seed, float sd = 0.1f, const std::string& task = "") {
     auto base = ggml::gguf::File::open(base_path);
     ggml::gguf::Writer w;
     w.set("general.architecture", ggml::gguf::Value::string(base->get_string("general.architecture")));
     w.set("general.type", ggml::gguf::Value::string("adapter"));
     w.set("adapter.type", ggml::gguf::Value::string("lora"));
     w.set("adapter.lora.alpha", ggml::gguf::Value::f32(alpha));
+    if (!task.empty()) {
+        w.set("adapter.lora.task_name", ggml::gguf::Value::string(task));
+        w.set("adapter.lora.prompt_prefix", ggml::gguf::Value::string(task + ": "));
+    }
     std::mt19937 rng(seed);
     std::normal_distribution<float> nd(0.0f, sd);
     for (const std::string& name : targets) {

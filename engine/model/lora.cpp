@@ -49,6 +49,13 @@ std::unique_ptr<LoraAdapter> LoraAdapter::load(const std::string& path, const Mo
     const std::string base_arch = base.gguf().get_string("general.architecture");
     if (arch != base_arch) fail("made for architecture \"" + arch + "\", the model is \"" + base_arch + "\"");
     lora->alpha_ = (float)f.get_float("adapter.lora.alpha", 0.0);
+    lora->task_name_ = f.get_string("adapter.lora.task_name");
+    lora->prompt_prefix_ = f.get_string("adapter.lora.prompt_prefix");
+    // Activated LoRA applies from an invocation sequence in the prompt on; applied everywhere it would
+    // be a different model. Not supported: llama-server 0.7.0, measured, gives the base model's output
+    // with one enabled (docs/compatibility.md).
+    if (f.has("adapter.alora.invocation_tokens"))
+        fail("activated LoRA adapters (adapter.alora.invocation_tokens) are not supported");
 
     std::set<std::string> bases;
     for (const auto& t : f.tensors()) {

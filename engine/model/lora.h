@@ -35,6 +35,10 @@ class LoraAdapter {
 
     const std::string& path() const { return path_; }
     float alpha() const { return alpha_; }
+    // adapter.lora.task_name and adapter.lora.prompt_prefix: what the file says it was trained for
+    // (informational, listed by GET /lora-adapters); empty when absent.
+    const std::string& task_name() const { return task_name_; }
+    const std::string& prompt_prefix() const { return prompt_prefix_; }
     size_t n_pairs() const { return pairs_.size(); }
     // The pair adapting the base weight of this name, or nullptr.
     const Pair* find(const char* weight_name) const;
@@ -43,6 +47,7 @@ class LoraAdapter {
     LoraAdapter() = default;
     std::string path_;
     float alpha_ = 0.0f;
+    std::string task_name_, prompt_prefix_;
     std::unique_ptr<ggml::gguf::File> file_;  // the tensors' data (mapped)
     ggml::Context ctx_;
     // Pairs of weights on the model's offload backend get twins there (as the weights do), so that the

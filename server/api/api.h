@@ -103,6 +103,12 @@ public:
         config_.embeddings_with_generation = true;
         config_.server_settings["embeddings_with_generation"] = true;
     }
+    // What the adapters' files say of themselves (adapter.lora.task_name, adapter.lora.prompt_prefix), by
+    // id, for GET /lora-adapters; before attach().
+    struct LoraMetadata {
+        std::string task_name, prompt_prefix;
+    };
+    void set_lora_metadata(std::vector<LoraMetadata> m) { lora_metadata_ = std::move(m); }
     // The context's size when it differs from -c (an encoder's is raised to fit -ub); before attach().
     void set_context_size(uint32_t n_ctx) { config_.n_ctx = n_ctx; }
     bool ready() const { return ready_.load(); }
@@ -206,6 +212,7 @@ private:
     ReasoningControls reasoning_controls_;
     std::unique_ptr<PromptLog> prompt_log_;  // --log-prompts-dir
     StreamSessions stream_sessions_;
+    std::vector<LoraMetadata> lora_metadata_;
     mutable std::mutex defaults_mu_;  // guards config_.defaults (POST /props) and config_.lora_scales
     std::unique_ptr<FormatPool> format_pool_;
     // Blocking work (large tokenizations, templating) runs here, answered through a DeferredResponse, so

@@ -819,12 +819,15 @@ int cmd_serve(int argc, char** argv) {
                          dev->name());
         std::vector<std::unique_ptr<engine::LoraAdapter>> adapters;
         engine::ContextParams cp = mo.context_params();
+        std::vector<api::Api::LoraMetadata> lora_metadata;
         for (const std::string& path : ac.lora_paths) {
             adapters.push_back(engine::LoraAdapter::load(path, *model));
             cp.lora.push_back(adapters.back().get());
+            lora_metadata.push_back({adapters.back()->task_name(), adapters.back()->prompt_prefix()});
             spdlog::info("LoRA adapter {}: {} ({} weights, alpha {}), scale {}", adapters.size() - 1, path,
                          adapters.back()->n_pairs(), adapters.back()->alpha(), ac.lora_scales[adapters.size() - 1]);
         }
+        api.set_lora_metadata(std::move(lora_metadata));
         std::unique_ptr<engine::ControlVector> cvec;
         try {
             cvec = make_control_vector(cvo, *model);

@@ -28,7 +28,7 @@ const std::vector<std::string> kPrompts = {"Once upon a time", "The little dog",
 
 struct Adapters {
     std::string a = lora_files::write_adapter(stories_model(), kA, 4, 8.0f, 21);
-    std::string b = lora_files::write_adapter(stories_model(), kB, 2, 4.0f, 22);
+    std::string b = lora_files::write_adapter(stories_model(), kB, 2, 4.0f, 22, 0.1f, "translate");
     std::vector<std::string> merged;
     std::string merge(std::vector<float> scales) {
         merged.push_back(lora_files::write_merged(stories_model(), {a, b}, scales));
@@ -108,14 +108,22 @@ TEST_CASE("LoRA adapters: startup scales, per-request lists, POST /lora-adapters
         REQUIRE(gs["lora"] == json::array({{{"id", 0}, {"scale", 1.0}}, {{"id", 1}, {"scale", 0.5}}}));
         if (colon_form) continue;
 
-        // A request's list: adapters it does not name get 0.
-        REQUIRE(outputs(c, json::array()) == base_out);
+        REQUIRE(list[0]["task_name"] == "");  // what the files say of themselves
+        REQUIRE(list[1]["task_name"] == "translate");
+        REQUIRE(list[1]["prompt_prefix"] == "translate: ");
+
+        // A request's list: adapters it does not name get 0; an entry without a scale gives 0; an empty
+        // list sets nothing (the server's scales), as in llama-server.
+        const json none = json::array({{{"id", 0}, {"scale", 0.0}}});
+        REQUIRE(outputs(c, none) == base_out);
+        REQUIRE(outputs(c, json::array({{{"id", 1}}})) == base_out);
+        REQUIRE(outputs(c, json::array()) == merged_a1_b05);
         REQUIRE(outputs(c, json::array({{{"id", 1}, {"scale", 1.0}}})) == merged_b1);
         REQUIRE(outputs(c, json::array({{{"id", 0}, {"scale", 1.0}}, {{"id", 1}, {"scale", 0.5}}})) == merged_a1_b05);
 
         // The same prompts at once, each with other scales, in shared batches: each as alone.
         std::vector<std::future<json>> futs;
-        const json settings[] = {json::array(), json::array({{{"id", 1}, {"scale", 1.0}}}), json(nullptr)};
+        const json settings[] = {none, json::array({{{"id", 1}, {"scale", 1.0}}}), json(nullptr)};
         for (int round = 0; round < 2; ++round)
             for (size_t k = 0; k < 3; ++k)
                 for (size_t p = 0; p < kPrompts.size(); ++p)
@@ -141,7 +149,8 @@ TEST_CASE("LoRA adapters: startup scales, per-request lists, POST /lora-adapters
         REQUIRE(outputs(c) == merged_b1);
 
         // Bad requests.
-        for (const json& bad : {json::array({{{"id", 2}, {"scale", 1.0}}}), json::array({{{"id", 0}}}), json("x")}) {
+        for (const json& bad : {json::array({{{"id", 2}, {"scale", 1.0}}}), json::array({{{"scale", 1.0}}}),
+                                json::array({{{"id", 0}, {"scale", "1"}}}), json("x")}) {
             const auto rr = c.post("/completion", json{{"prompt", "Hi"}, {"n_predict", 2}, {"lora", bad}}.dump());
             INFO(bad.dump() << " -> " << rr.body);
             REQUIRE(rr.status == 400);
@@ -181,7 +190,7 @@ TEST_CASE("LoRA adapters: --lora-init-without-apply starts at scale 0, bad adapt
         INFO(r.body);
         REQUIRE(r.status == 400);
         REQUIRE(r.body.find("LoRA") != std::string::npos);
-        complete(c, "Once upon a time", json::array());  // without the adapter: saved
+        complete(c, "Once upon a time", json::array({{{"id", 0}, {"scale", 0.0}}}));  // without the adapter: saved
         r = c.post("/slots/0?action=save", json{{"filename", "b.bin"}}.dump());
         INFO(r.body);
         REQUIRE(r.status == 200);

@@ -124,7 +124,8 @@ TEST_CASE("chat_completions rejects wrong types with the offending pointer", "[h
     CHECK(check("chat_completions", "{" + ok + R"(,"dry_sequence_breakers":[]})") ==
           "/dry_sequence_breakers: must have at least 1 item");
     CHECK(check("chat_completions", "{" + ok + R"(,"samplers":[1]})") == "/samplers/0: must be string");
-    CHECK(check("chat_completions", "{" + ok + R"(,"lora":[{"id":0}]})") == "/lora/0/scale: is required");
+    CHECK(check("chat_completions", "{" + ok + R"(,"lora":[{"scale":1}]})") == "/lora/0/id: is required");
+    CHECK(check("chat_completions", "{" + ok + R"(,"lora":[{"id":0}]})") == "");  // scale 0, as llama-server reads it
 }
 
 TEST_CASE("completions and completion accept every prompt shape", "[http][schemas]") {

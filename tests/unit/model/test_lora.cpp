@@ -171,7 +171,42 @@ TEST_CASE("LoRA: bad adapter files are refused with the reason", "[model][lora]"
                w.add_tensor("blk.0.attn_q.weight", ggml::Type::F32, 2, a_q, z.data(), 64 * 4 * 4);
            }),
            "neither a .lora_a nor a .lora_b");
+    expect(write([&](auto& w) {
+               header(w);
+               w.set("adapter.alora.invocation_tokens",
+                     ggml::gguf::Value::array(ggml::gguf::ValueType::U32,
+                                              {ggml::gguf::Value::u32(410), ggml::gguf::Value::u32(317)}));
+               w.add_tensor("blk.0.attn_q.weight.lora_a", ggml::Type::F32, 2, a_q, z.data(), 64 * 4 * 4);
+               w.add_tensor("blk.0.attn_q.weight.lora_b", ggml::Type::F32, 2, b_q, z.data(), 64 * 4 * 4);
+           }),
+           "activated LoRA adapters (adapter.alora.invocation_tokens) are not supported");
     expect("/nonexistent/adapter.gguf", "LoRA adapter /nonexistent/adapter.gguf");
+}
+
+TEST_CASE("LoRA: the file's task name and prompt prefix are read", "[model][lora]") {
+    auto base = Model::load(kStories);
+    const std::string plain = lora_files::write_adapter(kStories, {"blk.0.attn_q.weight"}, 2, 4.0f, 5);
+    auto a = LoraAdapter::load(plain, *base);
+    REQUIRE(a->task_name().empty());
+    REQUIRE(a->prompt_prefix().empty());
+    std::filesystem::remove(plain);
+
+    ggml::gguf::Writer w;
+    w.set("general.architecture", ggml::gguf::Value::string("llama"));
+    w.set("general.type", ggml::gguf::Value::string("adapter"));
+    w.set("adapter.type", ggml::gguf::Value::string("lora"));
+    w.set("adapter.lora.task_name", ggml::gguf::Value::string("summarize"));
+    w.set("adapter.lora.prompt_prefix", ggml::gguf::Value::string("Summary: "));
+    std::vector<float> z(64 * 4, 0.1f);
+    const int64_t ne_a[2] = {64, 4}, ne_b[2] = {4, 64};
+    w.add_tensor("blk.0.attn_q.weight.lora_a", ggml::Type::F32, 2, ne_a, z.data(), z.size() * 4);
+    w.add_tensor("blk.0.attn_q.weight.lora_b", ggml::Type::F32, 2, ne_b, z.data(), z.size() * 4);
+    const std::string named = lora_files::temp_path("named-lora");
+    w.write(named);
+    auto b = LoraAdapter::load(named, *base);
+    REQUIRE(b->task_name() == "summarize");
+    REQUIRE(b->prompt_prefix() == "Summary: ");
+    std::filesystem::remove(named);
 }
 
 TEST_CASE("LoRA: with offloaded layers (stand-ins for a device) the same bits", "[model][lora][offload]") {
