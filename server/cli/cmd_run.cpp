@@ -37,7 +37,7 @@ int cmd_run(int argc, char** argv) {
     bool json = false;
     std::string prompt_cache;
     int n_keep = 0;
-    bool context_shift = true;
+    bool context_shift = false;  // llama.cpp's default since 2025
     ArgParser ap("run");
     add_model_options(ap, mo);
     add_sampling_options(ap, sp);
@@ -52,9 +52,8 @@ int cmd_run(int argc, char** argv) {
         &prompt_cache);
     ap.option("--keep", "N", "context shift: prompt tokens to keep besides BOS (default 0, -1 = all)",
               &n_keep);
-    ap.flag("--context-shift", "when the context is full, drop half of it and go on (default)",
-            &context_shift);
-    ap.flag("--no-context-shift", "stop when the context is full", &context_shift, false);
+    ap.flag("--context-shift", "when the context is full, drop half of it and go on", &context_shift);
+    ap.flag("--no-context-shift", "stop when the context is full (default)", &context_shift, false);
     InfoRequests ir;
     add_info_options(ap, ir);
     add_download_options(ap);

@@ -158,6 +158,7 @@ int cmd_serve(int argc, char** argv) {
     api::ApiConfig ac;
     server::http::ServerConfig hc;
     sched::SchedulerConfig sc;
+    sc.context_shift = false;  // llama-server's default since 2025: a full context ends the request
     sc.n_parallel = -1;  // llama-server's default "auto": 4 slots sharing the context
     std::string config_file, api_key_file, chat_template_file, chat_template_kwargs;
     int port = 8080, timeout_s = 600, threads_http = 0, stall_s = 30, stream_queue_kib = 8192;
@@ -384,9 +385,8 @@ int cmd_serve(int argc, char** argv) {
               &ac.slot_save_path);
     ap.option("--keep", "N", "context shift: prompt tokens to keep besides BOS (default 0, -1 = all)",
               &ac.defaults.n_keep);
-    ap.flag("--context-shift", "when a slot's context is full, drop half of it and go on (default)",
-            &sc.context_shift);
-    ap.flag("--no-context-shift", "when a slot's context is full, stop with finish_reason length",
+    ap.flag("--context-shift", "when a slot's context is full, drop half of it and go on", &sc.context_shift);
+    ap.flag("--no-context-shift", "when a slot's context is full, stop with finish_reason length (default)",
             &sc.context_shift, false);
     ap.flag("--webui,--ui", "serve the chat UI at / (default)", &webui);
     ap.flag("--no-webui,--no-ui", "do not serve the chat UI: / answers 404", &webui, false);

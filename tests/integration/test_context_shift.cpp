@@ -57,7 +57,7 @@ int check_continuation(uint16_t port, const std::vector<int>& context, const std
 
 TEST_CASE("context shift: -c 256 and 600 tokens complete, and each shift continues like a fresh evaluation",
           "[integration][context]") {
-    ServerProcess s({"-m", stories_model(), "-c", "256", "-np", "1", "-t", "2"});
+    ServerProcess s({"-m", stories_model(), "-c", "256", "-np", "1", "-t", "2", "--context-shift"});
     const json g = stories_golden();
     const std::string prompt = g["cases"][0]["prompt"];
     const std::vector<int> prompt_tokens = g["cases"][0]["prompt_tokens"];
@@ -97,7 +97,7 @@ TEST_CASE("context shift: -c 256 and 600 tokens complete, and each shift continu
 }
 
 TEST_CASE("context shift keeps the prompt head given by --keep", "[integration][context]") {
-    ServerProcess s({"-m", stories_model(), "-c", "128", "-np", "1", "-t", "2", "--keep", "4"});
+    ServerProcess s({"-m", stories_model(), "-c", "128", "-np", "1", "-t", "2", "--keep", "4", "--context-shift"});
     const json g = stories_golden();
     const std::vector<int> prompt_tokens = g["cases"][1]["prompt_tokens"];
     const json r = complete(s.port(), g["cases"][1]["prompt"], 300, {{"ignore_eos", true}});
@@ -140,7 +140,7 @@ TEST_CASE("context shift off: requests stop at the slot context with finish_reas
 
 TEST_CASE("requests without a token limit end at the context instead of shifting forever",
           "[integration][context]") {
-    ServerProcess s({"-m", stories_model(), "-c", "128", "-np", "1", "-t", "2"});
+    ServerProcess s({"-m", stories_model(), "-c", "128", "-np", "1", "-t", "2", "--context-shift"});
     const json g = stories_golden();
     const json r = complete(s.port(), g["cases"][0]["prompt"], -1, {{"ignore_eos", true}});
     REQUIRE(r["stop_type"] == "limit");
@@ -151,7 +151,7 @@ TEST_CASE("ggserve run shifts the context when -n exceeds it", "[integration][co
     const json g = stories_golden();
     const std::string prompt = g["cases"][0]["prompt"];
     const auto r = run_cli({"run", "-m", stories_model(), "-p", prompt, "-n", "200", "-c", "64", "--temp",
-                            "0", "-t", "2", "--json"});
+                            "0", "-t", "2", "--json", "--context-shift"});
     REQUIRE(r.status == 0);
     const json j = json::parse(r.out);
     REQUIRE(j["completion_tokens"].size() == 200);

@@ -291,8 +291,8 @@ TEST_CASE("lookahead: near the end of the context and across context shifts, out
           "[integration][lookahead][context]") {
     // A slot of 128 tokens: 300 generated tokens shift the context twice or more; the window must stay
     // within the slot's share and its lanes must be gone before a shift moves the slot's cells.
-    ServerProcess plain({"-m", stories_model(), "-c", "128", "-np", "1", "-t", "2", "--keep", "4"});
-    ServerProcess la({"-m", stories_model(), "-c", "128", "-np", "1", "-t", "2", "--keep", "4", "--spec-type",
+    ServerProcess plain({"-m", stories_model(), "-c", "128", "-np", "1", "-t", "2", "--keep", "4", "--context-shift"});
+    ServerProcess la({"-m", stories_model(), "-c", "128", "-np", "1", "-t", "2", "--keep", "4", "--context-shift", "--spec-type",
                       "lookahead", "--lookahead-w", "6", "--lookahead-n", "4", "--lookahead-g", "6"});
     const json g = stories_golden();
     for (int i : {1, 3}) {

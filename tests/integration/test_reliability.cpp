@@ -209,7 +209,7 @@ TEST_CASE("a client that stops reading its stream frees its slot within the stal
           "[integration][reliability]") {
     // A queue too large to overflow first: only the stall timeout can end this stream in time.
     ServerProcess s({"-m", stories_model(), "-np", "2", "-c", "512", "-t", "1", "--stream-stall-timeout", "2",
-                     "--stream-queue-kib", "262144"});
+                     "--stream-queue-kib", "262144", "--context-shift"});
     // Big events (100 probabilities each) and no end: the socket buffers fill within seconds.
     Client reader("127.0.0.1", s.port(), ClientOptions{10s});
     const std::string body = json{{"prompt", "Once upon a time"}, {"n_predict", 1000000}, {"n_probs", 100},
@@ -230,7 +230,8 @@ TEST_CASE("a client that stops reading its stream frees its slot within the stal
 TEST_CASE("a stream whose queue overflows is cancelled at once, even while a write is pending",
           "[integration][reliability]") {
     // A long stall timeout: only the queue limit can end this stream in time.
-    ServerProcess s({"-m", stories_model(), "-np", "2", "-c", "512", "-t", "1", "--stream-queue-kib", "256"});
+    ServerProcess s({"-m", stories_model(), "-np", "2", "-c", "512", "-t", "1", "--stream-queue-kib", "256",
+                     "--context-shift"});
     Client reader("127.0.0.1", s.port(), ClientOptions{10s});
     const std::string body = json{{"prompt", "Once upon a time"}, {"n_predict", 1000000}, {"n_probs", 100},
                                   {"stream", true}, {"ignore_eos", true}}
@@ -332,7 +333,7 @@ TEST_CASE("a client that half-closes after a non-streaming request gets its answ
 
 TEST_CASE("a client that closes its socket during a non-streaming request still cancels it",
           "[integration][reliability]") {
-    ServerProcess s({"-m", stories_model(), "-np", "2", "-c", "512", "-t", "1", "--metrics"});
+    ServerProcess s({"-m", stories_model(), "-np", "2", "-c", "512", "-t", "1", "--metrics", "--context-shift"});
     Client metrics("127.0.0.1", s.port(), ClientOptions{10s});
     const double before = metric_value(metrics.get("/metrics").body, "ggserve:requests_cancelled_total");
     for (const bool half_close_first : {false, true}) {

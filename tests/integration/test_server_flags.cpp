@@ -80,7 +80,7 @@ TEST_CASE("reuse port: a second server listens on the same port", "[integration]
 }
 
 TEST_CASE("SSE ping interval: a stream waiting for its slot gets ping comments", "[integration][ping]") {
-    ServerProcess s(small_stories_args({"--sse-ping-interval", "1"}));
+    ServerProcess s(small_stories_args({"--sse-ping-interval", "1", "--context-shift"}));
     // The only slot generates until its client goes; meanwhile the second stream waits, silent.
     Client busy("127.0.0.1", s.port()), waiting("127.0.0.1", s.port());
     busy.send_raw(raw_post(

@@ -347,14 +347,22 @@ TEST_CASE("n_cmpl, n_cache_reuse, n_discard and return_progress work", "[integra
                json{{"prompt", a + rest}, {"n_predict", 1}, {"id_slot", 1}, {"n_cache_reuse", 8}}.dump())
             .json();
     CHECK(reused["tokens_cached"].get<int>() == reused["tokens_evaluated"].get<int>() - 1);
-    // n_discard: the context shift drops that many tokens instead of half.
-    ServerProcess small({"-m", stories_model(), "-c", "64", "-t", "1"});
-    Client sc("127.0.0.1", small.port());
     const json base{{"prompt", "Once upon a time"},
                     {"n_predict", 120},
                     {"temperature", 0},
                     {"ignore_eos", true},
                     {"return_tokens", true}};
+    {
+        // Without --context-shift (llama-server's default since 2025) a full context ends the request.
+        ServerProcess unshifted({"-m", stories_model(), "-c", "64", "-t", "1"});
+        const json full = Client("127.0.0.1", unshifted.port()).post("/completion", base.dump()).json();
+        CHECK(full["tokens_predicted"].get<int>() + full["tokens_evaluated"].get<int>() == 64);
+        CHECK(full["stop_type"] == "limit");
+        CHECK(full["truncated"] == false);
+    }
+    // n_discard: the context shift drops that many tokens instead of half.
+    ServerProcess small({"-m", stories_model(), "-c", "64", "-t", "1", "--context-shift"});
+    Client sc("127.0.0.1", small.port());
     const json half = sc.post("/completion", base.dump()).json();
     json d = base;
     d["n_discard"] = 4;
