@@ -1510,6 +1510,7 @@ void Scheduler::deliver(Slot& slot, engine::spec::Verified&& v) {
     // Requests without a limit end at the context, as llama-server's do, rather than shift forever.
     if (slot.n_past() + 1 >= n_ctx_slot_) {
         if (!config_.context_shift || t.n_predict < 0 || !shift_context(slot)) {
+            slot.truncated = true;  // cut short by the context, as llama-server reports it
             finish(slot, PipelineEnd{FinishReason::Length, false, ""});
             return;
         }

@@ -33,7 +33,7 @@ struct Slot {
     uint64_t last_used = 0;      // for choosing which idle slot's cache to overwrite
     size_t prompt_pos = 0;       // next prompt token to evaluate
     int32_t n_cached = 0;        // prompt tokens reused from the cache
-    bool truncated = false;      // the context was shifted during this request (tokens dropped)
+    bool truncated = false;      // a context shift dropped tokens of the request, or the full context ended it
     engine::Token pending = -1;  // sampled, shown, not yet evaluated
     // Extra tokens evaluated after `pending` in this step (a speculative draft), verified afterwards.
     std::vector<engine::Token> draft;

@@ -79,7 +79,7 @@ struct FinalOutput {
     std::vector<engine::Token> tokens;  // the tokens of the output (not a stop string's), an ending EOS included
     int32_t n_prompt_tokens = 0;        // prompt length (cached or not)
     int32_t n_cached_tokens = 0;        // prompt tokens reused from the cache
-    bool truncated = false;             // a context shift dropped tokens of this request
+    bool truncated = false;             // a context shift dropped tokens of this request, or the full context ended it
     Timings timings;
     int slot_id = -1;
 };
