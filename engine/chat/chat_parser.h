@@ -79,6 +79,8 @@ struct ParseOptions {
     // schema is a string, whose text is the value as it stands. Other values are read as JSON (and
     // as a string when they are not JSON).
     std::map<std::string, std::set<std::string>> string_parameters;
+    // A response format constrained the reply: its content is the JSON value alone (json_reply.h).
+    bool json_reply = false;
 };
 
 ParsedOutput parse_output(std::string_view text, const ParseOptions& options);

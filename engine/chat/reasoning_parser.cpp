@@ -3,6 +3,7 @@
 #include <tuple>
 
 #include "engine/chat/chat_parser.h"
+#include "engine/chat/json_reply.h"
 #include "engine/chat/text_scan.h"
 
 namespace engine::chat {
@@ -45,6 +46,7 @@ ParsedOutput parse_output(std::string_view text, const ParseOptions& options) {
         std::tie(reasoning, rest) =
             split_reasoning(text, options.reasoning_opened_in_prompt, options.reasoning_tags);
     ParsedOutput out = parse_tool_calls(rest, options);
+    if (options.json_reply) out.content = json_reply_content(out.content, false);
     out.reasoning_content = std::move(reasoning);
     return out;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "engine/chat/json_reply.h"
 #include "engine/chat/text_scan.h"
 
 namespace api {
@@ -81,6 +82,7 @@ ChatStreamParser::Certain ChatStreamParser::certain() const {
     }
     d.content = std::string(body.substr(0, safe));
     if (!triggers_.empty()) d.content = std::string(rtrim(d.content));  // content before calls is trimmed
+    if (options_.json_reply) d.content = engine::chat::json_reply_content(d.content, true);
     return d;
 }
 

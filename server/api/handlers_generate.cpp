@@ -16,6 +16,7 @@
 #include "server/api/chat_tools.h"
 #include "server/api/generation_response.h"
 #include "server/api/ids.h"
+#include "server/api/response_format_grammar.h"
 #include "server/api/restated_chat.h"
 #include "server/api/tool_syntax.h"
 #include "server/http/errors.h"
@@ -163,6 +164,23 @@ Api::PreparedChat Api::prepare_chat(const json& body, const nlohmann::ordered_js
     parse.options.reasoning_opened_in_prompt = parse.options.extract_reasoning && opened;
     if (parse_reply && call_tools && opened)
         close_reasoning_first(parse.options.reasoning_tags.close, vocab, out.opts);
+    // A response format: the reasoning block first, then the value, bare or fenced, as llama-server's chat
+    // grammar has it; the reply's content is the value.
+    if (parse_reply && !call_tools && out.opts.grammar_from_schema && !out.opts.grammar.empty()) {
+        const auto& tags = parse.options.reasoning_tags;
+        ReasoningLead lead = ReasoningLead::None;
+        if (parse.options.extract_reasoning && !tags.open.empty() && !tags.close.empty()) {
+            std::string_view p = out.prompt;
+            while (!p.empty() && (p.back() == '\n' || p.back() == ' ')) p.remove_suffix(1);
+            lead = opened                                                      ? ReasoningLead::Opened
+                   : p.size() >= tags.close.size() &&
+                           p.substr(p.size() - tags.close.size()) == tags.close ? ReasoningLead::Closed
+                                                                                : ReasoningLead::Optional;
+        }
+        out.opts.grammar = response_format_grammar(out.opts.grammar, lead, tags,
+                                                   GbnfLiterals(control_markers({tags.open, tags.close}, vocab)));
+        parse.options.json_reply = true;
+    }
     // The reply must show the markers the parser looks for, also where the model writes them as
     // control tokens (which otherwise have no text).
     std::vector<std::string> shown = {parse.options.reasoning_tags.open, parse.options.reasoning_tags.close};
@@ -220,7 +238,7 @@ Api::Reply Api::start_generation(Request& req, Flavor flavor, const json& body, 
     rc.generation_settings["lora"] = lora_json(lora);
     rc.choices_per_prompt = (size_t)opts.n_choices;
     if (chat_parse) {
-        rc.parse_chat = chat_parse->options.extract_reasoning ||
+        rc.parse_chat = chat_parse->options.extract_reasoning || chat_parse->options.json_reply ||
                         chat_parse->options.tool_format != engine::chat::ToolCallFormat::None;
         rc.parse = chat_parse->options;
         rc.tool_triggers = chat_parse->tool_triggers;

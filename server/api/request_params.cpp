@@ -226,6 +226,7 @@ void parse_grammar(const json& body, std::string_view raw_body, const engine::Vo
     }
     if (sources > 1) bad_request("use only one of 'grammar', 'json_schema' and 'response_format'");
     if (sources == 0 && !o.grammar.empty()) o.grammar_from_defaults = true;  // the server's --grammar
+    if (sources > 0 && !grammar) o.grammar_from_schema = true;
     if (grammar) o.grammar = *grammar;
     if (schema) o.grammar = schema_grammar(ordered_schema(*schema, raw_body, {"json_schema"}), "json_schema");
 

@@ -65,6 +65,7 @@ struct GenerationOptions {
     int32_t la_w = -1, la_n = -1, la_g = -1;
     int la_fixed = -1;
     bool grammar_from_defaults = false;  // `grammar` is the server's default, not the request's
+    bool grammar_from_schema = false;    // `grammar` is a response_format's or json_schema's value grammar
 
     // llama-server's native extras (see sched::Task for their meaning).
     int32_t n_indent = 0;

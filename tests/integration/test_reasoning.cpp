@@ -155,6 +155,38 @@ TEST_CASE("reasoning budget N closes the reasoning after N tokens, the budget me
     CHECK(props["server"]["reasoning"]["budget_message"] == "Time is up.");
 }
 
+// llama-server's chat grammar for a response format keeps the template's reasoning block before the value
+// (a reply that reasons first can still answer in the format), and the reply's content is the value alone.
+TEST_CASE("a response format follows the reasoning: the reply reasons then writes the value as its content",
+          "[integration][reasoning][structured]") {
+    TemplateFile tmpl(kThinkTemplate);
+    ServerProcess s({"-m", stories_model(), "-c", "512", "-t", "1", "--chat-template-file", tmpl.path(),
+                     "--reasoning-budget", "6"});
+    Client c = client(s.port());
+    json body = chat_body(120);
+    body["response_format"] = {
+        {"type", "json_schema"},
+        {"json_schema",
+         {{"name", "n"},
+          {"schema",
+           {{"type", "object"},
+            {"properties", {{"a", {{"type", "integer"}, {"minimum", 0}, {"maximum", 9}}}}},
+            {"required", {"a"}}}}}}};
+    const json choice = chat(c, body);
+    INFO(choice.dump());
+    const std::string first6 = first_tokens(c, 6);
+    CHECK(choice["message"]["reasoning_content"].get<std::string>().rfind(first6, 0) == 0);
+    const std::string content = choice["message"]["content"];
+    const json value = json::parse(content);  // the value alone: no whitespace or fence around it
+    CHECK(content.front() == '{');
+    CHECK(content.back() == '}');
+    CHECK(value["a"].is_number_integer());
+    const completion_util::StreamedChat sr = completion_util::stream_chat(c, body);
+    REQUIRE(sr.complete);
+    CHECK(sr.content == content);
+    CHECK(sr.reasoning == choice["message"]["reasoning_content"]);
+}
+
 TEST_CASE("reasoning control: a running chat told reasoning_end closes its reasoning and answers, "
           "other ids and actions change nothing",
           "[integration][reasoning]") {

@@ -247,7 +247,7 @@ TEST_CASE("an empty schema or none with a JSON response format asks for an objec
     for (const json& rf : formats) {
         INFO(rf.dump());
         const auto r = c.post("/v1/chat/completions",
-                              json{{"messages", msgs}, {"response_format", rf}, {"max_tokens", 24}, {"temperature", 0}}.dump());
+                              json{{"messages", msgs}, {"response_format", rf}, {"max_tokens", 64}, {"temperature", 0}}.dump());
         REQUIRE(r.status == 200);
         const std::string content = r.json()["choices"][0]["message"]["content"];
         INFO(content);
