@@ -451,7 +451,7 @@ json GenerationResponse::native_final(size_t i, const sched::FinalOutput& f) con
            {"tokens_predicted", f.timings.predicted_n},
            {"tokens_evaluated", f.n_prompt_tokens},
            {"generation_settings", rc_.generation_settings},
-           {"prompt", i < rc_.prompt_texts.size() ? rc_.prompt_texts[i] : std::string()},
+           {"prompt", i < rc_.prompt_pieces.size() ? rc_.prompt_pieces[i] : std::string()},
            {"has_new_line", f.content.find('\n') != std::string::npos},
            {"truncated", f.truncated},  // as llama-server: a context shift dropped tokens
            {"stop_type", stop_type},

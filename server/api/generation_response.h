@@ -33,7 +33,10 @@ struct ResponseContext {
     std::string id;       // "chatcmpl-..." / "cmpl-..."
     int64_t created = 0;  // unix seconds
     GenerationOptions options;
-    std::vector<std::string> prompt_texts;  // per choice, for the native "prompt" field
+    std::vector<std::string> prompt_texts;  // per choice: the prompt as given (OpenAI echo)
+    // Per choice: the prompt's tokens written out, control tokens included ("<s> Once upon a time"): the
+    // native "prompt" field, as llama-server fills it.
+    std::vector<std::string> prompt_pieces;
     size_t choices_per_prompt = 1;          // OpenAI n: choices sharing a prompt count it once in usage
     json generation_settings;               // the native final object's generation_settings
     // Chat: parse the reply into reasoning_content / tool_calls (parse.tool_format None: no tools).

@@ -246,6 +246,12 @@ Api::Reply Api::start_generation(Request& req, Flavor flavor, const json& body, 
     rc.agent = std::move(agent);
     for (const auto& t : prompt_texts)
         for (int c = 0; c < opts.n_choices; ++c) rc.prompt_texts.push_back(t);
+    if (flavor == Flavor::Native)
+        for (const auto& p : prompts) {
+            std::string pieces;
+            for (const engine::Token t : p) pieces += model_->vocab().token_to_piece(t, true);
+            for (int c = 0; c < opts.n_choices; ++c) rc.prompt_pieces.push_back(pieces);
+        }
     const size_t n_tasks = prompts.size() * (size_t)opts.n_choices;
     const std::string response_id = rc.id;
     auto response = std::make_shared<GenerationResponse>(std::move(rc), model_->vocab(), n_tasks, format_pool_->serial());

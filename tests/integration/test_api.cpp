@@ -61,7 +61,13 @@ TEST_CASE("native /completion reproduces the greedy reference", "[integration][a
         REQUIRE(r["tokens_evaluated"] == cs["prompt_tokens"].size());
         REQUIRE(r["stop_type"] == "limit");
         REQUIRE(r["timings"]["predicted_n"] == 96);
+        // The prompt as its tokens read, BOS included, as llama-server writes it.
+        REQUIRE(r["prompt"] == "<s> " + cs["prompt"].get<std::string>());
     }
+    // A prompt given as token ids is written out the same way.
+    const json ids = c.post("/tokenize", R"({"content": "Once upon a time", "add_special": true})").json()["tokens"];
+    const json r = c.post("/completion", json{{"prompt", ids}, {"n_predict", 1}}.dump()).json();
+    CHECK(r["prompt"] == "<s> Once upon a time");
 }
 
 TEST_CASE("streamed /completion sends the same text in pieces and ends with stop", "[integration][api]") {
