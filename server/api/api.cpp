@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "engine/quantize/file_type.h"
+#include "engine/speculative/drafter.h"
 #include "server/api/build_info.h"
 #include "server/api/chat_request_options.h"
 #include "server/api/json_fields.h"
@@ -294,6 +295,8 @@ json Api::generation_settings(const GenerationOptions& o) const {
         logit_bias.push_back({{"bias", std::isfinite(b.bias) ? json(b.bias) : json(b.bias < 0 ? -1e30 : 1e30)},
                               {"token", b.token}});
     const sched::SpecConfig& spec = scheduler_->spec();
+    // llama-server names its default reasoning format ("auto") by what it does: deepseek.
+    const std::string reasoning_format = config_.reasoning_format == "auto" ? "deepseek" : config_.reasoning_format;
     return json{{"n_predict", o.n_predict},
                 {"seed", s.seed},
                 {"temperature", s.temperature},
@@ -340,7 +343,16 @@ json Api::generation_settings(const GenerationOptions& o) const {
                 {"n_indent", o.n_indent},
                 {"t_max_predict_ms", o.t_max_predict_ms},
                 {"n_cache_reuse", o.n_cache_reuse >= 0 ? o.n_cache_reuse : scheduler_->config().n_cache_reuse},
-                {"lora", json::array()}};
+                {"lora", json::array()},
+                // llama-server 2026's fields for the native path (a prompt given as text: no chat format).
+                {"backend_sampling", false},
+                {"chat_format", "Content-only"},
+                {"generation_prompt", ""},
+                {"grammar_triggers", o.trigger_list},
+                {"preserved_tokens", json::array()},
+                {"reasoning_format", reasoning_format},
+                {"reasoning_in_content", false},
+                {"speculative.types", spec.types.empty() ? "none" : engine::spec::drafter_list_string(spec.types)}};
 }
 
 json Api::task_settings(const sched::Task& t) const {

@@ -150,7 +150,9 @@ void add_trigger_word(const std::string& word, const engine::Vocab& vocab, engin
     out.words.push_back(word);
 }
 
-void parse_triggers(const json& list, const engine::Vocab& vocab, engine::GrammarTriggers& out) {
+// `shown`: the triggers as llama-server lists them in generation_settings ({type: 0 token, 1 word, 2 pattern,
+// 3 pattern_full; value; token}).
+void parse_triggers(const json& list, const engine::Vocab& vocab, engine::GrammarTriggers& out, json& shown) {
     if (!list.is_array()) bad_request("'grammar_triggers' must be an array");
     // Each pattern is matched against the reply after every token until one fires.
     if (list.size() > kMaxGrammarTriggers)
@@ -159,6 +161,7 @@ void parse_triggers(const json& list, const engine::Vocab& vocab, engine::Gramma
     for (const auto& t : list) {
         if (t.is_string()) {
             add_trigger_word(t.get<std::string>(), vocab, out);
+            shown.push_back({{"type", 1}, {"value", t}});
             continue;
         }
         if (!t.is_object()) bad_request("grammar_triggers entries must be objects or strings");
@@ -173,10 +176,16 @@ void parse_triggers(const json& list, const engine::Vocab& vocab, engine::Gramma
                 add_trigger_token(value->get<int64_t>(), vocab, out);
             else
                 bad_request("a token trigger needs an integer 'token'");
+            const engine::Token id = out.tokens.back();
+            shown.push_back({{"type", 0}, {"value", vocab.token_to_piece(id, true)}, {"token", id}});
             continue;
         }
         if (!value || !value->is_string()) bad_request("a grammar trigger needs a string 'value'");
         const std::string v = value->get<std::string>();
+        shown.push_back({{"type", type == TriggerType::Word      ? 1
+                                  : type == TriggerType::Pattern ? 2
+                                                                 : 3},
+                         {"value", v}});
         if (type == TriggerType::Word) {
             add_trigger_word(v, vocab, out);
         } else if (type == TriggerType::Pattern) {
@@ -231,7 +240,7 @@ void parse_grammar(const json& body, std::string_view raw_body, const engine::Vo
     if (schema) o.grammar = schema_grammar(ordered_schema(*schema, raw_body, {"json_schema"}), "json_schema");
 
     read_into(body, "grammar_lazy", o.grammar_lazy);
-    if (const json* tr = field(body, "grammar_triggers")) parse_triggers(*tr, vocab, o.triggers);
+    if (const json* tr = field(body, "grammar_triggers")) parse_triggers(*tr, vocab, o.triggers, o.trigger_list);
     if (o.grammar_lazy && o.grammar.empty()) bad_request("'grammar_lazy' needs a grammar");
     if (o.grammar_lazy && o.triggers.words.empty() && o.triggers.patterns.empty() &&
         o.triggers.tokens.empty())

@@ -56,6 +56,7 @@ struct GenerationOptions {
     std::string grammar;
     bool grammar_lazy = false;
     engine::GrammarTriggers triggers;
+    nlohmann::json trigger_list = nlohmann::json::array();  // the request's triggers, as generation_settings lists them
     // Speculative decoding: llama-server's `speculative.n_max`, `speculative.n_min`, `speculative.p_min`
     // (flat dotted keys or a `speculative` object; `"speculative": false` or n_max 0 turns it off).
     bool spec_disabled = false;

@@ -114,6 +114,28 @@ TEST_CASE("/props: template capabilities, endpoint flags, defaults as llama-serv
     CHECK(p["modalities"]["video"] == false);
     CHECK(p["default_generation_settings"]["params"]["stream"] == false);
     CHECK(p["default_generation_settings"]["params"]["dry_penalty_last_n"] == 64);
+    // llama-server 0.7.0's further fields, with its values for a server started this way.
+    const json& gp = p["default_generation_settings"]["params"];
+    CHECK(gp["backend_sampling"] == false);
+    CHECK(gp["chat_format"] == "Content-only");
+    CHECK(gp["generation_prompt"] == "");
+    CHECK(gp["grammar_triggers"] == json::array());
+    CHECK(gp["preserved_tokens"] == json::array());
+    CHECK(gp["reasoning_format"] == "deepseek");
+    CHECK(gp["reasoning_in_content"] == false);
+    CHECK(gp["speculative.types"] == "none");
+    // A lazy grammar's triggers as given, as llama-server lists them (1: word, 2: pattern, 3: pattern_full).
+    const json lazy = c.post("/completion", json{{"prompt", "Once"},
+                                                 {"n_predict", 1},
+                                                 {"grammar", "root ::= \"x\""},
+                                                 {"grammar_lazy", true},
+                                                 {"grammar_triggers", {{{"type", "word"}, {"value", "Lily"}},
+                                                                       {{"type", 2}, {"value", "b+"}},
+                                                                       {{"type", 3}, {"value", "^Lily.*"}}}}}
+                                                    .dump())
+                           .json();
+    CHECK(lazy["generation_settings"]["grammar_triggers"] ==
+          json::parse(R"([{"type": 1, "value": "Lily"}, {"type": 2, "value": "b+"}, {"type": 3, "value": "^Lily.*"}])"));
     // Without --props, changing them is llama-server's 501.
     const auto r = c.post("/props", R"({"n_predict": 5})");
     CHECK(r.status == 501);
