@@ -2,7 +2,7 @@
 // of each format, whole (engine/chat parse_output, split_reasoning, parse_tool_calls, the response's
 // message JSON) and streamed in arbitrary pieces (server/api ChatStreamParser), checking that streaming
 // never sends content or reasoning that the whole reply's parse does not start with (whitespace at either
-// end aside).
+// end aside), also for a response format's reply (the JSON value alone).
 // Input: byte 0 picks the format and options, byte 1 seeds the piece sizes, the rest is the text.
 #include <cctype>
 #include <cstddef>
@@ -59,6 +59,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     options.extract_reasoning = mode & 8;
     options.reasoning_opened_in_prompt = mode & 16;
     options.id_prefix = "call_";
+    // A response format's reply (no tools then): its content is the JSON value alone.
+    options.json_reply = !tools && (mode & 64);
 
     const auto whole = engine::chat::parse_output(text, options);
     (void)api::parsed_message_json(whole);
