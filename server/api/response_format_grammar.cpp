@@ -1,14 +1,18 @@
 #include "server/api/response_format_grammar.h"
 
+#include <algorithm>
+#include <string_view>
+
 #include "server/api/gbnf_prefix.h"
 
 namespace api {
 
 namespace {
 
-// Character-class text for one character of a tag.
-std::string class_char(char c) {
-    switch (c) {
+// Character-class text for one character (a whole UTF-8 sequence) of a tag.
+std::string class_char(std::string_view c) {
+    if (c.size() != 1) return std::string(c);
+    switch (c[0]) {
         case '\n': return "\\n";
         case '\t': return "\\t";
         case '\r': return "\\r";
@@ -17,18 +21,24 @@ std::string class_char(char c) {
         case '[': return "\\[";
         case '^': return "\\^";
         case '-': return "\\-";
-        default: return std::string(1, c);
+        default: return std::string(c);
     }
 }
 
+// The length of the UTF-8 sequence starting with byte b (1 for a stray continuation byte).
+size_t sequence_length(unsigned char b) {
+    return b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC0 ? 2 : 1;
+}
+
 // Any text that does not contain `stop`, as llama.cpp's "until" writes it: each prefix of the tag
-// followed by a character other than the tag's next one.
+// followed by a character other than the tag's next one (characters, not bytes).
 std::string until(const std::string& stop) {
     std::string out;
-    for (size_t i = 0; i < stop.size(); ++i) {
-        if (i) out += " | ";
-        if (i) out += gbnf_literal(stop.substr(0, i)) + " ";
-        out += "[^" + class_char(stop[i]) + "]";
+    for (size_t i = 0; i < stop.size();) {
+        const size_t n = std::min(sequence_length((unsigned char)stop[i]), stop.size() - i);
+        if (i) out += " | " + gbnf_literal(stop.substr(0, i)) + " ";
+        out += "[^" + class_char(std::string_view(stop).substr(i, n)) + "]";
+        i += n;
     }
     return "( " + out + " )*";
 }

@@ -60,3 +60,13 @@ TEST_CASE("response format grammar: the reasoning block where the prompt left it
     CHECK_FALSE(closed.matches("<think>x</think>" + kValue));
     CHECK_FALSE(closed.matches(std::string(5, '\n') + kValue));  // two whitespace rules left
 }
+
+TEST_CASE("response format grammar: tags of any characters", "[server][structured]") {
+    const std::string schema = engine::json_schema_to_gbnf(nlohmann::ordered_json::parse(R"({"type": "integer"})"));
+    const engine::chat::ReasoningTags tags{"<｜思考｜>", "</｜思考｜>"};
+    const engine::GrammarMatcher m(
+        api::response_format_grammar(schema, api::ReasoningLead::Optional, tags, api::GbnfLiterals()));
+    CHECK(m.matches("<｜思考｜>想一想 [x] - ^</｜思考｜>\n\n42"));
+    CHECK(m.matches("42"));
+    CHECK_FALSE(m.matches("<｜思考｜>a</｜思考｜>b</｜思考｜>42"));
+}
