@@ -8,59 +8,75 @@ constexpr std::string_view kFence = "```json";
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
-size_t skip_space(std::string_view s, size_t i) {
-    while (i < s.size() && is_space(s[i])) ++i;
-    return i;
-}
-
-// Where the JSON value starting at `i` ends (one past its last character), or npos while it is unfinished.
-// The grammar made the text valid JSON as far as it goes, so only nesting and strings need following.
-size_t value_end(std::string_view s, size_t i) {
-    if (i >= s.size()) return std::string_view::npos;
-    const char first = s[i];
-    if (first != '{' && first != '[' && first != '"') {
-        // A number or a literal ends where a character that cannot continue it comes.
-        for (size_t k = i; k < s.size(); ++k)
-            if (is_space(s[k]) || s[k] == '`') return k;
-        return std::string_view::npos;
-    }
-    int depth = 0;
-    bool in_string = false, escaped = false;
-    for (size_t k = i; k < s.size(); ++k) {
-        const char c = s[k];
-        if (in_string) {
-            if (escaped) escaped = false;
-            else if (c == '\\') escaped = true;
-            else if (c == '"') {
-                in_string = false;
-                if (depth == 0) return k + 1;  // a top-level string
-            }
-        } else if (c == '"') {
-            in_string = true;
-        } else if (c == '{' || c == '[') {
-            ++depth;
-        } else if (c == '}' || c == ']') {
-            if (--depth == 0) return k + 1;
-        }
-    }
-    return std::string_view::npos;
-}
-
 }  // namespace
 
-std::string json_reply_content(std::string_view text, bool growing) {
-    size_t i = skip_space(text, 0);
-    const std::string_view rest = text.substr(i);
-    if (rest.substr(0, kFence.size()) == kFence) {
-        i = skip_space(text, i + kFence.size());
-    } else if (!rest.empty() && kFence.substr(0, rest.size()) == rest) {
-        i = text.size();  // maybe the fence: no value yet
+void JsonReplyReader::advance(std::string_view s) {
+    while (pos_ < s.size() && phase_ != Phase::Done) {
+        const char c = s[pos_];
+        switch (phase_) {
+            case Phase::Lead:
+            case Phase::AfterFence:
+                if (is_space(c)) {
+                    ++pos_;
+                    break;
+                }
+                if (phase_ == Phase::Lead && c == '`') {
+                    const std::string_view rest = s.substr(pos_);
+                    if (rest.substr(0, kFence.size()) == kFence) {
+                        pos_ += kFence.size();
+                        phase_ = Phase::AfterFence;
+                        break;
+                    }
+                    if (kFence.substr(0, rest.size()) == rest) return;  // maybe the fence: wait for more
+                }
+                start_ = pos_;
+                phase_ = Phase::Value;
+                // A number or a literal ends where a character that cannot continue it comes; objects,
+                // arrays and strings where their nesting closes (the grammar made the text valid JSON as
+                // far as it goes).
+                scalar_ = c != '{' && c != '[' && c != '"';
+                break;
+            case Phase::Value:
+                if (scalar_) {
+                    if (is_space(c) || c == '`') {
+                        end_ = pos_;
+                        phase_ = Phase::Done;
+                        break;
+                    }
+                } else if (in_string_) {
+                    if (escaped_) {
+                        escaped_ = false;
+                    } else if (c == '\\') {
+                        escaped_ = true;
+                    } else if (c == '"') {
+                        in_string_ = false;
+                        if (depth_ == 0) end_ = pos_ + 1;  // a top-level string
+                    }
+                } else if (c == '"') {
+                    in_string_ = true;
+                } else if (c == '{' || c == '[') {
+                    ++depth_;
+                } else if ((c == '}' || c == ']') && --depth_ == 0) {
+                    end_ = pos_ + 1;
+                }
+                ++pos_;
+                if (end_ != std::string_view::npos) phase_ = Phase::Done;
+                break;
+            case Phase::Done: break;
+        }
     }
+}
+
+std::string JsonReplyReader::content(std::string_view text, bool growing) {
+    advance(text);
     // No value yet: nothing while the text grows; a reply that ended so is its text as written (as
     // llama-server answers when its parse finds no value).
-    if (i == text.size()) return growing ? std::string() : std::string(text);
-    const size_t end = value_end(text, i);
-    return std::string(end == std::string_view::npos ? text.substr(i) : text.substr(i, end - i));
+    if (start_ == std::string_view::npos) return growing ? std::string() : std::string(text);
+    return std::string(end_ == std::string_view::npos ? text.substr(start_) : text.substr(start_, end_ - start_));
+}
+
+std::string json_reply_content(std::string_view text, bool growing) {
+    return JsonReplyReader().content(text, growing);
 }
 
 }  // namespace engine::chat

@@ -82,7 +82,14 @@ ChatStreamParser::Certain ChatStreamParser::certain() const {
     }
     d.content = std::string(body.substr(0, safe));
     if (!triggers_.empty()) d.content = std::string(rtrim(d.content));  // content before calls is trimmed
-    if (options_.json_reply) d.content = engine::chat::json_reply_content(d.content, true);
+    if (options_.json_reply) {
+        // The body only grows while it starts at the same place: the reader then reads just what was added.
+        if (d.body != json_body_) {
+            json_reader_.reset();
+            json_body_ = d.body;
+        }
+        d.content = json_reader_.content(d.content, true);
+    }
     return d;
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/chat/chat_parser.h"
+#include "engine/chat/json_reply.h"
 
 namespace api {
 
@@ -67,6 +68,9 @@ private:
         std::string arguments;
     };
     std::vector<SentCall> sent_calls_;
+    // A response format's reply: its JSON value, read as the body grows (the body's start in text_).
+    mutable engine::chat::JsonReplyReader json_reader_;
+    mutable size_t json_body_ = std::string::npos;
 };
 
 // A reply the token limit cut inside a tool call: the unfinished call's markup (from the first trigger

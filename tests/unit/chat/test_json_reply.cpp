@@ -40,12 +40,15 @@ TEST_CASE("json reply: a growing text only ever extends what was sent", "[chat][
     for (const std::string& text : replies) {
         INFO(text);
         std::string sent;
+        engine::chat::JsonReplyReader reader;  // reads only what each longer text adds
         for (size_t n = 0; n <= text.size(); ++n) {
             const std::string now = json_reply_content(text.substr(0, n), true);
             INFO(n << ": " << now);
             REQUIRE(now.compare(0, sent.size(), sent) == 0);  // extends what went out
+            REQUIRE(reader.content(text.substr(0, n), true) == now);
             sent = now;
         }
+        REQUIRE(reader.content(text, false) == json_reply_content(text, false));
         const std::string final_content = json_reply_content(text, false);
         REQUIRE(final_content.compare(0, sent.size(), sent) == 0);
         if (!sent.empty()) CHECK(final_content == sent);  // nothing held back once a value began
