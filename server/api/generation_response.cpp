@@ -533,6 +533,8 @@ void GenerationResponse::finish_stream() {
             json j = chunk_base(rc_.flavor == Flavor::Chat ? "chat.completion.chunk" : "text_completion");
             j["choices"] = json::array();
             j["usage"] = usage_json();
+            // llama-server 2026 puts the timings on this chunk too (the last before [DONE]).
+            if (!choices_.empty()) j["timings"] = timings_json(choices_.back().final.timings);
             send(j);
         }
         emit("[DONE]");

@@ -177,6 +177,15 @@ TEST_CASE("shapes: /v1/completions and /v1/chat/completions, whole and streamed"
         require_shape(events[i], "POST /v1/chat/completions stream chunk");
     require_shape(events.back(), "POST /v1/chat/completions stream final");
     CHECK(events.back()["usage"]["completion_tokens"] == 8);
+    // With include_usage, the usage chunk (no choices) comes last and carries the timings too, as in
+    // llama-server 2026.
+    json su = st;
+    su["stream_options"] = {{"include_usage", true}};
+    events = stream_events(c, "/v1/chat/completions", su);
+    REQUIRE(events.size() >= 3);
+    CHECK(events.back()["choices"].empty());
+    CHECK(events.back()["usage"]["completion_tokens"] == 8);
+    CHECK(events.back()["timings"]["predicted_n"] == 8);
 
     // Streamed with logprobs: every chunk with text carries the log-probabilities of its tokens, the first
     // one included, and together they cover every generated token.
