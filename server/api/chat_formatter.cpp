@@ -37,6 +37,7 @@ ChatFormatter::ChatFormatter(const engine::Model& model, const std::string& chat
     name_ = "jinja";
     jinja_ = std::make_unique<engine::chat::ChatTemplate>(source_, bos, eos);
     wants_date_string_ = source_.find("date_string") != std::string::npos;
+    firefunction_ = source_.find(" functools[") != std::string::npos;
     reasoning_tags_ = engine::chat::detect_reasoning_tags(source_);
     // A template that cannot render tools gets the polyfill, which teaches the generic JSON syntax.
     tool_format_ = jinja_->caps().supports_tools ? engine::chat::detect_tool_call_format(source_)
@@ -62,6 +63,23 @@ std::string ChatFormatter::apply(const nlohmann::ordered_json& messages, const n
             char date[32];
             std::strftime(date, sizeof date, "%d %b %Y", &local);
             in.extra_context["date_string"] = date;
+        }
+        // Firefunction v2 prints `functions` (the tools as indented JSON, "" without any) and `datetime` in
+        // its system prompt and reads no `tools`. Without them the template fails on an undefined
+        // `functions`. As llama-server gives them: the date as 0.7.0 writes it; the tools as b4748 wrote them
+        // (0.7.0 leaves `functions` empty, so the model never sees the tools it is offered).
+        if (firefunction_ && in.extra_context.is_object()) {
+            if (!in.extra_context.contains("functions"))
+                in.extra_context["functions"] = tools.is_array() && !tools.empty() ? tools.dump(2) : "";
+            if (!in.extra_context.contains("datetime")) {
+                const std::time_t now = std::time(nullptr);
+                std::tm utc{};
+                gmtime_r(&now, &utc);
+                char when[48];
+                std::strftime(when, sizeof when, "%b %d %Y", &utc);
+                in.extra_context["datetime"] = when;
+            }
+            in.tools = nullptr;
         }
         return jinja_->apply(in);
     }

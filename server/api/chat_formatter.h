@@ -46,6 +46,7 @@ private:
     engine::chat::ReasoningTags reasoning_tags_;
     std::unique_ptr<engine::chat::ChatTemplate> jinja_;
     bool wants_date_string_ = false;  // the template prints `date_string` (Llama 3.1/3.3)
+    bool firefunction_ = false;       // Firefunction v2: `functions` and `datetime` instead of `tools`
 };
 
 }  // namespace api

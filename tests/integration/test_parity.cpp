@@ -460,3 +460,35 @@ TEST_CASE("Llama 3.1's template gets today's date as date_string, unless the req
     CHECK(c.post("/apply-template", given.dump()).json()["prompt"].get<std::string>().find(
               "Today Date: 01 Jan 2030\n") != std::string::npos);
 }
+
+// Firefunction v2's template prints `functions` and `datetime` and reads no `tools`: without them every chat
+// request was a 400 ('functions' is undefined).
+TEST_CASE("Firefunction v2's template gets its functions and datetime", "[integration][parity]") {
+    ServerProcess s({"-m", stories_model(), "-c", "2048", "-t", "1", "--jinja", "--chat-template-file",
+                     shared_path("templates/fireworks-ai-llama-3-firefunction-v2.jinja")});
+    Client c("127.0.0.1", s.port());
+    auto today = [] {
+        const std::time_t now = std::time(nullptr);
+        std::tm utc{};
+        gmtime_r(&now, &utc);
+        char date[32];
+        std::strftime(date, sizeof date, "%b %d %Y", &utc);
+        return std::string(date);
+    };
+    const json msgs = json::array({{{"role", "user"}, {"content", "Hi"}}});
+    const std::string before = today();
+    const std::string plain = c.post("/apply-template", json{{"messages", msgs}}.dump()).json()["prompt"];
+    const std::string after = today();
+    INFO(plain);
+    CHECK((plain.find("Today is " + before + ".") != std::string::npos ||
+           plain.find("Today is " + after + ".") != std::string::npos));
+    const json tools = json::array(
+        {{{"type", "function"},
+          {"function", {{"name", "get_weather"}, {"parameters", {{"type", "object"}, {"properties", json::object()}}}}}}});
+    const std::string with_tools =
+        c.post("/apply-template", json{{"messages", msgs}, {"tools", tools}}.dump()).json()["prompt"];
+    CHECK(with_tools.find("\"name\": \"get_weather\"") != std::string::npos);  // the tools, indented JSON
+    const auto r = c.post("/v1/chat/completions", json{{"messages", msgs}, {"max_tokens", 4}}.dump());
+    INFO(r.body);
+    CHECK(r.status == 200);
+}
