@@ -32,7 +32,7 @@ private:
 struct MetricsSnapshot {
     uint64_t prompt_tokens_total = 0;
     uint64_t prompt_tokens_cached_total = 0;  // prompt tokens a request found in its slot's cache
-    uint64_t n_tokens_max = 0;                // longest sequence seen (prompt and generated tokens)
+    uint64_t n_tokens_max = 0;                // longest sequence seen in a slot's cache (prompt and generated tokens)
     uint64_t tokens_predicted_total = 0;
     double prompt_seconds_total = 0.0;
     double predicted_seconds_total = 0.0;

@@ -1482,7 +1482,8 @@ void Scheduler::deliver(Slot& slot, engine::spec::Verified&& v) {
     slot.t_last_token = now;
     metrics_.update([&](MetricsSnapshot& m) {
         m.tokens_predicted_total += step.n_consumed;
-        m.n_tokens_max = std::max<uint64_t>(m.n_tokens_max, slot.history.size());
+        // The tokens the slot's cache holds, as llama-server counts them (the token just sampled is not in it).
+        m.n_tokens_max = std::max<uint64_t>(m.n_tokens_max, (uint64_t)slot.n_past());
     });
 
     // The step's tokens wait with the text the pipeline holds back; those it released go out now.

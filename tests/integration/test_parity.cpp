@@ -176,6 +176,17 @@ TEST_CASE("/metrics has llama-server's series: cached prompt tokens, longest seq
     CHECK(value("llamacpp:spec_decode_num_accepted_tokens_total") == 0);
     CHECK(value("llamacpp:spec_decode_num_drafts_total") == 0);
     CHECK(m.find("# TYPE llamacpp:n_busy_slots_per_decode gauge") != std::string::npos);
+
+    // The longest sequence as llama-server counts it: the tokens a slot's cache held (the last token
+    // sampled is never evaluated).
+    ServerProcess fresh({"-m", stories_model(), "-c", "512", "-t", "1", "--metrics"});
+    Client fc("127.0.0.1", fresh.port());
+    const json one = fc.post("/completion", json{{"prompt", "Once"}, {"n_predict", 4}}.dump()).json();
+    const std::string fm = fc.get("/metrics").body;
+    const std::string key = "\nllamacpp:n_tokens_max ";
+    const size_t at = fm.find(key);
+    REQUIRE(at != std::string::npos);
+    CHECK(std::stod(fm.substr(at + key.size())) == one["tokens_evaluated"].get<double>() + 4 - 1);
 }
 
 TEST_CASE("an image, audio or file part is a 400 on a text-only model, text parts still work",
