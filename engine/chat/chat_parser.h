@@ -52,6 +52,7 @@ enum class ToolCallFormat {
     Glm45,         // <tool_call>name\n<arg_key>key</arg_key>\n<arg_value>value</arg_value>\n</tool_call> (GLM 4.5/4.6)
     Glm47,         // the same without the new lines (GLM 4.7)
     MiniMaxM2,     // <minimax:tool_call>\n<invoke name="name">\n<parameter name="key">value</parameter>\n</invoke>\n...
+    FireFunction,  //  functools[{"name", "arguments"}, ...] (Firefunction v2)
 };
 
 std::string_view tool_call_format_name(ToolCallFormat format);

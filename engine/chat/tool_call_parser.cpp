@@ -483,6 +483,8 @@ Got read_calls(Scan& s, Calls& calls, ToolCallFormat format) {
             return glm(s, calls);
         case ToolCallFormat::MiniMaxM2:
             return minimax(s, calls);
+        case ToolCallFormat::FireFunction:
+            return marked_list(s, calls, " functools", "", "");
     }
     calls.content(s.text());
     return Got::Yes;
@@ -557,6 +559,8 @@ std::string_view tool_call_format_name(ToolCallFormat format) {
             return "glm-4.7";
         case ToolCallFormat::MiniMaxM2:
             return "minimax-m2";
+        case ToolCallFormat::FireFunction:
+            return "firefunction-v2";
     }
     return "none";
 }
@@ -566,6 +570,7 @@ std::string_view tool_call_format_name(ToolCallFormat format) {
 ToolCallFormat detect_tool_call_format(std::string_view src) {
     auto has = [&](std::string_view needle) { return src.find(needle) != std::string_view::npos; };
     if (has("<minimax:tool_call>")) return ToolCallFormat::MiniMaxM2;
+    if (has(" functools[")) return ToolCallFormat::FireFunction;
     if (has("<seed:tool_call>")) return ToolCallFormat::SeedOss;
     if (has("<|tool_calls_section_begin|>")) return ToolCallFormat::Kimi;
     if (has("<|START_ACTION|>")) return ToolCallFormat::CommandR7B;

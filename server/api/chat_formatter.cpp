@@ -43,6 +43,8 @@ ChatFormatter::ChatFormatter(const engine::Model& model, const std::string& chat
     tool_format_ = jinja_->caps().supports_tools ? engine::chat::detect_tool_call_format(source_)
                                                  : engine::chat::ToolCallFormat::Generic;
     if (tool_format_ == engine::chat::ToolCallFormat::None) tool_format_ = engine::chat::ToolCallFormat::Generic;
+    // Firefunction v2 reads its tools from `functions`, so the probe finds no tool support: its syntax all the same.
+    if (firefunction_) tool_format_ = engine::chat::ToolCallFormat::FireFunction;
 }
 
 std::string ChatFormatter::apply(const nlohmann::ordered_json& messages, const nlohmann::ordered_json& tools,

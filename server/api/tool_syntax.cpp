@@ -211,6 +211,7 @@ const std::vector<ToolSyntax>& table() {
          {"<seed:tool_call>"}, {"<seed:tool_call>", "</seed:tool_call>"}},
         {ToolCallFormat::Glm45, "", "", "<tool_call>", "</tool_call>", "\n", glm45_call, {"<tool_call>"}, glm_markers},
         {ToolCallFormat::Glm47, "", "", "<tool_call>", "</tool_call>", "", glm47_call, {"<tool_call>"}, glm_markers},
+        {ToolCallFormat::FireFunction, " functools[", "]", "", "", ", ", arguments_call, {" functools["}, {}},
         {ToolCallFormat::MiniMaxM2, "<minimax:tool_call>\n", "\n</minimax:tool_call>", "", "", "\n", minimax_call,
          {"<minimax:tool_call>"}, {"<minimax:tool_call>", "</minimax:tool_call>"}},
     };

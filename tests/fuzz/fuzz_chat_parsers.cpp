@@ -54,7 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // As the server does it: a tool-call format (and its stream triggers) only where the request has tools.
     const bool tools = mode & 32;
     engine::chat::ParseOptions options;
-    constexpr int kFormats = int(ToolCallFormat::MiniMaxM2) + 1;
+    constexpr int kFormats = int(ToolCallFormat::FireFunction) + 1;
     options.tool_format = tools ? static_cast<ToolCallFormat>(mode % kFormats) : ToolCallFormat::None;
     options.extract_reasoning = mode & 8;
     options.reasoning_opened_in_prompt = mode & 16;

@@ -502,4 +502,27 @@ TEST_CASE("Firefunction v2's template gets its functions and datetime", "[integr
     const auto r = c.post("/v1/chat/completions", json{{"messages", msgs}, {"max_tokens", 4}}.dump());
     INFO(r.body);
     CHECK(r.status == 200);
+    // Its call syntax, " functools[{...}]": a forced call comes back as a tool call.
+    const json city = json::array({{{"type", "function"},
+                                    {"function",
+                                     {{"name", "get_weather"},
+                                      {"parameters",
+                                       {{"type", "object"},
+                                        {"properties", {{"city", {{"type", "string"}, {"maxLength", 6}}}}},
+                                        {"required", {"city"}},
+                                        {"additionalProperties", false}}}}}}});
+    const auto call = c.post("/v1/chat/completions", json{{"messages", msgs},
+                                                          {"tools", city},
+                                                          {"tool_choice", "required"},
+                                                          {"parallel_tool_calls", false},
+                                                          {"max_tokens", 120},
+                                                          {"temperature", 0}}
+                                                         .dump());
+    INFO(call.body);
+    REQUIRE(call.status == 200);
+    const json answer = call.json();
+    const json& m = answer["choices"][0]["message"];
+    REQUIRE(m["tool_calls"].size() >= 1);
+    CHECK(m["tool_calls"][0]["function"]["name"] == "get_weather");
+    CHECK(json::parse(m["tool_calls"][0]["function"]["arguments"].get<std::string>())["city"].is_string());
 }

@@ -229,6 +229,7 @@ TEST_CASE("tool-call syntax is detected from the template", "[chat][parser][dete
         {"GLM-4.6.jinja", ToolCallFormat::Glm45},
         {"GLM-4.7-Flash.jinja", ToolCallFormat::Glm47},
         {"MiniMax-M2.jinja", ToolCallFormat::MiniMaxM2},
+        {"fireworks-ai-llama-3-firefunction-v2.jinja", ToolCallFormat::FireFunction},
         {"Qwen3-Coder.jinja", ToolCallFormat::Qwen3Coder},
         {"ByteDance-Seed-OSS.jinja", ToolCallFormat::SeedOss},
     };

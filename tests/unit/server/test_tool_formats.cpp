@@ -91,6 +91,8 @@ std::vector<Sample> samples() {
         {ToolCallFormat::Glm47, glm47, glm47, "", "", {">2<", ">\"2\"<"}},
         {ToolCallFormat::MiniMaxM2, "<think>Weather.</think>\n" + minimax, minimax, "Weather.", "",
          {">2<", ">\"2\"<"}},
+        {ToolCallFormat::FireFunction, " functools[{\"name\": \"get_weather\", \"arguments\": " + kArgs + "}]",
+         " functools[{\"name\": \"get_weather\", \"arguments\": " + kArgs + "}]", "", ""},
     };
 }
 
@@ -583,4 +585,10 @@ TEST_CASE("a reply cut by the token limit inside a call: the unfinished markup i
     // Not cut by the limit (a stop): what does not parse stays content, as before.
     const auto stopped = api::parse_reply(text, options(ToolCallFormat::Hermes), triggers, false);
     CHECK(stopped.content.find("<tool_call>") != std::string::npos);
+    // A trigger that starts with a space (Firefunction's " functools[") is found in the trimmed content too.
+    const auto ff = api::tool_syntax(ToolCallFormat::FireFunction).triggers;
+    const auto cut = api::parse_reply(" functools[{\"name\": \"get_weather\", \"argu",
+                                      options(ToolCallFormat::FireFunction), ff, true);
+    CHECK(cut.content.empty());
+    CHECK(cut.tool_calls.empty());
 }
