@@ -168,15 +168,7 @@ Api::PreparedChat Api::prepare_chat(const json& body, const nlohmann::ordered_js
     // grammar has it; the reply's content is the value.
     if (parse_reply && !call_tools && out.opts.grammar_from_schema && !out.opts.grammar.empty()) {
         const auto& tags = parse.options.reasoning_tags;
-        ReasoningLead lead = ReasoningLead::None;
-        if (parse.options.extract_reasoning && !tags.open.empty() && !tags.close.empty()) {
-            std::string_view p = out.prompt;
-            while (!p.empty() && (p.back() == '\n' || p.back() == ' ')) p.remove_suffix(1);
-            lead = opened                                                      ? ReasoningLead::Opened
-                   : p.size() >= tags.close.size() &&
-                           p.substr(p.size() - tags.close.size()) == tags.close ? ReasoningLead::Closed
-                                                                                : ReasoningLead::Optional;
-        }
+        const ReasoningLead lead = reasoning_lead(out.prompt, parse.options.extract_reasoning, opened, tags);
         out.opts.grammar = response_format_grammar(out.opts.grammar, lead, tags,
                                                    GbnfLiterals(control_markers({tags.open, tags.close}, vocab)));
         parse.options.json_reply = true;

@@ -45,6 +45,14 @@ std::string until(const std::string& stop) {
 
 }  // namespace
 
+ReasoningLead reasoning_lead(std::string_view prompt, bool extract_reasoning, bool opened,
+                             const engine::chat::ReasoningTags& tags) {
+    if (!extract_reasoning || tags.open.empty() || tags.close.empty()) return ReasoningLead::None;
+    if (opened) return ReasoningLead::Opened;
+    while (!prompt.empty() && (prompt.back() == '\n' || prompt.back() == ' ')) prompt.remove_suffix(1);
+    return prompt.ends_with(tags.close) ? ReasoningLead::Closed : ReasoningLead::Optional;
+}
+
 std::string response_format_grammar(const std::string& schema_gbnf, ReasoningLead lead,
                                      const engine::chat::ReasoningTags& tags, const GbnfLiterals& lit) {
     // llama-server's grammar covers the generation prompt too and reads it first (its "prefill"), so what

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "engine/chat/chat_parser.h"
 #include "server/api/tool_syntax.h"
@@ -19,6 +20,11 @@ enum class ReasoningLead {
     Opened,    // the prompt opened it: the reply starts inside and closes it
     Closed,    // the prompt holds a whole (empty) one, as templates write it with thinking off
 };
+
+// Where a rendered prompt leaves the reasoning block: Opened when it ends inside one (`opened`), Closed when
+// it ends with the closing tag (and whitespace), Optional otherwise; None without reasoning to extract.
+ReasoningLead reasoning_lead(std::string_view prompt, bool extract_reasoning, bool opened,
+                             const engine::chat::ReasoningTags& tags);
 
 // `schema_gbnf`: the value's grammar (JSON Schema -> GBNF, rule root). `lit` writes the tags (as token
 // references where they are control tokens).

@@ -70,3 +70,14 @@ TEST_CASE("response format grammar: tags of any characters", "[server][structure
     CHECK(m.matches("42"));
     CHECK_FALSE(m.matches("<｜思考｜>a</｜思考｜>b</｜思考｜>42"));
 }
+
+TEST_CASE("response format grammar: where the prompt leaves the reasoning block", "[server][structured]") {
+    const engine::chat::ReasoningTags tags;
+    using api::ReasoningLead;
+    CHECK(api::reasoning_lead("<|im_start|>assistant\n", true, false, tags) == ReasoningLead::Optional);
+    CHECK(api::reasoning_lead("<|im_start|>assistant\n<think>\n\n</think>\n\n", true, false, tags) ==
+          ReasoningLead::Closed);
+    CHECK(api::reasoning_lead("<｜Assistant｜><think>\n", true, true, tags) == ReasoningLead::Opened);
+    CHECK(api::reasoning_lead("<|im_start|>assistant\n", false, false, tags) == ReasoningLead::None);
+    CHECK(api::reasoning_lead("x", true, false, engine::chat::ReasoningTags{"", ""}) == ReasoningLead::None);
+}
