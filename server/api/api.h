@@ -125,6 +125,9 @@ private:
 
     Reply completion(Request& req, Flavor flavor);
     Reply infill(Request& req);  // handlers_infill.cpp
+    // OpenAI's `suffix` on /v1/completions: the prompt is the text before the insertion point and the
+    // model's FIM tokens lay the two out as /infill does (a 400 naming why for a model without them).
+    std::vector<engine::Token> suffix_prompt(const json& prompt, const std::string& suffix, int32_t n_predict) const;
     Reply lora_adapters_get(Request& req);  // handlers_lora.cpp
     Reply lora_adapters_post(Request& req);
     // A request's adapter scales: its "lora" list ([{id, scale}], adapters not named get 0), else the

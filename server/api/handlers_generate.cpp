@@ -89,6 +89,15 @@ Api::Reply Api::completion(Request& req, Flavor flavor) {
     }
     std::vector<std::vector<engine::Token>> tokens;
     std::vector<std::string> texts;
+    const json* suffix = flavor == Flavor::Completions ? field(body, "suffix") : nullptr;
+    if (suffix && !suffix->get<std::string>().empty()) {
+        if (prompts.size() != 1 || !(prompts[0].is_string() || is_token_array(prompts[0])))
+            bad_request("'suffix' takes one prompt: a string or an array of token ids");
+        tokens.push_back(suffix_prompt(prompts[0], suffix->get<std::string>(), opts.n_predict));
+        texts.push_back(prompts[0].is_string() ? prompts[0].get<std::string>()
+                                               : model_->vocab().detokenize(tokenize_prompt(prompts[0])));
+        return start_generation(req, flavor, body, opts, tokens, texts);
+    }
     for (const auto& p : prompts) {
         tokens.push_back(tokenize_prompt(p));
         texts.push_back(p.is_string() ? p.get<std::string>() : model_->vocab().detokenize(tokens.back()));

@@ -58,4 +58,15 @@ Api::Reply Api::infill(Request& req) {
     return start_generation(req, Flavor::Native, body, opts, {tokens}, {vocab.detokenize(tokens, false, true)});
 }
 
+std::vector<engine::Token> Api::suffix_prompt(const json& prompt, const std::string& suffix, int32_t n_predict) const {
+    const auto& vocab = model_->vocab();
+    if (!supports_infill(vocab))
+        bad_request("'suffix' needs a model with fill-in-the-middle tokens; this model's vocabulary has none");
+    InfillInput in;
+    in.prefix = infill_text(vocab, json{{"prompt", prompt}}, "prompt");
+    in.suffix = vocab.tokenize(suffix, false, false);
+    return build_infill_prompt(vocab, in, (int32_t)config_.n_batch, n_predict, scheduler_->n_ctx_slot(),
+                               config_.spm_infill);
+}
+
 }  // namespace api

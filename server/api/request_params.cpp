@@ -434,10 +434,9 @@ GenerationOptions parse_generation_options(const json& body, const ApiDefaults& 
     if (auto m = get_opt<std::string>(body, "model")) o.model = *m;
     if (flavor == Flavor::Completions) {
         read_into(body, "echo", o.echo);
-        // OpenAI fields llama-server b4748 refused too (2026 ignores them): a 400 naming them, not a silent no.
-        if (const json* f = field(body, "suffix"); f && !f->is_null())
-            bad_request("'suffix' is not supported (use /infill for text between a prefix and a suffix)");
-        // best_of 1 (OpenAI's default, sent by some clients) is one completion: what we do anyway.
+        // `suffix` is read by the handler (fill-in-the-middle). best_of, which llama-server b4748 refused too
+        // (2026 ignores it), is a 400 naming it, not a silent no; best_of 1 (OpenAI's default, sent by some
+        // clients) is one completion: what we do anyway.
         if (const json* f = field(body, "best_of"); f && !f->is_null() && !(f->is_number_integer() && *f == 1))
             bad_request("'best_of' is not supported (ask for several completions with 'n' and pick one yourself)");
     }

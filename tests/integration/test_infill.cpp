@@ -76,6 +76,11 @@ TEST_CASE("/infill without FIM tokens is 501, with them it is /completion on the
         INFO(r.body);
         REQUIRE(r.status == 501);
         REQUIRE(json::parse(r.body)["error"]["type"] == "not_supported_error");
+        // OpenAI's suffix needs the FIM tokens too: a 400 saying so.
+        const auto s = c.post("/v1/completions", json{{"prompt", "Once"}, {"suffix", "end."}, {"max_tokens", 2}}.dump());
+        INFO(s.body);
+        REQUIRE(s.status == 400);
+        REQUIRE(s.body.find("fill-in-the-middle") != std::string::npos);
     }
     FimModel model;
     ServerProcess s({"-m", model.path, "-np", "2", "-c", "2048", "-b", "256", "-ub", "256", "-t", "1"});
@@ -122,6 +127,28 @@ TEST_CASE("/infill without FIM tokens is 501, with them it is /completion on the
         REQUIRE(res.status == 200);
         REQUIRE(stopped);
         REQUIRE(text == whole);
+    }
+    SECTION("OpenAI's suffix on /v1/completions is the same fill-in-the-middle") {
+        json b = body;
+        b["n_predict"] = 12;
+        b["temperature"] = 0;
+        const json infilled = c.post("/infill", b.dump()).json();
+        const json oai{{"prompt", "Once upon a time, there was a little"}, {"suffix", " She was very happy."},
+                       {"max_tokens", 12}, {"temperature", 0}};
+        const auto r = c.post("/v1/completions", oai.dump());
+        INFO(r.body);
+        REQUIRE(r.status == 200);
+        CHECK(r.json()["choices"][0]["text"] == infilled["content"]);
+        CHECK(r.json()["usage"]["prompt_tokens"] == infilled["tokens_evaluated"]);
+        // An empty suffix is a plain completion; several prompts with a suffix are a 400.
+        json plain = oai;
+        plain["suffix"] = "";
+        CHECK(c.post("/v1/completions", plain.dump()).json()["choices"][0]["text"] ==
+              c.post("/v1/completions", json{{"prompt", oai["prompt"]}, {"max_tokens", 12}, {"temperature", 0}}.dump())
+                  .json()["choices"][0]["text"]);
+        json two = oai;
+        two["prompt"] = json::array({"a", "b"});
+        CHECK(c.post("/v1/completions", two.dump()).status == 400);
     }
     SECTION("bad bodies are 400s") {
         for (const json& bad : {json{{"input_prefix", 5}}, json{{"input_extra", "x"}},

@@ -312,6 +312,7 @@ TEST_CASE("echo repeats the prompt in /v1/completions, with logprobs it is a 400
     CHECK(bad.body.find("echo") != std::string::npos);
 }
 
+// best_of, and suffix on a model without fill-in-the-middle tokens (with them it is /infill's layout).
 TEST_CASE("OpenAI fields llama-server refuses are a 400 naming them", "[integration][fields]") {
     Client c("127.0.0.1", shape_server().port());
     for (const std::string f : {"suffix", "best_of"}) {
