@@ -1,12 +1,12 @@
 #include "engine/chat/json_reply.h"
 
+#include "engine/chat/text_scan.h"
+
 namespace engine::chat {
 
 namespace {
 
 constexpr std::string_view kFence = "```json";
-
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 }  // namespace
 

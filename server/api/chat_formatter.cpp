@@ -10,6 +10,21 @@
 
 namespace api {
 
+namespace {
+
+// The current time in a strftime format, local or UTC (the dates templates print).
+std::string now_as(const char* format, bool utc) {
+    const std::time_t now = std::time(nullptr);
+    std::tm t{};
+    if (utc) gmtime_r(&now, &t);
+    else localtime_r(&now, &t);
+    char out[64];
+    std::strftime(out, sizeof out, format, &t);
+    return out;
+}
+
+}  // namespace
+
 ChatFormatter::ChatFormatter(const engine::Model& model, const std::string& chat_template, bool jinja) {
     const auto& vocab = model.vocab();
     const std::string bos = vocab.bos() >= 0 ? vocab.token_to_piece(vocab.bos(), true) : "";
@@ -59,12 +74,7 @@ std::string ChatFormatter::apply(const nlohmann::ordered_json& messages, const n
         // llama-server, today's date unless the request gives one.
         if (wants_date_string_ && in.extra_context.is_object() &&
             !in.extra_context.contains("date_string")) {
-            const std::time_t now = std::time(nullptr);
-            std::tm local{};
-            localtime_r(&now, &local);
-            char date[32];
-            std::strftime(date, sizeof date, "%d %b %Y", &local);
-            in.extra_context["date_string"] = date;
+            in.extra_context["date_string"] = now_as("%d %b %Y", false);
         }
         // Firefunction v2 prints `functions` (the tools as indented JSON, "" without any) and `datetime` in
         // its system prompt and reads no `tools`. Without them the template fails on an undefined
@@ -73,14 +83,7 @@ std::string ChatFormatter::apply(const nlohmann::ordered_json& messages, const n
         if (firefunction_ && in.extra_context.is_object()) {
             if (!in.extra_context.contains("functions"))
                 in.extra_context["functions"] = tools.is_array() && !tools.empty() ? tools.dump(2) : "";
-            if (!in.extra_context.contains("datetime")) {
-                const std::time_t now = std::time(nullptr);
-                std::tm utc{};
-                gmtime_r(&now, &utc);
-                char when[48];
-                std::strftime(when, sizeof when, "%b %d %Y", &utc);
-                in.extra_context["datetime"] = when;
-            }
+            if (!in.extra_context.contains("datetime")) in.extra_context["datetime"] = now_as("%b %d %Y", true);
             in.tools = nullptr;
         }
         return jinja_->apply(in);

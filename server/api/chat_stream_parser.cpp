@@ -130,14 +130,9 @@ ChatStreamParser::Delta ChatStreamParser::feed(const std::string& text) {
 
 void drop_unfinished_call(engine::chat::ParsedOutput& parsed, const std::vector<std::string>& triggers) {
     size_t cut = std::string::npos;
-    for (const auto& t : triggers) {
-        if (t.empty()) continue;
-        cut = std::min(cut, parsed.content.find(t));
-        // A trigger that starts with whitespace (" functools[") loses it when the content is trimmed.
-        const std::string_view bare = ltrim(t);
-        if (bare.size() < t.size() && !bare.empty() && std::string_view(parsed.content).substr(0, bare.size()) == bare)
-            cut = 0;
-    }
+    // Triggers without their leading whitespace (" functools["), which the trimmed content may have lost.
+    for (const auto& t : triggers)
+        if (const std::string_view bare = ltrim(t); !bare.empty()) cut = std::min(cut, parsed.content.find(bare));
     if (cut == std::string::npos) return;
     parsed.content = std::string(rtrim(std::string_view(parsed.content).substr(0, cut)));
 }

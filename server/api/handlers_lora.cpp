@@ -1,8 +1,8 @@
 // LoRA adapters over HTTP, as llama-server serves them: GET /lora-adapters lists the loaded adapters, their
 // current scales and the task name and prompt prefix their files carry, POST /lora-adapters sets the scales
 // (adapters not named get 0), and a request's "lora" field sets them for that request alone (an empty list
-// sets nothing: the server's scales apply, as in llama-server since 2025). The adapters themselves are applied per token in the
-// graph (engine/model/lora.h), so requests with different scales share batches.
+// sets nothing: the server's scales apply, as in llama-server since 2025). The adapters themselves are
+// applied per token in the graph (engine/model/lora.h), so requests with different scales share batches.
 #include "server/api/api.h"
 #include "server/http/errors.h"
 

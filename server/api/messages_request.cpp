@@ -22,6 +22,8 @@ void append(std::string& to, const std::string& text) {
     bad_request("'" + at + "': content blocks of type '" + type + "' are not supported here");
 }
 
+std::string text_of(const ojson& content, const std::string& at, const char* separator);
+
 // A document block's text: plain-text sources ("text", or "content" holding text blocks) are read as
 // text; PDFs, URLs and file ids are refused, since this server reads text only. (llama-server drops
 // every document silently, so a question about one is answered without it.)
@@ -31,17 +33,9 @@ std::string document_text(const ojson& block, const std::string& at) {
     if (type == "text") return string_or_empty(*source, "data");
     if (type == "content") {
         const ojson* content = present(*source, "content");
-        if (content && content->is_string()) return content->get<std::string>();
-        if (!content || !content->is_array())
+        if (!content || !(content->is_string() || content->is_array()))
             bad_request("'" + at + ".source.content' must be a string or a list of text blocks");
-        const ojson& c = *content;
-        std::string out;
-        for (size_t k = 0; k < c.size(); ++k) {
-            const std::string t = string_or_empty(c[k], "type");
-            if (t != "text") unsupported_block(at + ".source.content[" + std::to_string(k) + "]", t);
-            append(out, string_or_empty(c[k], "text"));
-        }
-        return out;
+        return text_of(*content, at + ".source.content", "\n");
     }
     bad_request("'" + at + "': document sources of type '" + type +
                 "' are not supported: this server reads text documents only (source type text or content)");
