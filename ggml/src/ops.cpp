@@ -59,11 +59,11 @@ void require_f32(const char* op, const Tensor* t) {
 }  // namespace
 
 const char* op_name(Op op) {
-    static const char* names[] = {"none",    "dup",        "add",      "mul",      "scale",    "rms_norm",
-                                  "mul_mat", "mul_mat_t",  "get_rows", "set_rows", "reshape",  "view",
-                                  "permute", "transpose",  "cont",     "rope",     "soft_max", "silu",
-                                  "swiglu",  "flash_attn", "gelu",     "tanh",     "div",      "sum_rows",
-                                  "top_k",   "mul_mat_id", "norm"};
+    static const char* names[] = {"none",    "dup",        "add",      "mul",       "scale",    "rms_norm",
+                                  "mul_mat", "mul_mat_t",  "get_rows", "set_rows",  "reshape",  "view",
+                                  "permute", "transpose",  "cont",     "rope",      "soft_max", "silu",
+                                  "swiglu",  "flash_attn", "gelu",     "tanh",      "div",      "sum_rows",
+                                  "top_k",   "mul_mat_id", "norm",     "swiglu_oai"};
     static_assert(sizeof(names) / sizeof(names[0]) == (size_t)Op::Count);
     const auto i = (size_t)op;
     return i < (size_t)Op::Count ? names[i] : "invalid";
@@ -290,14 +290,27 @@ void rope_yarn_corr_dims(int n_dims, int n_ctx_orig, float freq_base, float beta
     dims[1] = std::min((float)(n_dims - 1), std::ceil(corr_dim(beta_slow)));
 }
 
-Tensor* soft_max(Context& ctx, Tensor* a, Tensor* mask, float scale) {
+namespace {
+// Attention sinks: one F32 logit per plane (head) of the scores.
+void check_sinks(const char* op, const Tensor* sinks, int64_t n_head) {
+    if (!sinks) return;
+    require_f32(op, sinks);
+    if (!sinks->is_contiguous() || sinks->nelements() != n_head)
+        fail(op, "sinks must be " + std::to_string(n_head) + " contiguous values (one per head), got " +
+                     shape_str(sinks));
+}
+}  // namespace
+
+Tensor* soft_max(Context& ctx, Tensor* a, Tensor* mask, float scale, Tensor* sinks) {
     require_f32("soft_max", a);
     if (mask) {
         if (mask->type != Type::F32 && mask->type != Type::F16) fail("soft_max", "mask must be F32 or F16");
         if (mask->ne[0] != a->ne[0] || mask->ne[1] < a->ne[1]) fail("soft_max", "mask shape mismatch");
         if (!mask->rows_contiguous()) fail("soft_max", "mask rows must be contiguous");
     }
+    check_sinks("soft_max", sinks, a->ne[2]);
     Tensor* t = result_like(ctx, Op::SoftMax, a, mask);
+    t->src[2] = sinks;
     t->set_param<float>(0, scale);
     return t;
 }
@@ -312,6 +325,17 @@ Tensor* swiglu(Context& ctx, Tensor* a, Tensor* b) {
     require_f32("swiglu", b);
     if (!same_shape(a, b)) fail("swiglu", "shapes differ");
     return result_like(ctx, Op::SwiGlu, a, b);
+}
+
+Tensor* swiglu_oai(Context& ctx, Tensor* a, Tensor* b, float alpha, float limit) {
+    require_f32("swiglu_oai", a);
+    require_f32("swiglu_oai", b);
+    if (!same_shape(a, b)) fail("swiglu_oai", "shapes differ");
+    if (!(limit > 0.0f)) fail("swiglu_oai", "the limit must be positive");
+    Tensor* t = result_like(ctx, Op::SwiGluOai, a, b);
+    t->set_param<float>(0, alpha);
+    t->set_param<float>(1, limit);
+    return t;
 }
 
 Tensor* div(Context& ctx, Tensor* a, Tensor* b) {
@@ -368,7 +392,8 @@ Tensor* softcap(Context& ctx, Tensor* a, float cap) {
     return scale(ctx, tanh(ctx, scale(ctx, a, 1.0f / cap)), cap);
 }
 
-Tensor* flash_attn(Context& ctx, Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float scale, float softcap) {
+Tensor* flash_attn(Context& ctx, Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float scale, float softcap,
+                   Tensor* sinks) {
     if (softcap < 0.0f) fail("flash_attn", "negative soft-cap");
     require_f32("flash_attn", q);
     if (q->ne[0] != k->ne[0]) fail("flash_attn", "q and k head sizes differ");
@@ -382,8 +407,10 @@ Tensor* flash_attn(Context& ctx, Tensor* q, Tensor* k, Tensor* v, Tensor* mask, 
         if (mask->ne[2] != 1 && mask->ne[2] != q->ne[2]) fail("flash_attn", "mask must have 1 plane or one per head");
         if (mask->ne[3] != 1) fail("flash_attn", "mask must have 1 plane or one per head");
     }
+    check_sinks("flash_attn", sinks, q->ne[2]);
     const int64_t ne[4] = {v->ne[0], q->ne[2], q->ne[1], q->ne[3]};
     Tensor* t = result(ctx, Op::FlashAttn, Type::F32, ne, q, k, v, mask);
+    t->src[4] = sinks;
     t->set_param<float>(0, scale);
     t->set_param<float>(1, softcap);
     return t;

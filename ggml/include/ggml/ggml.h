@@ -51,11 +51,12 @@ enum class Op : int32_t {
     FlashAttn,  // fused attention with online softmax
     Gelu,       // GELU, tanh approximation (f16 table, as ggml's CPU backend)
     Tanh,
-    Div,       // a / b, b broadcast over a
-    SumRows,   // sum of each row: [1, ne1, ne2, ne3]
-    TopK,      // I32 indices of each row's k largest values, largest first
-    MulMatId,  // per token, the product with the weight matrices its ids select (experts)
-    Norm,      // LayerNorm without weight/bias: (x - mean(x)) / sqrt(var(x) + eps) per row
+    Div,        // a / b, b broadcast over a
+    SumRows,    // sum of each row: [1, ne1, ne2, ne3]
+    TopK,       // I32 indices of each row's k largest values, largest first
+    MulMatId,   // per token, the product with the weight matrices its ids select (experts)
+    Norm,       // LayerNorm without weight/bias: (x - mean(x)) / sqrt(var(x) + eps) per row
+    SwiGluOai,  // gpt-oss's clamped SwiGLU (swiglu_oai)
     Count,
 };
 const char* op_name(Op op);
@@ -192,9 +193,15 @@ void rope_yarn_corr_dims(int n_dims, int n_ctx_orig, float freq_base, float beta
                          float dims[2]);
 // softmax(a * scale + mask) over rows; mask [ne0, >= ne1, 1 or ne2, 1 or ne3] F32 or F16, broadcast over
 // dims 2,3 where it has one plane (nullable); a plane per head carries per-head biases (ALiBi).
-Tensor* soft_max(Context& ctx, Tensor* a, Tensor* mask, float scale);
+// sinks: F32 [ne2] or nullptr. An attention sink (gpt-oss) is one more logit per head, sinks[i2], that
+// takes part in the normalization but has no output: each row is exp(x_j - m) / (sum_j exp(x_j - m) +
+// exp(sink - m)), m the maximum of the row and the sink.
+Tensor* soft_max(Context& ctx, Tensor* a, Tensor* mask, float scale, Tensor* sinks = nullptr);
 Tensor* silu(Context& ctx, Tensor* a);
 Tensor* swiglu(Context& ctx, Tensor* a, Tensor* b);
+// gpt-oss's expert activation: x = min(a, limit), y = clamp(b, -limit, limit),
+// x / (1 + exp(-alpha x)) * (y + 1).
+Tensor* swiglu_oai(Context& ctx, Tensor* a, Tensor* b, float alpha, float limit);
 // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), evaluated as ggml's CPU backend does: x rounded to f16,
 // the result looked up (f16) in a table of every f16 input; 0 below -10, x above 10.
 Tensor* gelu(Context& ctx, Tensor* a);
@@ -216,9 +223,9 @@ Tensor* softcap(Context& ctx, Tensor* a, float cap);
 // or F16 (one plane for every head, or one per head: ALiBi's per-head biases).
 // Result [Dv, n_head, n_q] (heads then tokens, ready to reshape to [Dv*n_head, n_q]).
 // softcap > 0: scores are cap * tanh(scale * s / cap) before the mask (as the unfused softcap + soft_max
-// with scale 1).
+// with scale 1). sinks: F32 [n_head] attention sinks, as soft_max takes them (nullable).
 Tensor* flash_attn(Context& ctx, Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float scale,
-                   float softcap = 0.0f);
+                   float softcap = 0.0f, Tensor* sinks = nullptr);
 
 // Visible blocks of a KV cache that several sequences share, so that attention costs what a query's own
 // cells cost rather than what the whole cache holds. blocks: I32 [1 + n_blocks, n_q], row j for query j:

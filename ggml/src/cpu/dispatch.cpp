@@ -51,6 +51,7 @@ const OpRow kOps[] = {
     /* TopK      */ {op_top_k, no_work},
     /* MulMatId  */ {op_mul_mat_id, mul_mat_id_work_size},
     /* Norm      */ {op_norm, no_work},
+    /* SwiGluOai */ {op_swiglu_oai, no_work},
 };
 static_assert(sizeof(kOps) / sizeof(kOps[0]) == (size_t)Op::Count, "one row per op");
 

@@ -47,6 +47,7 @@ void op_rope(const ComputeParams& p, Tensor* t);
 void op_soft_max(const ComputeParams& p, Tensor* t);
 void op_silu(const ComputeParams& p, Tensor* t);
 void op_swiglu(const ComputeParams& p, Tensor* t);
+void op_swiglu_oai(const ComputeParams& p, Tensor* t);
 void op_gelu(const ComputeParams& p, Tensor* t);
 // The GELU formula (tanh approximation) in f32, the reference of op_gelu's table.
 float gelu_tanh_ref(float x);

@@ -44,6 +44,7 @@ void op_flash_attn(const ComputeParams& p, Tensor* t) {
     const Tensor* k = t->src[1];  // [D, n_kv, Hkv]
     const Tensor* v = t->src[2];  // [Dv, n_kv, Hkv]
     const Tensor* mask = t->src[3];
+    const float* sinks = t->src[4] ? (const float*)t->src[4]->data : nullptr;  // [H]
     const float softcap = t->param<float>(1);
     // With soft-capping the score is softcap * tanh(s * (scale / softcap)): the unfused path's
     // scale(1 / softcap), tanh, scale(softcap), soft_max(scale 1) when scale is 1.
@@ -119,12 +120,14 @@ void op_flash_attn(const ComputeParams& p, Tensor* t) {
                     mx = score[i] > mx ? score[i] : mx;
                 }
             }
+            if (sinks) mx = sinks[h] > mx ? sinks[h] : mx;  // as soft_max: the sink joins max and sum
             double sum = 0.0;
             for (int64_t s = 0; s < spans; ++s) {
                 int64_t i0, i1;
                 kv_span(vis, s, n_kv, &i0, &i1);
                 sum = exp_row(score + i0, mx, score + i0, i1 - i0, sum);
             }
+            if (sinks) sum += (double)std::exp(sinks[h] - mx);
             const float inv = sum > 0 ? (float)(1.0 / sum) : 0.0f;
             for (int64_t s = 0; s < spans; ++s) {
                 int64_t i0, i1;

@@ -1,4 +1,5 @@
-// Element-wise ops: copies/conversions, add, mul, scale, silu, swiglu, gelu, tanh.
+// Element-wise ops: copies/conversions, add, mul, scale, silu, swiglu (and gpt-oss's), gelu, tanh.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -147,6 +148,16 @@ void op_swiglu(const ComputeParams& p, Tensor* t) {
         return;
     }
     binary_op(p, t, [](float x, float y) { return silu_f(x) * y; });
+}
+
+void op_swiglu_oai(const ComputeParams& p, Tensor* t) {
+    const float alpha = t->param<float>(0), limit = t->param<float>(1);
+    // llama.cpp's float steps: expf of -alpha x, one division, one product.
+    binary_op(p, t, [alpha, limit](float a, float b) {
+        const float x = std::min(a, limit);
+        const float y = std::clamp(b, -limit, limit);
+        return x / (1.0f + std::exp(alpha * (-x))) * (y + 1.0f);
+    });
 }
 
 float gelu_tanh_ref(float x) {

@@ -105,6 +105,7 @@ void op_soft_max(const ComputeParams& p, Tensor* t) {
     const Tensor* a = t->src[0];
     const Tensor* mask = t->src[1];
     const Tensor* blocks = kv_blocks(t);  // with it, only the row's visible blocks are read and written
+    const float* sinks = t->src[2] ? (const float*)t->src[2]->data : nullptr;
     const float scale = t->param<float>(0);
     const int64_t n = t->ne[0];
     std::vector<float> m(mask ? (size_t)n : 0);
@@ -136,6 +137,8 @@ void op_soft_max(const ComputeParams& p, Tensor* t) {
             const float smx = scale_mask_max_row(x + j0, scale, mrow ? mrow + j0 : nullptr, y + j0, j1 - j0);
             mx = smx > mx ? smx : mx;
         }
+        // The head's sink takes part in the maximum and the sum (added after the row, as llama.cpp does).
+        if (sinks) mx = sinks[i2] > mx ? sinks[i2] : mx;
         // Sequential sum; masked entries are exactly zero, so the result does not depend on how many
         // cells of other sequences sit between ours (nor on whether their blocks are skipped).
         double sum = 0.0;
@@ -144,6 +147,7 @@ void op_soft_max(const ComputeParams& p, Tensor* t) {
             kv_span(vis, s, n, &j0, &j1);
             sum = exp_row(y + j0, mx, y + j0, j1 - j0, sum);  // the same function flash_attn uses
         }
+        if (sinks) sum += (double)std::exp(sinks[i2] - mx);
         const float inv = sum > 0 ? (float)(1.0 / sum) : 0.0f;
         for (int64_t s = 0; s < spans; ++s) {
             int64_t j0, j1;

@@ -1,4 +1,5 @@
-// Element-wise ops on F32: add, mul and div (b broadcast over a), swiglu, scale, silu, tanh, gelu. Same
+// Element-wise ops on F32: add, mul and div (b broadcast over a), swiglu (and gpt-oss's clamped one), scale,
+// silu, tanh, gelu. Same
 // operations as the CPU (ggml/src/cpu/ops_elementwise.cpp), so the same bits: tanh takes glibc's tanhf
 // steps and gelu computes the f16 table entry the CPU looks up (tanh.h).
 #include "common.cuh"
@@ -50,6 +51,14 @@ struct Div {
 struct SwiGlu {
     __device__ float operator()(float x, float y, float) const { return silu_f32(x) * y; }
 };
+struct SwiGluOai {
+    float alpha, limit;
+    __device__ float operator()(float a, float b, float) const {
+        const float x = fminf(a, limit);
+        const float y = fminf(fmaxf(b, -limit), limit);
+        return x / (1.0f + exp_f32(alpha * (-x))) * (y + 1.0f);
+    }
+};
 struct Scale {
     __device__ float operator()(float x, float, float s) const { return x * s; }
 };
@@ -78,12 +87,12 @@ __global__ void elementwise_kernel(EwArgs p, int64_t n, F f) {
 }
 
 template <class F>
-void launch(ExecContext& ctx, Tensor* t, float s = 0.0f) {
+void launch(ExecContext& ctx, Tensor* t, float s = 0.0f, F f = F{}) {
     EwArgs p = make_args(t);
     p.s = s;
     const int64_t n = t->nelements();
     if (n == 0) return;
-    elementwise_kernel<<<grid_1d(n), kBlock, 0, ctx.stream>>>(p, n, F{});
+    elementwise_kernel<<<grid_1d(n), kBlock, 0, ctx.stream>>>(p, n, f);
     CUDA_CHECK_LAUNCH();
 }
 
@@ -97,6 +106,9 @@ void run_mul(ExecContext& ctx, Tensor* t) {
 }
 void run_swiglu(ExecContext& ctx, Tensor* t) {
     launch<SwiGlu>(ctx, t);
+}
+void run_swiglu_oai(ExecContext& ctx, Tensor* t) {
+    launch<SwiGluOai>(ctx, t, 0.0f, SwiGluOai{t->param<float>(0), t->param<float>(1)});
 }
 void run_scale(ExecContext& ctx, Tensor* t) {
     launch<Scale>(ctx, t, t->param<float>(0));

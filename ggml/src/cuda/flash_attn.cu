@@ -29,7 +29,8 @@ struct FlashAttnArgs {
     size_t vnb1, vnb2, vnb3;
     const char* mask;  // nullable
     bool mask_f16;
-    size_t mnb1, mnb2;  // mnb2 0: one plane for every head
+    size_t mnb1, mnb2;   // mnb2 0: one plane for every head
+    const float* sinks;  // nullable: one logit per head (attention sinks)
     char* d;
     size_t dnb1, dnb2, dnb3;
     float* scores;
@@ -70,6 +71,7 @@ __global__ void flash_attn_kernel(FlashAttnArgs p, int64_t row0) {
         mx = s > mx ? s : mx;
     }
     mx = block_max(mx, maxes);  // its barriers also publish the scores to the whole block
+    if (p.sinks) mx = p.sinks[h] > mx ? p.sinks[h] : mx;  // as soft_max: the sink joins max and sum
 
     ExactSum es;
     for (int64_t i = threadIdx.x; i < p.n_kv; i += blockDim.x) {
@@ -77,7 +79,8 @@ __global__ void flash_attn_kernel(FlashAttnArgs p, int64_t row0) {
         score[i] = e;
         es.add(e);
     }
-    const double sum = block_exact_sum(es, sums);
+    double sum = block_exact_sum(es, sums);
+    if (p.sinks) sum += (double)exp_f32(p.sinks[h] - mx);
     const float inv = sum > 0 ? (float)(1.0 / sum) : 0.0f;
 
     float* out = (float*)(p.d + h * p.dnb1 + iq * p.dnb2 + i3 * p.dnb3);
@@ -137,6 +140,7 @@ void run_flash_attn(ExecContext& ctx, Tensor* t) {
     p.mask_f16 = mask && mask->type == Type::F16;
     p.mnb1 = mask ? mask->nb[1] : 0;
     p.mnb2 = mask && mask->ne[2] > 1 ? mask->nb[2] : 0;  // a plane per head (ALiBi)
+    p.sinks = t->src[4] ? (const float*)t->src[4]->data : nullptr;
     p.d = (char*)t->data;
     p.dnb1 = t->nb[1], p.dnb2 = t->nb[2], p.dnb3 = t->nb[3];
     p.scores = (float*)ctx.scratch;

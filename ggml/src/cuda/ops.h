@@ -22,6 +22,7 @@ void run_dup(ExecContext& ctx, Tensor* t);  // dup and cont: copies and type con
 void run_add(ExecContext& ctx, Tensor* t);
 void run_mul(ExecContext& ctx, Tensor* t);
 void run_swiglu(ExecContext& ctx, Tensor* t);
+void run_swiglu_oai(ExecContext& ctx, Tensor* t);
 void run_scale(ExecContext& ctx, Tensor* t);
 void run_silu(ExecContext& ctx, Tensor* t);
 void run_rms_norm(ExecContext& ctx, Tensor* t);

@@ -1,6 +1,7 @@
 // soft_max(a * scale + mask) per row, one block per row, with the CPU's steps: masked (-inf) entries are
 // exactly zero, the maximum is exact, e^x is correctly rounded (hd.h), and the denominator is an exact sum
-// (exact_sum.h), so a row does not depend on where its cells sit among other sequences' cells.
+// (exact_sum.h), so a row does not depend on where its cells sit among other sequences' cells. Attention
+// sinks (gpt-oss) join the maximum and, after the row's exact sum, the denominator, as on the CPU.
 #include "common.cuh"
 #include "error.h"
 #include "ops.h"
@@ -11,7 +12,8 @@ namespace {
 
 struct SoftMaxArgs {
     const char* a;
-    const char* mask;  // nullable
+    const char* mask;    // nullable
+    const float* sinks;  // nullable: one logit per plane (attention sinks)
     char* d;
     bool mask_f16;
     int64_t ne0, ne1, ne2, nrows, mne2, mne3;
@@ -38,13 +40,15 @@ __global__ void soft_max_kernel(SoftMaxArgs p) {
             mx = v > mx ? v : mx;
         }
         mx = block_max(mx, maxes);
+        if (p.sinks) mx = p.sinks[i2] > mx ? p.sinks[i2] : mx;  // the sink joins the maximum and the sum
         ExactSum s;
         for (int64_t i = threadIdx.x; i < p.ne0; i += blockDim.x) {
             const float e = y[i] == neg_inf ? 0.0f : exp_f32(y[i] - mx);
             y[i] = e;
             s.add(e);
         }
-        const double sum = block_exact_sum(s, sums);
+        double sum = block_exact_sum(s, sums);
+        if (p.sinks) sum += (double)exp_f32(p.sinks[i2] - mx);
         const float inv = sum > 0 ? (float)(1.0 / sum) : 0.0f;
         for (int64_t i = threadIdx.x; i < p.ne0; i += blockDim.x) y[i] *= inv;
         __syncthreads();  // the shared slots are reused by the next row
@@ -59,6 +63,7 @@ void run_soft_max(ExecContext& ctx, Tensor* t) {
     SoftMaxArgs p{};
     p.a = (const char*)a->data;
     p.mask = mask ? (const char*)mask->data : nullptr;
+    p.sinks = t->src[2] ? (const float*)t->src[2]->data : nullptr;
     p.d = (char*)t->data;
     p.mask_f16 = mask && mask->type == Type::F16;
     p.ne0 = t->ne[0];

@@ -208,3 +208,39 @@ TEST_CASE("CUDA MoE feed-forward block equals the CPU", "[cuda][mul_mat_id][grap
         }
     }
 }
+
+// gpt-oss's clamped SwiGLU: expf's steps on both (expf_steps.h), so the same bytes.
+TEST_CASE("CUDA swiglu_oai equals the CPU with both clamps", "[cuda][elementwise]") {
+    for (int64_t ne0 : {1, 31, 256, 1000}) {
+        const auto a = randn((size_t)ne0 * 3, 30, 6.0f), b = randn((size_t)ne0 * 3, 31, 6.0f);
+        check_identical([&](Inputs& in) {
+            return swiglu_oai(in.ctx, in.f32({ne0, 3}, a), in.f32({ne0, 3}, b), 1.702f, 7.0f);
+        });
+    }
+}
+
+// Attention sinks (gpt-oss): soft_max's and flash_attn's, against the CPU's bytes, with sinks below,
+// among and above the scores.
+TEST_CASE("CUDA soft_max and flash_attn with attention sinks equal the CPU", "[cuda][soft_max][flash_attn]") {
+    for (int64_t n_kv : {1, 32, 100}) {
+        const int64_t n_q = 5, n_head = 4, hd = 64, hkv = 2;
+        const auto a = randn((size_t)(n_kv * n_q * n_head), 32, 3.0f);
+        const std::vector<float> sinks = {-30.0f, 0.5f, 2.0f, 12.0f};
+        std::vector<float> mask((size_t)(n_kv * n_q), 0.0f);
+        for (int64_t t = 0; t < n_q; ++t)
+            for (int64_t j = 0; j < n_kv; ++j)
+                if ((j + t) % 4 == 3) mask[(size_t)(t * n_kv + j)] = -INFINITY;
+        check_identical([&](Inputs& in) {
+            return soft_max(in.ctx, in.f32({n_kv, n_q, n_head}, a), in.f32({n_kv, n_q}, mask), 0.25f,
+                            in.f32({n_head}, sinks));
+        });
+        const auto q = randn((size_t)(hd * n_head * n_q), 33), k = randn((size_t)(hd * hkv * n_kv), 34),
+                   v = randn((size_t)(hd * hkv * n_kv), 35);
+        check_identical_to_reference([&](Inputs& in) {
+            Tensor* Q = permute(in.ctx, in.f32({hd, n_head, n_q}, q), 0, 2, 1, 3);
+            Tensor* K = in.add(Type::F16, {hd, n_kv, hkv}, to_type(Type::F16, k, hd));
+            Tensor* V = in.add(Type::F16, {hd, n_kv, hkv}, to_type(Type::F16, v, hd));
+            return flash_attn(in.ctx, Q, K, V, in.f32({n_kv, n_q}, mask), 0.125f, 0.0f, in.f32({n_head}, sinks));
+        });
+    }
+}

@@ -1,6 +1,6 @@
 // The ops the architecture rows added (rope_ext's YaRN and frequency factors, gelu, tanh/softcap, div,
-// sum_rows, top_k, mul_mat_id, flash attention with soft-capping) against plain scalar references on
-// random data at ragged shapes and thread counts.
+// sum_rows, top_k, mul_mat_id, flash attention with soft-capping, attention sinks, swiglu_oai) against plain
+// scalar references on random data at ragged shapes and thread counts.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -437,4 +437,112 @@ TEST_CASE("norm (LayerNorm) matches the double reference at ragged shapes, strid
                 }
             }
         }
+}
+
+// gpt-oss's attention sinks: each head's extra logit joins the maximum and the denominator of its softmax
+// (no output). Flash and unfused attention agree bit for bit with them, and both match a double
+// reference; a sink far below the scores changes nothing, a large one takes almost all the weight.
+TEST_CASE("attention sinks: soft_max and flash attention equal each other and a double reference",
+          "[ggml][attention]") {
+    const int64_t D = 32, n_q = 6, H = 4, Hkv = 2, n_kv = 13;
+    auto q = randn(D * n_q * H, 80, 0.7f), k = randn(D * n_kv * Hkv, 81, 0.7f), v = randn(D * n_kv * Hkv, 82);
+    const float ninf = -std::numeric_limits<float>::infinity();
+    std::vector<float> mask(n_kv * n_q);
+    for (int64_t t = 0; t < n_q; ++t)
+        for (int64_t j = 0; j < n_kv; ++j) mask[t * n_kv + j] = j <= 7 + t && (j + t) % 5 != 3 ? 0.0f : ninf;
+    const float scale = 0.25f;
+    // Below, around and above the scores; the last head's sink dominates its rows.
+    std::vector<float> sinks = {-30.0f, 0.5f, 2.0f, 12.0f};
+    for (int nth : {1, 3}) {
+        std::vector<float> outs[2];
+        for (bool flash : {false, true}) {
+            Runner r;
+            Context ctx;
+            Tensor* tq = input(ctx, q, {D, n_q, H});
+            Tensor* tk = dup(ctx, input(ctx, k, {D, n_kv, Hkv}), Type::F16);
+            Tensor* tv = dup(ctx, input(ctx, v, {D, n_kv, Hkv}), Type::F16);
+            Tensor* tm = input(ctx, mask, {n_kv, n_q});
+            Tensor* ts = input(ctx, sinks, {H});
+            Tensor* out;
+            if (flash) {
+                out = flash_attn(ctx, tq, tk, tv, tm, scale, 0.0f, ts);
+            } else {
+                Tensor* kq = soft_max(ctx, mul_mat(ctx, tk, tq), tm, scale, ts);
+                out = cont(ctx, permute(ctx, mul_mat_t(ctx, tv, kq), 0, 2, 1, 3));
+            }
+            r.run(out, nth);
+            outs[flash] = read(out);
+        }
+        INFO(nth << " threads");
+        REQUIRE(outs[0] == outs[1]);
+        // The reference: a softmax over the row's scores and the sink, the sink's weight dropped.
+        const auto h16 = [](float x) { return (double)fp16_to_fp32(fp32_to_fp16(x)); };
+        for (int64_t t = 0; t < n_q; ++t)
+            for (int64_t h = 0; h < H; ++h) {
+                const int64_t hk = h / (H / Hkv);
+                std::vector<double> s((size_t)n_kv, kMasked);
+                double mx = sinks[h];
+                for (int64_t j = 0; j < n_kv; ++j) {
+                    if (mask[t * n_kv + j] == ninf) continue;
+                    double d = 0;
+                    for (int64_t i = 0; i < D; ++i)
+                        d += h16(q[(h * n_q + t) * D + i]) * h16(k[(hk * n_kv + j) * D + i]);
+                    s[j] = scale * d;
+                    mx = std::max(mx, s[j]);
+                }
+                double sum = std::exp(sinks[h] - mx);
+                for (int64_t j = 0; j < n_kv; ++j)
+                    if (std::isfinite(s[j])) sum += std::exp(s[j] - mx);
+                double weight = 0;
+                for (int64_t i = 0; i < D; ++i) {
+                    double ref = 0;
+                    for (int64_t j = 0; j < n_kv; ++j)
+                        if (std::isfinite(s[j])) ref += std::exp(s[j] - mx) / sum * h16(v[(hk * n_kv + j) * D + i]);
+                    REQUIRE(outs[1][(size_t)((t * H + h) * D + i)] == Approx(ref).margin(5e-3));
+                }
+                for (int64_t j = 0; j < n_kv; ++j)
+                    if (std::isfinite(s[j])) weight += std::exp(s[j] - mx) / sum;
+                if (h == 0) REQUIRE(weight == Approx(1.0).margin(1e-6));  // a sink far below: no effect
+                if (h == 3) REQUIRE(weight < 0.05);                       // the sink takes the weight
+            }
+    }
+    // One sink per head, F32: anything else is refused.
+    Context ctx;
+    Tensor* tq = input(ctx, q, {D, n_q, H});
+    Tensor* tk = dup(ctx, input(ctx, k, {D, n_kv, Hkv}), Type::F16);
+    Tensor* tv = dup(ctx, input(ctx, v, {D, n_kv, Hkv}), Type::F16);
+    std::vector<float> three(3, 0.0f);
+    REQUIRE_THROWS_WITH(flash_attn(ctx, tq, tk, tv, nullptr, 1.0f, 0.0f, input(ctx, three, {3})),
+                        Catch::Contains("one per head"));
+    REQUIRE_THROWS_WITH(soft_max(ctx, mul_mat(ctx, tk, tq), nullptr, 1.0f, input(ctx, three, {3})),
+                        Catch::Contains("one per head"));
+}
+
+// gpt-oss's expert activation against its formula in double, at ragged lengths, with values beyond the
+// limit on both inputs (the gate is clamped from above only, the linear part from both sides).
+TEST_CASE("swiglu_oai matches its formula with both clamps", "[ggml][moe]") {
+    const float alpha = 1.702f, limit = 7.0f;
+    for (int64_t n0 : {1, 17, 64, 131}) {
+        auto a = randn((size_t)(n0 * 3), 90 + (uint32_t)n0, 6.0f), b = randn((size_t)(n0 * 3), 91, 6.0f);
+        a[0] = 9.0f, b[0] = -9.0f;  // both clamps, in every shape
+        if (n0 > 1) a[1] = -9.0f, b[1] = 9.0f;
+        for (int nth : {1, 2}) {
+            Runner r;
+            Context ctx;
+            Tensor* out = swiglu_oai(ctx, input(ctx, a, {n0, 3}), input(ctx, b, {n0, 3}), alpha, limit);
+            r.run(out, nth);
+            const auto got = read(out);
+            for (size_t i = 0; i < got.size(); ++i) {
+                const double x = std::min((double)a[i], (double)limit);
+                const double y = std::clamp((double)b[i], -(double)limit, (double)limit);
+                const double want = x / (1.0 + std::exp(-alpha * x)) * (y + 1.0);
+                INFO("n0 " << n0 << " i " << i << " a " << a[i] << " b " << b[i]);
+                REQUIRE(got[i] == Approx(want).epsilon(1e-5).margin(1e-6));
+            }
+        }
+    }
+    Context ctx;
+    std::vector<float> x(8, 1.0f), y(4, 1.0f);
+    REQUIRE_THROWS(swiglu_oai(ctx, input(ctx, x, {8}), input(ctx, y, {4}), alpha, limit));
+    REQUIRE_THROWS(swiglu_oai(ctx, input(ctx, x, {8}), input(ctx, x, {8}), alpha, 0.0f));
 }
