@@ -140,12 +140,14 @@ Tensor* GraphBuilder::attention(uint32_t il, Tensor* q, Tensor* k, Tensor* v, fl
                             kv.v(il)->buffer->backend->is_host();
     auto blocks = [&](Tensor* op) { return host_cache ? ggml::with_kv_blocks(op, in.kv_blocks) : op; };
     Tensor* attn;
+    Tensor* sinks = model.layers[il].attn_sinks;
     if (shape.flash_attn) {
-        attn = blocks(ggml::flash_attn(ctx, Q, K, V, mask, kq_scale, hp.attn_softcap));  // [hdv, n_head, n]
+        attn = blocks(
+            ggml::flash_attn(ctx, Q, K, V, mask, kq_scale, hp.attn_softcap, sinks));  // [hdv, n_head, n]
     } else {
         Tensor* kq = blocks(ggml::mul_mat(ctx, K, Q));  // [n_kv, n, n_head]
         if (hp.attn_softcap > 0.0f) kq = ggml::softcap(ctx, kq, hp.attn_softcap);
-        kq = blocks(ggml::soft_max(ctx, kq, mask, kq_scale));
+        kq = blocks(ggml::soft_max(ctx, kq, mask, kq_scale, sinks));
         Tensor* kqv = blocks(ggml::mul_mat_t(ctx, V, kq));                            // [hdv, n, n_head]
         attn = ggml::cont(ctx, ggml::permute(ctx, kqv, 0, 2, 1, 3));                 // [hdv, n_head, n]
     }
@@ -169,21 +171,36 @@ Tensor* GraphBuilder::mm_experts(Tensor* as, Tensor* x, Tensor* ids) const {
     return ggml::mul_mat_id(ctx, as, x, ids);
 }
 
-Tensor* GraphBuilder::ffn_moe(const LayerWeights& w, Tensor* x, bool norm_w) const {
+Tensor* GraphBuilder::ffn_moe(const LayerWeights& w, Tensor* x, MoeWeights weighting,
+                              MoeActivation act) const {
     const int64_t n = x->ne[1], n_expert = hp.n_expert, k = hp.n_expert_used;
-    Tensor* probs = ggml::soft_max(ctx, mm(w.router, x), nullptr, 1.0f);  // [n_expert, n]
-    Tensor* selected = ggml::top_k(ctx, probs, (int)k);                   // I32 [k, n]
+    Tensor* logits = mm(w.router, x, w.router_b);  // [n_expert, n]
+    // The choice is the same from logits as from probabilities (softmax keeps the order).
+    Tensor* probs =
+        weighting == MoeWeights::SoftmaxOfChosen ? logits : ggml::soft_max(ctx, logits, nullptr, 1.0f);
+    Tensor* selected = ggml::top_k(ctx, probs, (int)k);  // I32 [k, n]
     Tensor* weights =
         ggml::get_rows(ctx, ggml::reshape_3d(ctx, probs, 1, n_expert, n), selected);  // [1, k, n]
-    if (norm_w) {
-        // The selected probabilities sum to at least 1 / n_expert: no guard against zero needed.
+    if (weighting != MoeWeights::Softmax) {
         Tensor* wk = ggml::reshape_2d(ctx, weights, k, n);
-        weights = ggml::reshape_3d(ctx, ggml::div(ctx, wk, ggml::sum_rows(ctx, wk)), 1, k, n);
+        // The selected probabilities sum to at least 1 / n_expert: no guard against zero needed.
+        wk = weighting == MoeWeights::SoftmaxNormalized ? ggml::div(ctx, wk, ggml::sum_rows(ctx, wk))
+                                                        : ggml::soft_max(ctx, wk, nullptr, 1.0f);
+        weights = ggml::reshape_3d(ctx, wk, 1, k, n);
     }
+    // An expert product plus, where the layer has them, each chosen expert's bias row (llama.cpp's add_id).
+    Tensor* ids = ggml::reshape_1d(ctx, selected, k * n);
+    auto experts_mm = [&](Tensor* as, Tensor* bias, Tensor* in) {
+        Tensor* y = mm_experts(as, in, selected);  // [rows, k, n]
+        if (!bias) return y;
+        return ggml::add(ctx, y, ggml::reshape_3d(ctx, ggml::get_rows(ctx, bias, ids), y->ne[0], k, n));
+    };
     Tensor* xe = ggml::reshape_3d(ctx, x, x->ne[0], 1, n);
-    Tensor* h =
-        ggml::swiglu(ctx, mm_experts(w.w_gate_exps, xe, selected), mm_experts(w.w_up_exps, xe, selected));
-    Tensor* experts = ggml::mul(ctx, mm_experts(w.w_down_exps, h, selected), weights);  // [n_embd, k, n]
+    Tensor* gate = experts_mm(w.w_gate_exps, w.b_gate_exps, xe);
+    Tensor* up = experts_mm(w.w_up_exps, w.b_up_exps, xe);
+    Tensor* h = act == MoeActivation::SwiGluOai ? ggml::swiglu_oai(ctx, gate, up, 1.702f, 7.0f)
+                                                : ggml::swiglu(ctx, gate, up);
+    Tensor* experts = ggml::mul(ctx, experts_mm(w.w_down_exps, w.b_down_exps, h), weights);  // [n_embd, k, n]
     Tensor* out = nullptr;
     for (int64_t e = 0; e < k; ++e) {  // in selection order, as llama.cpp adds them
         Tensor* v =

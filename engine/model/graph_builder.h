@@ -97,14 +97,23 @@ public:
     // Writes k and v into layer il's cache cells and attends q to every cell its mask allows (causal;
     // the sliding window on SWA layers): softmax(kq_scale * softcap(K^T q) + mask) V, heads
     // concatenated: [head_v * n_head, n]. softcap (hp.attn_softcap) is c tanh(s / c); flash attention caps
-    // kq_scale * s instead, the same when kq_scale is 1 (gemma2 scales q beforehand, as llama.cpp).
+    // kq_scale * s instead, the same when kq_scale is 1 (gemma2 scales q beforehand, as llama.cpp). A layer
+    // with attention sinks (attn_sinks, gpt-oss) adds each head's sink logit to the softmax's denominator.
     ggml::Tensor* attention(uint32_t il, ggml::Tensor* q, ggml::Tensor* k, ggml::Tensor* v, float kq_scale) const;
     // SwiGLU feed-forward: down(silu(gate x) * up x), from ffn_gate/ffn_up or a fused gate-up matrix.
     ggml::Tensor* ffn_swiglu(const LayerWeights& w, ggml::Tensor* x) const;
-    // Mixture of experts (Mixtral, Qwen3-MoE): p = softmax(router x); the n_expert_used experts with the
-    // largest p, each a SwiGLU feed-forward, summed with weights p_e / sum of the selected p (norm_w) or
-    // p_e. [n_embd, n].
-    ggml::Tensor* ffn_moe(const LayerWeights& w, ggml::Tensor* x, bool norm_w) const;
+    // How the router's logits l = router x (+ router_b) weigh the n_expert_used experts with the largest l.
+    enum class MoeWeights {
+        Softmax,            // p = softmax(l) over every expert; the chosen ones' p_e as they are (qwen2moe)
+        SoftmaxNormalized,  // p_e / the sum of the chosen p (Mixtral, Qwen3-MoE)
+        SoftmaxOfChosen,    // a softmax over the chosen experts' logits alone (gpt-oss)
+    };
+    // The experts' activation: SwiGLU, or gpt-oss's clamped one (ggml::swiglu_oai, alpha 1.702, limit 7).
+    enum class MoeActivation { SwiGlu, SwiGluOai };
+    // Mixture of experts: the chosen experts' feed-forwards down(act(gate x, up x)), each product with its
+    // expert's bias where the layer has them, summed with their weights. [n_embd, n].
+    ggml::Tensor* ffn_moe(const LayerWeights& w, ggml::Tensor* x, MoeWeights weighting,
+                          MoeActivation act = MoeActivation::SwiGlu) const;
     // The shared expert (qwen2moe), which every token runs beside the chosen ones: a SwiGLU feed-forward of
     // ffn_{gate,up,down}_shexp scaled per token by sigmoid(shexp_gate . x), the sigmoid computed from
     // tanh (llama.cpp's silu(g) / g is NaN where g is 0). [n_embd, n].

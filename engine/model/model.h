@@ -37,7 +37,8 @@ struct LayerWeights {
     ggml::Tensor* k_norm_b = nullptr;        // attn_k_norm.bias
     ggml::Tensor* wo = nullptr;              // attn_output.weight
     ggml::Tensor* bo = nullptr;              // attn_output.bias
-    ggml::Tensor* attn_post_norm = nullptr;  // post_attention_norm.weight (gemma2/3)
+    ggml::Tensor* attn_post_norm = nullptr;  // post_attention_norm.weight (gemma2/3; gpt-oss's pre-FFN norm)
+    ggml::Tensor* attn_sinks = nullptr;      // attn_sinks.weight: one extra softmax logit per head (gpt-oss)
     // feed-forward
     ggml::Tensor* ffn_norm = nullptr;       // ffn_norm.weight
     ggml::Tensor* ffn_norm_b = nullptr;     // ffn_norm.bias
@@ -58,9 +59,13 @@ struct LayerWeights {
     ggml::Tensor* attn_norm_2_b = nullptr;     // attn_norm_2.bias
     // mixture of experts
     ggml::Tensor* router = nullptr;          // ffn_gate_inp.weight: [n_embd, n_expert]
+    ggml::Tensor* router_b = nullptr;        // ffn_gate_inp.bias: [n_expert] (gpt-oss)
     ggml::Tensor* w_gate_exps = nullptr;     // ffn_gate_exps.weight: [n_embd, n_ff_exp, n_expert]
     ggml::Tensor* w_up_exps = nullptr;       // ffn_up_exps.weight
     ggml::Tensor* w_down_exps = nullptr;     // ffn_down_exps.weight: [n_ff_exp, n_embd, n_expert]
+    ggml::Tensor* b_gate_exps = nullptr;     // ffn_gate_exps.bias: [n_ff_exp, n_expert] (gpt-oss)
+    ggml::Tensor* b_up_exps = nullptr;       // ffn_up_exps.bias
+    ggml::Tensor* b_down_exps = nullptr;     // ffn_down_exps.bias: [n_embd, n_expert]
     ggml::Tensor* shexp_gate = nullptr;      // ffn_gate_inp_shexp.weight: [n_embd] (qwen2moe)
     ggml::Tensor* w_gate_shexp = nullptr;    // ffn_gate_shexp.weight
     ggml::Tensor* w_up_shexp = nullptr;      // ffn_up_shexp.weight

@@ -124,6 +124,14 @@ void WeightLoader::experts(uint32_t il, LayerWeights& w, int64_t n_ff_exp) {
     req(il, w.w_down_exps, "ffn_down_exps.weight", {n_ff_exp, E, X});
 }
 
+void WeightLoader::expert_biases(uint32_t il, LayerWeights& w, int64_t n_ff_exp) {
+    const int64_t E = hp.n_embd, X = hp.n_expert;
+    req(il, w.router_b, "ffn_gate_inp.bias", {X});
+    req(il, w.b_gate_exps, "ffn_gate_exps.bias", {n_ff_exp, X});
+    req(il, w.b_up_exps, "ffn_up_exps.bias", {n_ff_exp, X});
+    req(il, w.b_down_exps, "ffn_down_exps.bias", {E, X});
+}
+
 void WeightLoader::refuse_undeclared_experts(Use experts) const {
     if (hp.n_expert > 0) return;
     for (uint32_t il = 0; il < hp.n_layer; ++il)

@@ -40,6 +40,9 @@ public:
     // The experts of layer il: router and gate/up/down expert tensors with hp.n_expert experts of
     // n_ff_exp rows; their shapes must agree with expert_count.
     void experts(uint32_t il, LayerWeights& w, int64_t n_ff_exp);
+    // Their biases, required (gpt-oss): router [n_expert], gate/up [n_ff_exp, n_expert], down
+    // [n_embd, n_expert].
+    void expert_biases(uint32_t il, LayerWeights& w, int64_t n_ff_exp);
     // Refuses router or expert tensors in a file whose metadata declares no experts (hp.n_expert == 0),
     // naming the first; `experts` is the architecture's declaration (arch.h).
     void refuse_undeclared_experts(Use experts) const;

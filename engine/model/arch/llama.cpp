@@ -56,7 +56,9 @@ Tensor* build(GraphBuilder& g) {
 
         // feed-forward: x + swiglu(rmsnorm(x)), or the experts' weighted sum
         Tensor* h = g.rms_norm(x, w.ffn_norm);
-        x = g.layer_out(ggml::add(g.ctx, w.router ? g.ffn_moe(w, h, true) : g.ffn_swiglu(w, h), x), il);
+        Tensor* ffn =
+            w.router ? g.ffn_moe(w, h, GraphBuilder::MoeWeights::SoftmaxNormalized) : g.ffn_swiglu(w, h);
+        x = g.layer_out(ggml::add(g.ctx, ffn, x), il);
     }
     return g.logits(g.rms_norm(x, g.model.output_norm));
 }

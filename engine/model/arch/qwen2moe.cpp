@@ -60,7 +60,8 @@ Tensor* build(GraphBuilder& g) {
         // experts: x + sum over the chosen e of p_e swiglu_e(h) + sigmoid(g . h) swiglu_shared(h),
         // h = rmsnorm(x)
         Tensor* h = g.rms_norm(x, w.ffn_norm);
-        Tensor* moe = ggml::add(g.ctx, g.ffn_moe(w, h, false), g.ffn_shared_expert(w, h));
+        Tensor* moe =
+            ggml::add(g.ctx, g.ffn_moe(w, h, GraphBuilder::MoeWeights::Softmax), g.ffn_shared_expert(w, h));
         x = g.layer_out(ggml::add(g.ctx, moe, x), il);
     }
     return g.logits(g.rms_norm(x, g.model.output_norm));

@@ -58,7 +58,8 @@ Tensor* build(GraphBuilder& g) {
         x = g.residual(cur, x, il);
 
         // experts: x + sum over the chosen e of p_e / sum(p) swiglu_e(rmsnorm(x))
-        x = g.layer_out(ggml::add(g.ctx, g.ffn_moe(w, g.rms_norm(x, w.ffn_norm), true), x), il);
+        Tensor* moe = g.ffn_moe(w, g.rms_norm(x, w.ffn_norm), GraphBuilder::MoeWeights::SoftmaxNormalized);
+        x = g.layer_out(ggml::add(g.ctx, moe, x), il);
     }
     return g.logits(g.rms_norm(x, g.model.output_norm));
 }

@@ -9,6 +9,7 @@ extern const ArchRow kArchBert;
 extern const ArchRow kArchGemma;
 extern const ArchRow kArchGemma2;
 extern const ArchRow kArchGemma3;
+extern const ArchRow kArchGptOss;
 extern const ArchRow kArchJinaBertV2;
 extern const ArchRow kArchLlama;
 extern const ArchRow kArchNomicBert;
@@ -30,6 +31,7 @@ const ArchRow* const kRows[] = {
     &kArchGemma,
     &kArchGemma2,
     &kArchGemma3,
+    &kArchGptOss,
     &kArchBert,
     &kArchNomicBert,
     &kArchJinaBertV2,

@@ -158,7 +158,8 @@ Value i32(int32_t v) {
 TEST_CASE("the unmodified synth architecture files load and decode", "[hostile][arch]") {
     for (const char* name :
          {"synth-qwen2-q8_0", "synth-qwen3-q4_k", "synth-phi3-q8_0", "synth-gemma2-q8_0", "synth-gemma3-q8_0",
-          "synth-llama-moe-q8_0", "synth-qwen3moe-q8_0", "synth-qwen2moe-q8_0", "synth-gemma-q8_0"}) {
+          "synth-llama-moe-q8_0", "synth-qwen3moe-q8_0", "synth-qwen2moe-q8_0", "synth-gemma-q8_0",
+          "synth-gpt-oss-mxfp4"}) {
         INFO(name);
         REQUIRE(load_edited(name, {}) == "");
     }
@@ -214,11 +215,31 @@ TEST_CASE("a missing tensor is named", "[hostile][arch]") {
          "synth-gemma3-q8_0",
          Edit().drop("output_norm.weight"),
          {"missing tensor 'output_norm.weight'"}},
+        {"attention sinks",
+         "synth-gpt-oss-mxfp4",
+         Edit().drop("blk.2.attn_sinks.weight"),
+         {"missing tensor 'blk.2.attn_sinks.weight'"}},
+        {"expert bias",
+         "synth-gpt-oss-mxfp4",
+         Edit().drop("blk.1.ffn_down_exps.bias"),
+         {"missing tensor 'blk.1.ffn_down_exps.bias'"}},
+        {"router bias",
+         "synth-gpt-oss-mxfp4",
+         Edit().drop("blk.0.ffn_gate_inp.bias"),
+         {"missing tensor 'blk.0.ffn_gate_inp.bias'"}},
     });
 }
 
 TEST_CASE("a mis-shaped tensor is named with both shapes", "[hostile][arch]") {
     check({
+        {"sinks per head",
+         "synth-gpt-oss-mxfp4",
+         Edit().reshape("blk.1.attn_sinks.weight", {2}),
+         {"tensor 'blk.1.attn_sinks.weight' has shape [2]", "needs [4]"}},
+        {"expert bias rows",
+         "synth-gpt-oss-mxfp4",
+         Edit().reshape("blk.3.ffn_gate_exps.bias", {64, 3}),
+         {"tensor 'blk.3.ffn_gate_exps.bias' has shape [64, 3]", "needs [64, 4]"}},
         {"bias",
          "synth-qwen2-q8_0",
          Edit().reshape("blk.2.attn_q.bias", {120}),
@@ -330,6 +351,10 @@ TEST_CASE("expert_count and expert_used_count that do not fit each other are ref
          "synth-qwen3moe-q8_0",
          Edit().erase("qwen3moe.expert_feed_forward_length"),
          {"qwen3moe needs 'qwen3moe.expert_feed_forward_length'"}},
+        {"gpt-oss expert length missing",
+         "synth-gpt-oss-mxfp4",
+         Edit().erase("gpt-oss.expert_feed_forward_length"),
+         {"gpt-oss needs 'gpt-oss.expert_feed_forward_length'"}},
         // count 0 (or no key) in a file with expert tensors: the experts are named, not a dense tensor
         {"llama count 0 with experts",
          "synth-llama-moe-q8_0",
@@ -380,6 +405,10 @@ TEST_CASE("sliding windows that are zero, negative or larger than the training c
          "synth-gemma2-q8_0",
          Edit().set("gemma2.attention.sliding_window", u32(0)),
          {"gemma2.attention.sliding_window must be positive"}},
+        {"gpt-oss missing",
+         "synth-gpt-oss-mxfp4",
+         Edit().erase("gpt-oss.attention.sliding_window"),
+         {"gpt-oss.attention.sliding_window must be positive"}},
         {"negative",
          "synth-gemma2-q8_0",
          Edit().set("gemma2.attention.sliding_window", i32(-16)),

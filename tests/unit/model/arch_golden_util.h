@@ -25,12 +25,14 @@ struct ArchTolerance {
 // deviation), and where such a difference flips an expert selection the rest of that sequence
 // diverges (llama.cpp's own versions and batch shapes show the same: README, qwen3moe max 0.274).
 // Measured here: llama-moe max 0.46 with 2 greedy flips, qwen3moe max 1.96 (one case after a flip at
-// its 13th token), p99 0.08 / 0.26. So for MoE the median keeps the "same numerics" bound (a missing
-// feature gives >= 0.2), p99 is bounded at 0.3, and max and greedy agreement are reported only.
+// its 13th token), p99 0.08 / 0.26; gpt-oss (experts on every layer) median 0.0007, p99 0.063, max 0.098.
+// So for MoE the median keeps the "same numerics" bound (a missing feature gives >= 0.2), p99 is bounded
+// at 0.3, and max and greedy agreement are reported only.
 inline ArchTolerance arch_tolerance(const std::string& name) {
     ArchTolerance t{0.02, 0.1, 0.3};
     if (name.find("q4_k") != std::string::npos) t = {0.03, 0.15, 0.3};
-    if (name.find("moe") != std::string::npos) t = {0.02, 0.3, 0.0, 0.2, false};
+    const bool moe = name.find("moe") != std::string::npos || name.find("gpt-oss") != std::string::npos;
+    if (moe) t = {0.02, 0.3, 0.0, 0.2, false};
     return t;
 }
 

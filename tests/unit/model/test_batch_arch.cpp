@@ -81,6 +81,6 @@ TEST_CASE("architectures are batch invariant: greedy tokens alone and beside oth
     for (const char* name : {"synth-llama-yarn-q8_0", "synth-llama-rope-freqs-q8_0", "synth-qwen2-q8_0",
                              "synth-qwen3-q4_k", "synth-phi3-q8_0", "synth-gemma2-q8_0", "synth-gemma3-q8_0",
                              "synth-llama-moe-q8_0", "synth-qwen3moe-q8_0", "synth-qwen2moe-q8_0",
-                             "synth-gemma-q8_0"})
+                             "synth-gemma-q8_0", "synth-gpt-oss-mxfp4"})
         check_batch_invariance(name);
 }

@@ -144,7 +144,8 @@ TEST_CASE("control vectors: every decoder architecture is steered, the encoder i
     TempFiles tmp;
     for (const char* name :
          {"synth-llama-moe-q8_0", "synth-qwen2-q8_0", "synth-qwen3-q4_k", "synth-qwen3moe-q8_0",
-          "synth-phi3-q8_0", "synth-gemma2-q8_0", "synth-gemma3-q8_0", "synth-qwen2moe-q8_0", "synth-gemma-q8_0"}) {
+          "synth-phi3-q8_0", "synth-gemma2-q8_0", "synth-gemma3-q8_0", "synth-qwen2moe-q8_0", "synth-gemma-q8_0",
+          "synth-gpt-oss-mxfp4"}) {
         INFO(name);
         auto m = Model::load(arch_model_path(name));
         const int L = (int)m->hparams().n_layer;

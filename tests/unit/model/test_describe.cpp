@@ -45,4 +45,9 @@ TEST_CASE("model descriptions name the architecture, RoPE, windows and experts",
     CHECK_THAT(describe("synth-gemma-q8_0"),
                Catch::StartsWith("architecture gemma: 3 layers, n_embd 128, 4 heads (1 KV) of 64, FFN 256"));
     CHECK_THAT(describe("synth-gemma-q8_0"), Catch::Contains("rope: neox, 64 dims, base 10000"));
+    const std::string oss = describe("synth-gpt-oss-mxfp4");
+    CHECK_THAT(oss, Catch::StartsWith("architecture gpt-oss: 4 layers, n_embd 96, 4 heads (2 KV) of 32"));
+    CHECK_THAT(oss, Catch::Contains("rope: neox, 32 dims, base 150000, scaling yarn x4 (original context 512"));
+    CHECK_THAT(oss, Catch::Contains("sliding window: 16 positions on 2 of 4 layers"));
+    CHECK_THAT(oss, Catch::Contains("experts: 4, 2 used per token, FFN 64 each"));
 }

@@ -73,6 +73,11 @@ TEST_CASE("synth-gemma q8_0 matches the reference (Gemma 1: embedding scale, GeG
     check_all_paths("synth-gemma-q8_0");
 }
 
+TEST_CASE("synth-gpt-oss mxfp4 matches the reference (sinks, biased experts, clamped SwiGLU, YaRN, window)",
+          "[model][golden][arch]") {
+    check_all_paths("synth-gpt-oss-mxfp4");
+}
+
 TEST_CASE("experts stay on the host when the offload device cannot compute mul_mat_id",
           "[model][arch][offload]") {
     for (bool device_has_it : {false, true}) {
@@ -104,7 +109,7 @@ TEST_CASE("CUDA: architecture goldens with -ngl 2 and full offload", "[model][go
     for (const std::string name :
          {"synth-qwen2-q8_0", "synth-qwen3-q4_k", "synth-phi3-q8_0", "synth-gemma2-q8_0", "synth-gemma3-q8_0",
           "synth-llama-yarn-q8_0", "synth-llama-rope-freqs-q8_0", "synth-llama-moe-q8_0",
-          "synth-qwen3moe-q8_0", "synth-qwen2moe-q8_0", "synth-gemma-q8_0"}) {
+          "synth-qwen3moe-q8_0", "synth-qwen2moe-q8_0", "synth-gemma-q8_0", "synth-gpt-oss-mxfp4"}) {
         for (int ngl : {2, 99}) {
             ModelParams mp;
             mp.n_gpu_layers = ngl;  // the default offload backend: CUDA device 0
