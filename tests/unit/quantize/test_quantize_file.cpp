@@ -15,6 +15,7 @@
 #include "engine/quantize/quantize.h"
 #include "ggml/gguf.h"
 #include "ggml/quants.h"
+#include "synth_arch.h"
 
 namespace fs = std::filesystem;
 using namespace engine::quant;
@@ -249,6 +250,25 @@ TEST_CASE("requantizing an MoE model: expert tensors take the layer from their n
         CHECK(q->find_tensor(b + "ffn_gate_inp.weight")->type == Type::F32);
     }
     check_tensors_are_reference_quantized(*in, *q);
+}
+
+// gpt-oss (the tests' synthetic MXFP4 model, tests/fixtures/synth_arch.h): the MXFP4 experts requantized by
+// the mix, the attention sinks and every bias kept F32, and the whole file what llama-quantize 0.7.0 wrote
+// for `--allow-requantize IN OUT Q4_K_M` (its FNV-1a, measured).
+TEST_CASE("requantizing gpt-oss to Q4_K_M gives llama-quantize's file", "[quantize][file]") {
+    TmpFile in("gpt-oss-in"), out("gpt-oss-q4_k_m");
+    synth::write_model("synth-gpt-oss-mxfp4", shared("vocab"), in.path);
+    QuantizeOptions o = options(in.path, out.path, FileType::Q4_K_M);
+    o.allow_requantize = true;
+    run(o);
+    const auto q = ggml::gguf::File::open(out.path);
+    for (const char* name : {"blk.0.attn_sinks.weight", "blk.1.ffn_gate_exps.bias", "blk.2.ffn_gate_inp.bias",
+                             "blk.3.attn_q.bias", "blk.3.ffn_gate_inp.weight"}) {
+        INFO(name);
+        CHECK(q->find_tensor(name)->type == Type::F32);
+    }
+    CHECK(q->find_tensor("blk.0.ffn_up_exps.weight")->type != Type::MXFP4);
+    CHECK(synth::fnv1a64_file(out.path) == "dee9eefe88f58e97");
 }
 
 // llama-server reports a model's type as llama.cpp names it (/props model_ftype, /v1/models meta.ftype);
