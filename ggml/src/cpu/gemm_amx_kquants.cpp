@@ -14,6 +14,7 @@
 #include <cstring>
 #include <vector>
 
+#include "ggml/iq_grids.h"
 #include "ggml/quants.h"
 #include "kernels_levels.h"
 #include "kernels_simd_target.h"

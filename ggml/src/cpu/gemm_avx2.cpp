@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "ggml/iq_grids.h"
 #include "ggml/quants.h"
 #include "kernels_levels.h"
 #include "kernels_simd_target.h"
@@ -55,7 +56,7 @@ inline void store_rows(float* s, const __m256 v, int rows) {
     std::memcpy(s, tmp, size_t(rows) * sizeof(float));
 }
 
-// Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL.
+// Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4.
 template <class D>
 void gemm_blocks32(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* vy, size_t by,
                    int nr, int nc) {
@@ -78,10 +79,14 @@ void gemm_blocks32(int64_t n, float* s, size_t ldc, const void* x, size_t bx, co
             for (int64_t i = 0; i < nb; ++i) {
                 if (i % 4 == 0) prefetch_rows<Block, kRows>(rows, i, nb, 8, 4);
                 const uint8_t* bytes[kRows];
-                uint16_t d[kRows], m[kRows];
+                uint16_t d[kRows] = {}, m[kRows];
+                alignas(32) float e[kRows];  // E8M0 scales (MXFP4)
                 for (int t = 0; t < kRows; ++t) {
                     bytes[t] = reinterpret_cast<const uint8_t*>(&rows[t][i]);
-                    d[t] = rows[t][i].d;
+                    if constexpr (kE8M0Scale<D>)
+                        e[t] = mxfp4_half_scale(rows[t][i].e);
+                    else
+                        d[t] = rows[t][i].d;
                     if constexpr (D::kHasMin) m[t] = rows[t][i].m;
                 }
                 // All 8 rows decoded at once from their transposed bytes.
@@ -94,7 +99,7 @@ void gemm_blocks32(int64_t n, float* s, size_t ldc, const void* x, size_t bx, co
                         aw[j] = _mm256_abs_epi8(w[j]);
                     }
                 }
-                const __m256 dx = halves8(d);
+                const __m256 dx = kE8M0Scale<D> ? _mm256_load_ps(e) : halves8(d);
                 const __m256 mx = D::kHasMin ? halves8(m) : _mm256_setzero_ps();
                 const ColumnPrep* p = &prep[size_t(i) * size_t(cn)];
                 for (int c = 0; c < cn; ++c) {
@@ -223,6 +228,7 @@ GGML_GEMM(q5_0, gemm_blocks32, DecodeQ5_0)
 GGML_GEMM(q5_1, gemm_blocks32, DecodeQ5_1)
 GGML_GEMM(q8_0, gemm_blocks32, DecodeQ8_0)
 GGML_GEMM(iq4_nl, gemm_blocks32, DecodeIQ4_NL)
+GGML_GEMM(mxfp4, gemm_blocks32, DecodeMXFP4)
 GGML_GEMM(q2_K, gemm_superblocks, DecodeQ2_K)
 GGML_GEMM(q3_K, gemm_superblocks, DecodeQ3_K)
 GGML_GEMM(q4_K, gemm_superblocks, DecodeQ4_K)

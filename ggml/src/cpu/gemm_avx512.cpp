@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "ggml/iq_grids.h"
 #include "ggml/quants.h"
 #include "kernels_levels.h"
 #include "kernels_simd_target.h"
@@ -30,7 +31,7 @@ inline __mmask16 row_mask(int r0, int nr) {
     return __mmask16((1u << rows) - 1);
 }
 
-// Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL.
+// Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4.
 template <class D>
 void gemm_blocks32(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* vy, size_t by,
                    int nr, int nc) {
@@ -50,16 +51,20 @@ void gemm_blocks32(int64_t n, float* s, size_t ldc, const void* x, size_t bx, co
             for (int64_t i = 0; i < nb; ++i) {
                 if (i % 4 == 0) prefetch_rows<Block, kRows>(rows, i, nb, 8, 4);
                 const uint8_t* bytes[kRows];
-                uint16_t d[kRows], m[kRows];
+                uint16_t d[kRows] = {}, m[kRows];
+                alignas(64) float e[kRows];  // E8M0 scales (MXFP4)
                 for (int t = 0; t < kRows; ++t) {
                     bytes[t] = reinterpret_cast<const uint8_t*>(&rows[t][i]);
-                    d[t] = rows[t][i].d;
+                    if constexpr (kE8M0Scale<D>)
+                        e[t] = mxfp4_half_scale(rows[t][i].e);
+                    else
+                        d[t] = rows[t][i].d;
                     if constexpr (D::kHasMin) m[t] = rows[t][i].m;
                 }
                 // All 16 rows decoded at once from their transposed bytes.
                 const Rows16 quants = D::quants(RowsBytes16{bytes});
                 const __m512i* w = quants.v;
-                const __m512 dx = halves16(d);
+                const __m512 dx = kE8M0Scale<D> ? _mm512_load_ps(e) : halves16(d);
                 const __m512 mx = D::kHasMin ? halves16(m) : _mm512_setzero_ps();
                 const ColumnPrep* p = &prep[size_t(i) * size_t(cn)];
                 for (int c = 0; c < cn; ++c) {
@@ -187,6 +192,7 @@ GGML_GEMM(q5_0, gemm_blocks32, DecodeQ5_0)
 GGML_GEMM(q5_1, gemm_blocks32, DecodeQ5_1)
 GGML_GEMM_OR_DECODE(q8_0, gemm_blocks32, DecodeQ8_0)
 GGML_GEMM_OR_DECODE(iq4_nl, gemm_blocks32, DecodeIQ4_NL)
+GGML_GEMM_OR_DECODE(mxfp4, gemm_blocks32, DecodeMXFP4)
 GGML_GEMM(q2_K, gemm_superblocks, DecodeQ2_K)
 GGML_GEMM(q3_K, gemm_superblocks, DecodeQ3_K)
 GGML_GEMM_OR_DECODE(q4_K, gemm_superblocks, DecodeQ4_K)

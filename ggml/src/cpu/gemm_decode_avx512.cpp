@@ -1,7 +1,7 @@
 // Decode kernels (one activation column) for block formats at the AVX-512 level: each weight row is
 // streamed once, in memory order, with no transposes; bit-identical to the reference.
 //
-// 32-value blocks (Q4_0, IQ4_NL, Q8_0): 16 blocks of a row at a time. Each block's 32 quants go to one
+// 32-value blocks (Q4_0, IQ4_NL, MXFP4, Q8_0): 16 blocks of a row at a time. Each block's 32 quants go to one
 // 128-bit lane (4 blocks per vector, picked out of the row with word permutes), meet the activation
 // halves prepared in the same layout with vpdpbusd, and a 4x4 add network leaves the 16 exact block
 // sums in one vector. The reference's float term (dx * dy) * isum is then computed lane-wise. Those
@@ -18,6 +18,7 @@
 #include <cstring>
 #include <vector>
 
+#include "ggml/iq_grids.h"
 #include "ggml/quants.h"
 #include "kernels_levels.h"
 #include "kernels_simd_target.h"
@@ -182,6 +183,53 @@ struct Nibbles18 {
             d = _mm512_mask_permutexvar_epi16(d, kScales.mask[g], _mm512_load_si512(kScales.index[g].v), head);
         }
         return _mm512_cvtph_ps(_mm512_castsi512_si256(d));
+    }
+};
+
+// MXFP4: 17-byte blocks, the E8M0 exponent e then 16 bytes of nibbles (IQ4_NL's layout) of MXFP4's
+// levels; the scale 2^(e - 128) (mxfp4_half_scale) built from e's bits.
+struct Nibbles17 {
+    static constexpr int kBlockBytes = 17;
+    static constexpr int kOffset = 128;
+
+    // Word k of the gathered scale words holds block k's e in its high byte when the block starts at an odd
+    // byte of its group (blocks 1 and 3 of each 4), in its low byte otherwise.
+    struct Shifts {
+        alignas(32) int16_t v[16];
+    };
+    static constexpr Shifts shifts() {
+        Shifts r{};
+        for (int k = 0; k < 16; ++k) r.v[element_of(k)] = int16_t((k % 4) * kBlockBytes % 2 ? 8 : 0);
+        return r;
+    }
+
+    template <bool kFull>
+    static __m512 load(const uint8_t* p, int cnt, __m512i q1[4], __m512i q2[4]) {
+        static constexpr GroupScales kScales = group_scales(kBlockBytes);
+        static constexpr Shifts kShifts = shifts();
+        const __m512i m4 = _mm512_set1_epi8(0x0f);
+        const __m512i table = _mm512_broadcast_i32x4(load128(kMxfp4Biased));
+        __m512i words = _mm512_setzero_si512();
+        for (int g = 0; g < 4; ++g) {
+            const uint8_t* pg = p + 4 * g * kBlockBytes;
+            const int valid = cnt - 4 * g;
+            const __m512i q = lanes4<kFull>(pg + 1, kBlockBytes, valid);
+            q1[g] = _mm512_shuffle_epi8(table, _mm512_and_si512(q, m4));
+            q2[g] = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(q, 4), m4));
+            // The 4 exponents lie in the group's first 52 bytes: the words holding them, as Q4_0's scales.
+            const __m512i head =
+                kFull ? _mm512_loadu_si512(pg) : load_bytes(pg, int64_t(valid) * kBlockBytes);
+            words = _mm512_mask_permutexvar_epi16(words, kScales.mask[g],
+                                                  _mm512_load_si512(kScales.index[g].v), head);
+        }
+        const __m256i w = _mm256_srlv_epi16(_mm512_castsi512_si256(words),
+                                            _mm256_load_si256(reinterpret_cast<const __m256i*>(kShifts.v)));
+        const __m512i e = _mm512_cvtepu8_epi32(_mm256_cvtepi16_epi8(w));
+        // 2^(e - 128) as float bits: (e - 1) << 23, or the subnormal 0x00200000 << e below e = 2.
+        __m512i bits = _mm512_slli_epi32(_mm512_sub_epi32(e, _mm512_set1_epi32(1)), 23);
+        bits = _mm512_mask_sllv_epi32(bits, _mm512_cmplt_epu32_mask(e, _mm512_set1_epi32(2)),
+                                      _mm512_set1_epi32(0x00200000), e);
+        return _mm512_castsi512_ps(bits);
     }
 };
 
@@ -361,6 +409,9 @@ void decode_iq4_nl(int64_t n, float* s, const void* x, size_t bx, const void* y,
 }
 void decode_q8_0(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
     decode_blocks32<Bytes34>(n, s, x, bx, y, nr);
+}
+void decode_mxfp4(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
+    decode_blocks32<Nibbles17>(n, s, x, bx, y, nr);
 }
 void decode_q4_K(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
     decode_q4k_rows(n, s, x, bx, y, nr);

@@ -70,6 +70,7 @@ const DotRow kDots[] = {
     {Type::Q5_K,   {REF(vec_dot_q5_K_q8_K_ref),    SIMD(avx2, q5_K),    SIMD(avx512, q5_K), AMX(q5_K)}},
     {Type::Q6_K,   {REF(vec_dot_q6_K_q8_K_ref),    SIMD(avx2, q6_K),    SIMD(avx512, q6_K)}},
     {Type::IQ4_NL, {REF(vec_dot_iq4_nl_q8_0_ref),  SIMD(avx2, iq4_nl),  SIMD(avx512, iq4_nl), AMX(iq4_nl)}},
+    {Type::MXFP4,  {REF(vec_dot_mxfp4_q8_0_ref),   SIMD(avx2, mxfp4),   SIMD(avx512, mxfp4)}},
     // (**): no tile kernel of their own (the tile calls vec_dot per output) and no AVX-512 versions: the
     // AVX2 kernels run at the AVX-512 level too.
     {Type::IQ4_XS,  {REF(vec_dot_iq4_xs_q8_K_ref),  SIMD_DOT(avx2, iq4_xs),  {}}},  // (**)
@@ -82,7 +83,6 @@ const DotRow kDots[] = {
     {Type::IQ1_M,   {REF(vec_dot_iq1_m_q8_K_ref),   SIMD_DOT(avx2, iq1_m),   {}}},
     {Type::TQ1_0,   {REF(vec_dot_tq1_0_q8_K_ref),   SIMD_DOT(avx2, tq1_0),   {}}},
     {Type::TQ2_0,   {REF(vec_dot_tq2_0_q8_K_ref),   SIMD_DOT(avx2, tq2_0),   {}}},
-    {Type::MXFP4,   {REF(vec_dot_mxfp4_q8_0_ref),   SIMD_DOT(avx2, mxfp4),   {}}},
 };
 // (*) needs the AVX512_BF16 extension too; on AVX-512 CPUs without it the AVX2 kernels run.
 // The AMX level has tile kernels of its own for the 32-value block formats, Q4_K and Q5_K only; every other entry of

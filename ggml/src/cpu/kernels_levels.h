@@ -49,7 +49,8 @@ GGML_DECLARE_DOT(q3_K);
 GGML_DECLARE_DOT(q4_K);
 GGML_DECLARE_DOT(q5_K);
 GGML_DECLARE_DOT(q6_K);
-// The IQ, TQ and MXFP4 dot products (vec_dot_iq_avx2.cpp); their tiles call vec_dot per output.
+GGML_DECLARE_DOT(mxfp4);
+// The IQ and TQ dot products (vec_dot_iq_avx2.cpp); their tiles call vec_dot per output.
 void vec_dot_iq2_xxs(int64_t n, float* s, const void* x, const void* y);
 void vec_dot_iq2_xs(int64_t n, float* s, const void* x, const void* y);
 void vec_dot_iq2_s(int64_t n, float* s, const void* x, const void* y);
@@ -60,7 +61,6 @@ void vec_dot_iq1_m(int64_t n, float* s, const void* x, const void* y);
 void vec_dot_iq4_xs(int64_t n, float* s, const void* x, const void* y);
 void vec_dot_tq1_0(int64_t n, float* s, const void* x, const void* y);
 void vec_dot_tq2_0(int64_t n, float* s, const void* x, const void* y);
-void vec_dot_mxfp4(int64_t n, float* s, const void* x, const void* y);
 GGML_DECLARE_QUANTIZE(q8_0);
 GGML_DECLARE_QUANTIZE(q8_1);
 GGML_DECLARE_QUANTIZE(q8_K);
@@ -93,6 +93,7 @@ GGML_DECLARE_DOT(q5_0);
 GGML_DECLARE_DOT(q5_1);
 GGML_DECLARE_DOT(q8_0);
 GGML_DECLARE_DOT(iq4_nl);
+GGML_DECLARE_DOT(mxfp4);
 GGML_DECLARE_DOT(q2_K);
 GGML_DECLARE_DOT(q3_K);
 GGML_DECLARE_DOT(q4_K);
@@ -111,6 +112,7 @@ void axpy_f32(int64_t n, float a, const float* x, float* y);
 GGML_DECLARE_DECODE(q4_0);
 GGML_DECLARE_DECODE(q8_0);
 GGML_DECLARE_DECODE(iq4_nl);
+GGML_DECLARE_DECODE(mxfp4);
 GGML_DECLARE_DECODE(q4_K);
 }  // namespace avx512
 

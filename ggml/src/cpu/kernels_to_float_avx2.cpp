@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "ggml/iq_grids.h"
 #include "ggml/quants.h"
 #include "kernels_levels.h"
 #include "kernels_simd_target.h"

@@ -66,6 +66,40 @@ inline __m256i iq4nl_levels(__m256i nibbles) {
     return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(load128(kIq4nlBiased)), nibbles);
 }
 
+// The 16 MXFP4 levels (E2M1 values doubled, iq::kMxfp4Values) + 128, for byte lookups by nibble.
+alignas(16) constexpr uint8_t kMxfp4Biased[16] = {
+    uint8_t(iq::kMxfp4Values[0] + 128),  uint8_t(iq::kMxfp4Values[1] + 128),
+    uint8_t(iq::kMxfp4Values[2] + 128),  uint8_t(iq::kMxfp4Values[3] + 128),
+    uint8_t(iq::kMxfp4Values[4] + 128),  uint8_t(iq::kMxfp4Values[5] + 128),
+    uint8_t(iq::kMxfp4Values[6] + 128),  uint8_t(iq::kMxfp4Values[7] + 128),
+    uint8_t(iq::kMxfp4Values[8] + 128),  uint8_t(iq::kMxfp4Values[9] + 128),
+    uint8_t(iq::kMxfp4Values[10] + 128), uint8_t(iq::kMxfp4Values[11] + 128),
+    uint8_t(iq::kMxfp4Values[12] + 128), uint8_t(iq::kMxfp4Values[13] + 128),
+    uint8_t(iq::kMxfp4Values[14] + 128), uint8_t(iq::kMxfp4Values[15] + 128)};
+
+inline __m256i mxfp4_levels(__m256i nibbles) {
+    return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(load128(kMxfp4Biased)), nibbles);
+}
+
+// A decoder whose blocks carry an E8M0 exponent `e` (the scale 2^(e - 128), mxfp4_half_scale) where the
+// others carry an f16 `d`.
+template <class D>
+constexpr bool kE8M0Scale = requires {
+    D::kE8M0;
+};
+
+// The weight scales of the `count` consecutive blocks at x (at most 8), as floats.
+template <class D>
+inline __m256 block_scales8(const typename D::Block* x, int count) {
+    if constexpr (kE8M0Scale<D>) {
+        alignas(32) float e[8] = {};
+        for (int k = 0; k < count; ++k) e[k] = mxfp4_half_scale(x[k].e);
+        return _mm256_load_ps(e);
+    } else {
+        return halves8(&x->d, sizeof(typename D::Block), count);
+    }
+}
+
 struct DecodeQ4_0 {
     using Block = BlockQ4_0;
     using Act = BlockQ8_0;
@@ -129,6 +163,19 @@ struct DecodeIQ4_NL {
     template <class Src>
     static auto quants(const Src& src) {
         return iq4nl_levels(unpack_nibbles(src.bytes16(offsetof(Block, qs))));
+    }
+};
+
+// MXFP4: IQ4_NL's nibbles with MXFP4's level table, under an E8M0 scale (kE8M0).
+struct DecodeMXFP4 {
+    using Block = BlockMXFP4;
+    using Act = BlockQ8_0;
+    static constexpr int kOffset = 128, kMaxU = 255;
+    static constexpr bool kHasMin = false;
+    static constexpr bool kE8M0 = true;
+    template <class Src>
+    static auto quants(const Src& src) {
+        return mxfp4_levels(unpack_nibbles(src.bytes16(offsetof(Block, qs))));
     }
 };
 

@@ -12,7 +12,7 @@
 namespace ggml::cpu {
 namespace {
 
-// Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL: 8 blocks per step, their float terms computed side by side,
+// Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4: 8 blocks per step, their float terms computed side by side,
 // then added to the sum one by one in block order.
 template <class Dot, class D>
 void vec_dot_blocks32(int64_t n, float* s, const void* vx, const void* vy) {
@@ -30,7 +30,7 @@ void vec_dot_blocks32(int64_t n, float* s, const void* vx, const void* vy) {
                                                                load256(y[i + b].qs))
                              : _mm256_setzero_si256();
         const __m256 isum = _mm256_cvtepi32_ps(reduce8_i32(p));
-        const __m256 dx = halves8(&x[i].d, sizeof(Block), count);
+        const __m256 dx = block_scales8<D>(&x[i], count);
         const __m256 dy = halves8(&y[i].d, sizeof(Act), count);
         __m256 t = _mm256_mul_ps(_mm256_mul_ps(dx, dy), isum);
         if constexpr (D::kHasMin) {

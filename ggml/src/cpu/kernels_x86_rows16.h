@@ -48,6 +48,13 @@ inline Rows16 iq4nl_levels(const Rows16& nibbles) {
     return r;
 }
 
+inline Rows16 mxfp4_levels(const Rows16& nibbles) {
+    const __m512i table = _mm512_broadcast_i32x4(load128(kMxfp4Biased));
+    Rows16 r;
+    for (int j = 0; j < 8; ++j) r.v[j] = _mm512_shuffle_epi8(table, nibbles.v[j]);
+    return r;
+}
+
 // 16 bytes of 16 rows, transposed: v[j] lane r holds bytes 4j .. 4j+3 of row r.
 struct Rows16x4 {
     __m512i v[4];

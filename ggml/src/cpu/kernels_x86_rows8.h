@@ -44,6 +44,12 @@ inline Rows8 iq4nl_levels(const Rows8& nibbles) {
     return r;
 }
 
+inline Rows8 mxfp4_levels(const Rows8& nibbles) {
+    Rows8 r;
+    for (int j = 0; j < 8; ++j) r.v[j] = mxfp4_levels(nibbles.v[j]);
+    return r;
+}
+
 // 16 bytes of 8 rows, transposed: v[j] lane r holds bytes 4j .. 4j+3 of row r.
 struct Rows8x4 {
     __m256i v[4];

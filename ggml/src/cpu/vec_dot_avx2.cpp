@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "ggml/iq_grids.h"
 #include "ggml/quants.h"
 #include "kernels_levels.h"
 #include "kernels_simd_target.h"
@@ -50,6 +51,9 @@ void vec_dot_q8_0(int64_t n, float* s, const void* x, const void* y) {
 }
 void vec_dot_iq4_nl(int64_t n, float* s, const void* x, const void* y) {
     vec_dot_blocks32<DotAvx2, DecodeIQ4_NL>(n, s, x, y);
+}
+void vec_dot_mxfp4(int64_t n, float* s, const void* x, const void* y) {
+    vec_dot_blocks32<DotAvx2, DecodeMXFP4>(n, s, x, y);
 }
 void vec_dot_q2_K(int64_t n, float* s, const void* x, const void* y) {
     vec_dot_superblocks<DotAvx2, DecodeQ2_K>(n, s, x, y);

@@ -1,5 +1,5 @@
-// Dot products of the IQ, TQ and MXFP4 formats at the AVX2 level (also used at the AVX-512 level: there are
-// no AVX-512 versions). Bit-identical to the references (ggml/src/quants/iq*.cpp, tq.cpp, mxfp4.cpp): the
+// Dot products of the IQ and TQ formats at the AVX2 level (also used at the AVX-512 level: there are
+// no AVX-512 versions). Bit-identical to the references (ggml/src/quants/iq*.cpp, tq.cpp): the
 // integer sums of a super-block are exact in int32 lanes (vpmaddubsw of unsigned grid magnitudes with
 // sign-adjusted activations, then vpmaddwd by the group scales), then the reference's float term.
 #include "kernels_x86_intrin.h"
@@ -306,33 +306,6 @@ void vec_dot_tq2_0(int64_t n, float* s, const void* vx, const void* vy) {
         }
         const int32_t isum = hsum_i32(acc) - sum_bsums(y[i]);
         sum += (half_to_float(x[i].d) * y[i].d) * float(isum);
-    }
-    *s = sum;
-}
-
-void vec_dot_mxfp4(int64_t n, float* s, const void* vx, const void* vy) {
-    const auto* x = static_cast<const BlockMXFP4*>(vx);
-    const auto* y = static_cast<const BlockQ8_0*>(vy);
-    const __m256i values = _mm256_broadcastsi128_si256(load128(iq::kMxfp4Values));
-    const __m256i ones = _mm256_set1_epi16(1);
-    const int64_t nb = n / QK_MXFP4;
-    float sum = 0;
-    for (int64_t i = 0; i < nb; i += 8) {
-        const int count = nb - i < 8 ? int(nb - i) : 8;
-        __m256i p[8];
-        alignas(32) float e[8] = {};
-        for (int b = 0; b < 8; ++b) {
-            p[b] = _mm256_setzero_si256();
-            if (b >= count) continue;
-            const __m256i w = _mm256_shuffle_epi8(values, unpack_nibbles(load128(x[i + b].qs)));
-            p[b] = _mm256_madd_epi16(signed_product(w, load256(y[i + b].qs)), ones);
-            e[b] = mxfp4_half_scale(x[i + b].e);
-        }
-        const __m256 isum = _mm256_cvtepi32_ps(reduce8_i32(p));
-        const __m256 dy = halves8(&y[i].d, sizeof(BlockQ8_0), count);
-        alignas(32) float terms[8];
-        _mm256_store_ps(terms, _mm256_mul_ps(_mm256_mul_ps(dy, _mm256_load_ps(e)), isum));
-        for (int b = 0; b < count; ++b) sum += terms[b];
     }
     *s = sum;
 }
