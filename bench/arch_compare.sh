@@ -33,14 +33,73 @@ EXTRA=${EXTRA:-}
 #   moe-64x256: many small experts, as Qwen3-30B-A3B (128 of 768, 8 used) at a small scale: 1024 wide,
 #               8 layers, 64 experts of n_ff / 2 = 256 rows, 8 used per token (not a default: MODELS=...).
 # The last two fields: experts and experts used per token ("-": the preset's).
+# synth-gpt-oss-20b-4l-mxfp4 (not a default: MODELS=...) is gpt-oss-20b's layer shape with 4 of its 24
+# layers: 2880 wide, 64 heads / 8 KV heads of 64, attention sinks, a window of 128 on every other layer,
+# YaRN x32 over 4096, 32 experts of 2880 rows in MXFP4 with biases, 4 used per token; q8_0 elsewhere and the
+# GPT-2 vocabulary (gpt-oss has o200k's 201088 tokens). Written by its own writer below (synth_gguf.py has
+# no gpt-oss preset): random MXFP4 blocks of a fixed scale, as synth_gguf.py writes random k-quant blocks.
 declare -A SPEC=(
+    [synth-gpt-oss-20b-4l-mxfp4]="gpt-oss - - - -"
     [synth-qwen2-0.5b-q8_0]="qwen2 qwen2-0.5b q8_0 - -"
     [synth-qwen3moe-8x1024-q8_0]="qwen3moe moe-1024 q8_0 - -"
     [synth-qwen3moe-64x256-q8_0]="qwen3moe moe-64x256 q8_0 64 8"
 )
+make_gpt_oss() {
+    /usr/bin/python3 - "$1" <<'EOF'
+import math, sys
+import numpy as np
+sys.path.insert(0, "../shared/tools")
+import synth_gguf as s
+E, L, H, KV, D, X, U, F = 2880, 4, 64, 8, 64, 32, 4, 2880
+s.TYPES["mxfp4"] = (39, 32, 17)
+plain_rows = s.encode_rows
+def encode_rows(rng, shape, typ, std):
+    if typ != "mxfp4":
+        return plain_rows(rng, shape, typ, std)
+    # random E2M1 nibbles (mean |value| ~4.5 in the doubled table) under one E8M0 scale near std / 4.5
+    b = rng.integers(0, 256, size=(int(np.prod(shape)) // 32, 17), dtype=np.uint8)
+    b[:, 0] = 128 + int(round(math.log2(std / 4.5)))
+    return b.tobytes()
+s.encode_rows = encode_rows
+tok = {k: v for k, v in s.read_kv("../shared/models/vocab/ggml-vocab-gpt-2.gguf").items() if k.startswith("tokenizer.")}
+V = len(tok["tokenizer.ggml.tokens"][1][1])
+P = "gpt-oss."
+kv = {"general.architecture": (8, "gpt-oss"), "general.name": (8, "synth-gpt-oss-20b-4l-mxfp4"),
+      "general.file_type": (4, 38), P + "context_length": (4, 131072), P + "embedding_length": (4, E),
+      P + "block_count": (4, L), P + "feed_forward_length": (4, F), P + "attention.head_count": (4, H),
+      P + "attention.head_count_kv": (4, KV), P + "attention.key_length": (4, D),
+      P + "attention.value_length": (4, D), P + "rope.dimension_count": (4, D), P + "rope.freq_base": (6, 150000.0),
+      P + "rope.scaling.type": (8, "yarn"), P + "rope.scaling.factor": (6, 32.0),
+      P + "rope.scaling.original_context_length": (4, 4096), P + "attention.layer_norm_rms_epsilon": (6, 1e-5),
+      P + "attention.sliding_window": (4, 128), P + "expert_count": (4, X), P + "expert_used_count": (4, U),
+      P + "expert_feed_forward_length": (4, F)}
+kv.update(tok)
+rE = 1.0 / math.sqrt(E)
+W = lambda name, shape, std, typ="q8_0": (name, shape, typ, ("w", std))
+N = lambda name, n, g=1.0: (name, (n,), "f32", ("norm", g))
+B = lambda name, n, std: (name, (n,), "f32", ("bias", std))
+M = lambda name, shape, std: (name, shape, "f32", ("w", std))
+t = [W("token_embd.weight", (E, V), 0.5 * rE), N("output_norm.weight", E, 4.0), W("output.weight", (E, V), 0.5 * rE)]
+for i in range(L):
+    p = f"blk.{i}."
+    t += [N(p + "attn_norm.weight", E), W(p + "attn_q.weight", (E, H * D), rE), B(p + "attn_q.bias", H * D, 0.25),
+          W(p + "attn_k.weight", (E, KV * D), rE), B(p + "attn_k.bias", KV * D, 0.25),
+          W(p + "attn_v.weight", (E, KV * D), rE), B(p + "attn_v.bias", KV * D, 0.25),
+          W(p + "attn_output.weight", (H * D, E), 1.0 / math.sqrt(H * D)), B(p + "attn_output.bias", E, 0.1),
+          B(p + "attn_sinks.weight", H, 1.5), N(p + "post_attention_norm.weight", E),
+          M(p + "ffn_gate_inp.weight", (E, X), 2 * rE), B(p + "ffn_gate_inp.bias", X, 0.5),
+          W(p + "ffn_gate_exps.weight", (E, F, X), 2 * rE, "mxfp4"), M(p + "ffn_gate_exps.bias", (F, X), 0.5),
+          W(p + "ffn_down_exps.weight", (F, E, X), 0.1 / math.sqrt(F), "mxfp4"), M(p + "ffn_down_exps.bias", (E, X), 0.1),
+          W(p + "ffn_up_exps.weight", (E, F, X), 2 * rE, "mxfp4"), M(p + "ffn_up_exps.bias", (F, X), 0.5)]
+s.write_gguf(sys.argv[1], kv, t, np.random.default_rng(1))
+print("wrote", sys.argv[1])
+EOF
+}
+
 make_model() {
     local name=$1 arch shape type n_expert n_used
     read -r arch shape type n_expert n_used <<< "${SPEC[$name]}"
+    if [ "$arch" = gpt-oss ]; then make_gpt_oss "$MODELS_DIR/$name.gguf"; return; fi
     /usr/bin/python3 - "$arch" "$shape" "$type" "$MODELS_DIR/$name.gguf" "$n_expert" "$n_used" <<'EOF'
 import sys
 sys.path.insert(0, "../shared/tools")
