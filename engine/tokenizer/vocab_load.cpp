@@ -244,6 +244,16 @@ void build_eog(VocabImpl& v) {
     v.eog = std::move(eog);
 }
 
+// gpt-oss's message framing tokens are control tokens in its files, but its replies are read back from
+// them (channels, recipients, tool calls): as llama.cpp does, they are user-defined, so that generated
+// text shows them without --special, and prompts may write them.
+void render_harmony_markers(VocabImpl& v) {
+    for (std::string_view text : {"<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"}) {
+        const Token id = v.find(text);
+        if (id != kNoToken) v.tokens[size_t(id)].attr = kAttrUserDefined;
+    }
+}
+
 void build_special_cache(VocabImpl& v) {
     v.special_tokens.clear();
     for (size_t i = 0; i < v.tokens.size(); ++i)
@@ -312,6 +322,7 @@ Vocab Vocab::from_gguf(const ggml::gguf::File& f) {
     load_special_ids(*v, f);
     detect_by_text(*v);
     build_eog(*v);
+    render_harmony_markers(*v);
     build_special_cache(*v);
     fix_attributes(*v, f);
     find_newline(*v);

@@ -184,6 +184,35 @@ TEST_CASE("metadata: hostile or incomplete metadata is refused clearly", "[token
     CHECK_THROWS_AS(Vocab::from_file("/nonexistent/model.gguf"), std::exception);
 }
 
+// gpt-oss's vocabulary (o200k with Harmony's tokens): <|return|> and <|call|> end a reply, <|end|> only a
+// message (generation goes on after it), and the framing tokens show in generated text without --special,
+// as llama.cpp treats them, since the reply is parsed from them.
+TEST_CASE("metadata: Harmony's tokens end generation and render as llama.cpp's", "[tokenizer][metadata]") {
+    const std::vector<std::string> tokens = {
+        "h",       "i",          "<|start|>", "<|channel|>",   "<|message|>",
+        "<|end|>", "<|return|>", "<|call|>",  "<|constrain|>", "<|endoftext|>"};
+    ggml::gguf::Writer w;
+    w.set("tokenizer.ggml.model", Value::string("gpt2"));
+    w.set("tokenizer.ggml.pre", Value::string("gpt-4o"));
+    w.set("tokenizer.ggml.tokens", strings(tokens));
+    w.set("tokenizer.ggml.token_type", ints({1, 1, 3, 3, 3, 3, 3, 3, 3, 3}));
+    w.set("tokenizer.ggml.merges", strings({"h x"}));
+    w.set("tokenizer.ggml.eos_token_id", Value::u32(6));
+    const Vocab v = load(w);
+    CHECK(v.is_eog(6));   // <|return|>
+    CHECK(v.is_eog(7));   // <|call|>
+    CHECK(v.is_eog(9));   // <|endoftext|>
+    CHECK(!v.is_eog(5));  // <|end|>: the reasoning message ends, the final one follows
+    for (Token t : {2, 3, 4, 5, 8}) {
+        INFO("token " << t);
+        CHECK(!v.is_control(t));
+        CHECK(v.token_to_piece(t, false) == tokens[size_t(t)]);
+    }
+    CHECK(v.token_to_piece(6, false).empty());  // <|return|> stays a control token
+    CHECK(v.detokenize(Ids{3, 0, 1, 4, 0, 5}) == "<|channel|>hi<|message|>h<|end|>");
+    CHECK(v.tokenize("<|start|>hi<|channel|>", false, true) == Ids{2, 0, 1, 3});
+}
+
 TEST_CASE("metadata: a synthetic byte-level BPE vocabulary", "[tokenizer][metadata]") {
     // Tokens in GPT-2's byte alphabet: "Ġ" is the space.
     const std::vector<std::string> tokens = {"h",  "e",    "l",     "o",         "\xC4\xA0",     "he",
