@@ -1,6 +1,7 @@
 // How one reply is written in an agent API (OpenAI Responses: responses_reply.*, Anthropic Messages:
 // messages_reply.*): streamed as named SSE events ("event: <name>" + JSON data), or collected into one
-// body. GenerationResponse drives it on its format thread, in order: start() when the stream opens,
+// body. GenerationResponse drives it on its format thread, in order: start() when the stream opens (or,
+// for a reply whose opening event reports the prompt cache, opens_after_prompt(), with the first output),
 // delta() with each piece of reasoning and content that ChatStreamParser says is certain, finish() at the
 // end (after the parser's last delta); or body() alone for a reply that is not streamed. Pure formatting:
 // no I/O, so the event sequences are unit-tested.
@@ -40,7 +41,11 @@ struct ReplyEnd {
 class AgentReply {
   public:
     virtual ~AgentReply() = default;
-    virtual std::vector<ReplyEvent> start() = 0;
+    // cached_tokens: prompt tokens the cache supplied (0 when the opening events go out before the prompt is
+    // processed).
+    virtual std::vector<ReplyEvent> start(int64_t cached_tokens) = 0;
+    // Whether start() waits for the prompt (and so knows the cached tokens) rather than the stream's opening.
+    virtual bool opens_after_prompt() const { return false; }
     virtual std::vector<ReplyEvent> delta(const std::string& reasoning, const std::string& content) = 0;
     virtual std::vector<ReplyEvent> finish(const ReplyEnd& end) = 0;
     virtual nlohmann::json body(const ReplyEnd& end) = 0;

@@ -251,8 +251,14 @@ void GenerationResponse::send_progress(size_t i, const sched::TokenOutput& out) 
 }
 
 void GenerationResponse::begin() {
-    if (!rc_.agent || !stream_) return;
-    post([self = shared_from_this()] { self->send_events(self->rc_.agent->start()); });
+    if (!rc_.agent || !stream_ || rc_.agent->opens_after_prompt()) return;
+    post([self = shared_from_this()] { self->agent_start(0); });
+}
+
+void GenerationResponse::agent_start(int64_t cached_tokens) {
+    if (agent_started_) return;
+    agent_started_ = true;
+    send_events(rc_.agent->start(cached_tokens));
 }
 
 void GenerationResponse::send_events(const std::vector<ReplyEvent>& events) {
@@ -260,7 +266,8 @@ void GenerationResponse::send_events(const std::vector<ReplyEvent>& events) {
 }
 
 void GenerationResponse::agent_tokens(size_t i, const sched::TokenOutput& out) {
-    if (!stream_) return;
+    if (!stream_ || out.progress) return;
+    agent_start(out.n_cached_tokens);
     Choice& c = choices_[i];
     if (!c.parser) c.parser = std::make_unique<ChatStreamParser>(rc_.parse, rc_.tool_triggers);
     // The agent APIs send a call whole at the end (from the parsed reply); here only text goes out.
@@ -299,6 +306,7 @@ void GenerationResponse::agent_done(size_t i, const sched::FinalOutput& f) {
     end.output_tokens = f.timings.predicted_n;
     end.reasoning_tokens = reasoning_tokens(f, rc_.parse, vocab_);
     if (stream_) {
+        agent_start(f.n_cached_tokens);
         if (!c.parser) c.parser = std::make_unique<ChatStreamParser>(rc_.parse, rc_.tool_triggers);
         const auto fin = c.parser->finish(f.finish == sched::FinishReason::Length);
         end.parsed = fin.parsed;

@@ -62,8 +62,8 @@ public:
     void set_session(std::shared_ptr<StreamSession> s) { session_ = std::move(s); }
     void set_deferred(std::shared_ptr<server::http::DeferredResponse> d);
 
-    // After set_stream, before the tasks run: an agent reply's opening events (response.created,
-    // message_start) go out at once.
+    // After set_stream, before the tasks run: an agent reply's opening events (response.created) go out at
+    // once; those that report the prompt cache (message_start) with the first output.
     void begin();
 
     // A resumable stream stopped from outside (DELETE /v1/stream, a newer request of its conversation):
@@ -101,6 +101,8 @@ private:
     void finish_stream();
     // The agent reply's side of on_tokens / on_done.
     void agent_tokens(size_t i, const sched::TokenOutput& out);
+    // The agent reply's opening events, once.
+    void agent_start(int64_t cached_tokens);
     void agent_done(size_t i, const sched::FinalOutput& f);
     void send_events(const std::vector<ReplyEvent>& events);
     void respond_collected();
@@ -126,6 +128,7 @@ private:
     size_t n_done_ = 0;
     std::function<void()> on_failure_;
     bool failed_ = false;
+    bool agent_started_ = false;  // the agent reply's opening events went out (format thread)
 };
 
 }  // namespace api

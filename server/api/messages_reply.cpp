@@ -74,7 +74,7 @@ void MessagesReply::add(std::vector<ReplyEvent>& out, const char* name, json dat
     out.push_back({name, std::move(data)});
 }
 
-std::vector<ReplyEvent> MessagesReply::start() {
+std::vector<ReplyEvent> MessagesReply::start(int64_t cached_tokens) {
     std::vector<ReplyEvent> out;
     add(out, "message_start",
         {{"message",
@@ -86,9 +86,9 @@ std::vector<ReplyEvent> MessagesReply::start() {
            {"stop_reason", nullptr},
            {"stop_sequence", nullptr},
            {"usage",
-            {{"input_tokens", info_.prompt_tokens},
+            {{"input_tokens", info_.prompt_tokens - cached_tokens},
              {"cache_creation_input_tokens", 0},
-             {"cache_read_input_tokens", 0},
+             {"cache_read_input_tokens", cached_tokens},
              {"output_tokens", 0}}}}}});
     add(out, "ping", json::object());
     return out;

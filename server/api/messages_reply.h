@@ -37,7 +37,9 @@ struct MessagesReplyInfo {
 class MessagesReply : public AgentReply {
   public:
     explicit MessagesReply(MessagesReplyInfo info);
-    std::vector<ReplyEvent> start() override;
+    // message_start reports the prompt's cache split, as llama-server's: sent with the first output.
+    std::vector<ReplyEvent> start(int64_t cached_tokens) override;
+    bool opens_after_prompt() const override { return true; }
     std::vector<ReplyEvent> delta(const std::string& reasoning, const std::string& content) override;
     std::vector<ReplyEvent> finish(const ReplyEnd& end) override;
     nlohmann::json body(const ReplyEnd& end) override;

@@ -74,7 +74,7 @@ void ResponsesReply::add(std::vector<ReplyEvent>& out, const char* name, json da
     out.push_back({name, std::move(data)});
 }
 
-std::vector<ReplyEvent> ResponsesReply::start() {
+std::vector<ReplyEvent> ResponsesReply::start(int64_t) {
     std::vector<ReplyEvent> out;
     add(out, "response.created", {{"response", response_object("in_progress", json::array())}});
     add(out, "response.in_progress", {{"response", response_object("in_progress", json::array())}});

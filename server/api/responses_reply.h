@@ -33,7 +33,7 @@ struct ResponsesReplyInfo {
 class ResponsesReply : public AgentReply {
   public:
     explicit ResponsesReply(ResponsesReplyInfo info);
-    std::vector<ReplyEvent> start() override;
+    std::vector<ReplyEvent> start(int64_t cached_tokens) override;
     std::vector<ReplyEvent> delta(const std::string& reasoning, const std::string& content) override;
     std::vector<ReplyEvent> finish(const ReplyEnd& end) override;
     nlohmann::json body(const ReplyEnd& end) override;

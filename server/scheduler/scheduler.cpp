@@ -1447,6 +1447,7 @@ void Scheduler::step_prompt(Slot& s, const PlanEntry& e, size_t first_row) {
         progress.progress = PromptProgress{(int32_t)s.task->prompt.size(), s.n_cached, (int32_t)s.prompt_pos,
                                            ms_between(s.t_start, Clock::now())};
         progress.n_prompt_tokens = (int32_t)s.task->prompt.size();
+        progress.n_cached_tokens = s.n_cached;
         progress.slot_id = s.id;
         s.task->sink->on_tokens(progress);
     }
@@ -1505,6 +1506,7 @@ void Scheduler::deliver(Slot& slot, engine::spec::Verified&& v) {
     take_held(slot, out, slot.pipeline->n_released() - slot.n_released);
     out.n_decoded = slot.n_decoded();
     out.n_prompt_tokens = (int32_t)t.prompt.size();
+    out.n_cached_tokens = slot.n_cached;
     out.slot_id = slot.id;
     if (!out.tokens.empty() || !out.text.empty()) t.sink->on_tokens(out);
     // The last token still has to be evaluated next step: it needs a cell of the slot's share.
@@ -1571,6 +1573,7 @@ void Scheduler::finish(Slot& slot, const PipelineEnd& end, TokenOutput out) {
     }
     out.n_decoded = slot.n_decoded();
     out.n_prompt_tokens = (int32_t)t.prompt.size();
+    out.n_cached_tokens = slot.n_cached;
     out.slot_id = slot.id;
     if (!out.tokens.empty() || !out.text.empty()) t.sink->on_tokens(out);
     FinalOutput f;

@@ -64,6 +64,7 @@ struct TokenOutput {
     std::optional<PromptProgress> progress;  // a prompt chunk was processed (return_progress; no tokens)
     int32_t n_decoded = 0;                   // tokens generated so far
     int32_t n_prompt_tokens = 0;
+    int32_t n_cached_tokens = 0;             // prompt tokens reused from the cache
     int slot_id = -1;
 };
 

@@ -301,10 +301,19 @@ TEST_CASE("agent APIs: greedy text equals chat completions', streamed equals non
 
         json smbody = mbody;
         smbody["stream"] = true;
-        const json smsg = check_messages_stream(stream(c, "/v1/messages", smbody));
+        const Events sev = stream(c, "/v1/messages", smbody);
+        const json smsg = check_messages_stream(sev);
         CHECK(smsg["content"] == msg["content"]);
         CHECK(smsg["stop_reason"] == msg["stop_reason"]);
         CHECK(smsg["usage"]["output_tokens"] == msg["usage"]["output_tokens"]);
+        // The same prompt again: message_start already splits it, what the cache supplied and the rest
+        // (llama-server 0.7.0 sends it so; the final usage says the same).
+        const json start_usage = json::parse(sev.list[0].data)["message"]["usage"];
+        INFO(start_usage.dump());
+        CHECK(start_usage["cache_read_input_tokens"].get<int64_t>() > 0);
+        CHECK(start_usage["input_tokens"].get<int64_t>() + start_usage["cache_read_input_tokens"].get<int64_t>() ==
+              chat_usage["prompt_tokens"]);
+        CHECK(start_usage["cache_read_input_tokens"] == smsg["usage"]["cache_read_input_tokens"]);
     }
 }
 

@@ -316,7 +316,7 @@ TEST_CASE("ResponsesReply: streamed events and the collected body agree", "[serv
     api::ResponsesReplyInfo info{"resp_1", 100, "model", ojson::parse(R"({"tools": [], "store": false})"),
                                  "x_"};
     api::ResponsesReply stream(info);
-    std::vector<api::ReplyEvent> events = stream.start();
+    std::vector<api::ReplyEvent> events = stream.start(0);
     for (const auto& [r, c] : std::vector<std::pair<std::string, std::string>>{
              {"Let me ", ""}, {"see.", ""}, {"", "Sure"}, {"", "."}}) {
         auto more = stream.delta(r, c);
@@ -379,7 +379,7 @@ TEST_CASE("ResponsesReply: streamed events and the collected body agree", "[serv
     CHECK(incomplete["output"][0]["content"][0]["text"] == "");
 
     api::ResponsesReply failing(info);
-    failing.start();
+    failing.start(0);
     const auto err = failing.stream_error(500, "engine failed");
     CHECK(names(err) == std::vector<std::string>{"error", "response.failed"});
     CHECK(err[1].data["response"]["status"] == "failed");
@@ -389,7 +389,8 @@ TEST_CASE("ResponsesReply: streamed events and the collected body agree", "[serv
 
 TEST_CASE("MessagesReply: streamed events and the collected body agree, stop reasons", "[server][agent]") {
     api::MessagesReply stream({"msg_1", "model", 20});
-    std::vector<api::ReplyEvent> events = stream.start();
+    CHECK(stream.opens_after_prompt());  // message_start knows the cache split, as llama-server's
+    std::vector<api::ReplyEvent> events = stream.start(5);
     for (const auto& [r, c] :
          std::vector<std::pair<std::string, std::string>>{{"Hm", ""}, {"", "Sure"}, {"", "."}}) {
         auto more = stream.delta(r, c);
@@ -404,7 +405,8 @@ TEST_CASE("MessagesReply: streamed events and the collected body agree, stop rea
                                    "content_block_delta", "content_block_delta", "content_block_stop",
                                    "content_block_start", "content_block_delta", "content_block_stop",
                                    "message_delta", "message_stop"});
-    CHECK(events[0].data["message"]["usage"]["input_tokens"] == 20);
+    CHECK(events[0].data["message"]["usage"] == json::parse(R"({"input_tokens": 15, "cache_read_input_tokens": 5,
+        "cache_creation_input_tokens": 0, "output_tokens": 0})"));
     CHECK(events[4].data["delta"] == json::parse(R"({"type": "signature_delta", "signature": ""})"));
     CHECK(events[10].data["content_block"] ==
           json::parse(R"({"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}})"));
