@@ -53,6 +53,7 @@ enum class ToolCallFormat {
     Glm47,         // the same without the new lines (GLM 4.7)
     MiniMaxM2,     // <minimax:tool_call>\n<invoke name="name">\n<parameter name="key">value</parameter>\n</invoke>\n...
     FireFunction,  //  functools[{"name", "arguments"}, ...] (Firefunction v2)
+    Harmony,       // <|channel|>commentary to=functions.name <|constrain|>json<|message|>{...} (gpt-oss)
 };
 
 std::string_view tool_call_format_name(ToolCallFormat format);
@@ -82,6 +83,9 @@ struct ParseOptions {
     std::map<std::string, std::set<std::string>> string_parameters;
     // A response format constrained the reply: its content is the JSON value alone (json_reply.h).
     bool json_reply = false;
+    // gpt-oss's Harmony messages (harmony.h): reasoning, content and calls come from the channels, with or
+    // without tools.
+    bool harmony = false;
 };
 
 ParsedOutput parse_output(std::string_view text, const ParseOptions& options);

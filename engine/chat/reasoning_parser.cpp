@@ -3,6 +3,7 @@
 #include <tuple>
 
 #include "engine/chat/chat_parser.h"
+#include "engine/chat/harmony.h"
 #include "engine/chat/json_reply.h"
 #include "engine/chat/text_scan.h"
 
@@ -40,6 +41,11 @@ bool prompt_opens_reasoning(std::string_view prompt, const ReasoningTags& tags) 
 }
 
 ParsedOutput parse_output(std::string_view text, const ParseOptions& options) {
+    if (options.harmony) {
+        ParsedOutput out = parse_harmony(text, options);
+        if (options.json_reply) out.content = json_reply_content(out.content, false);
+        return out;
+    }
     std::string reasoning;
     std::string rest(text);
     if (options.extract_reasoning)

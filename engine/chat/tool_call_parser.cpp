@@ -10,6 +10,7 @@
 #include <cctype>
 
 #include "engine/chat/chat_parser.h"
+#include "engine/chat/harmony.h"
 #include "engine/chat/text_scan.h"
 #include "engine/chat/tool_call_scan.h"
 
@@ -485,6 +486,8 @@ Got read_calls(Scan& s, Calls& calls, ToolCallFormat format) {
             return minimax(s, calls);
         case ToolCallFormat::FireFunction:
             return marked_list(s, calls, " functools", "", "");
+        case ToolCallFormat::Harmony:  // its own reader (harmony.h), called before this one
+            break;
     }
     calls.content(s.text());
     return Got::Yes;
@@ -495,6 +498,7 @@ Got read_calls(Scan& s, Calls& calls, ToolCallFormat format) {
 }  // namespace
 
 ParsedOutput parse_tool_calls(std::string_view text, const ParseOptions& options) {
+    if (options.tool_format == ToolCallFormat::Harmony) return parse_harmony(text, options);
     ParsedOutput out;
     if (options.tool_format == ToolCallFormat::None) {
         out.content = std::string(text);
@@ -515,6 +519,7 @@ ParsedOutput parse_tool_calls(std::string_view text, const ParseOptions& options
 
 std::vector<PartialToolCall> scan_tool_calls(std::string_view text, const ParseOptions& options) {
     if (options.tool_format == ToolCallFormat::None) return {};
+    if (options.tool_format == ToolCallFormat::Harmony) return scan_harmony_calls(text, options);
     Scan s(text, true);
     Calls calls(options, text);
     if (read_calls(s, calls, options.tool_format) == Got::No) calls.fail();
@@ -561,6 +566,8 @@ std::string_view tool_call_format_name(ToolCallFormat format) {
             return "minimax-m2";
         case ToolCallFormat::FireFunction:
             return "firefunction-v2";
+        case ToolCallFormat::Harmony:
+            return "gpt-oss";
     }
     return "none";
 }
@@ -569,6 +576,7 @@ std::string_view tool_call_format_name(ToolCallFormat format) {
 // write <tool_call>, Seed-OSS also <function=).
 ToolCallFormat detect_tool_call_format(std::string_view src) {
     auto has = [&](std::string_view needle) { return src.find(needle) != std::string_view::npos; };
+    if (has("<|channel|>") && has("<|start|>")) return ToolCallFormat::Harmony;
     if (has("<minimax:tool_call>")) return ToolCallFormat::MiniMaxM2;
     if (has(" functools[")) return ToolCallFormat::FireFunction;
     if (has("<seed:tool_call>")) return ToolCallFormat::SeedOss;

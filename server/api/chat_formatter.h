@@ -31,6 +31,11 @@ public:
     // The tool-call syntax the template teaches (Generic for built-in formats, which get the
     // polyfill's generic JSON instructions).
     engine::chat::ToolCallFormat tool_format() const { return tool_format_; }
+    // gpt-oss's Harmony format (its Jinja template, or the built-in gpt-oss format): replies are read by
+    // channel (engine/chat/harmony.h).
+    bool harmony() const {
+        return name_ == "gpt-oss" || tool_format_ == engine::chat::ToolCallFormat::Harmony;
+    }
     // The tags around the model's reasoning (<think> unless the template teaches others).
     const engine::chat::ReasoningTags& reasoning_tags() const { return reasoning_tags_; }
     // "chatml", "llama3", ... or "jinja".

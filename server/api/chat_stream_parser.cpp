@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "engine/chat/harmony.h"
 #include "engine/chat/json_reply.h"
 #include "engine/chat/text_scan.h"
 
@@ -41,7 +42,66 @@ std::string extension(const std::string& sent, std::string_view now) {
 ChatStreamParser::ChatStreamParser(engine::chat::ParseOptions options, std::vector<std::string> triggers)
     : options_(std::move(options)), triggers_(std::move(triggers)) {}
 
+// gpt-oss: what the channels say so far (harmony.h), each message trimmed as the whole reply's parse trims
+// it (a message still being written keeps its trailing space back), analysis as reasoning unless it stays
+// in the content.
+ChatStreamParser::Certain ChatStreamParser::harmony_certain() const {
+    Certain d;
+    d.body = 0;
+    if (!options_.extract_reasoning) {
+        // The reply as written, up to a call or a header that may still become one; a partial marker at
+        // the end waits.
+        size_t end = text_.size();
+        const auto messages = engine::chat::split_harmony(text_);
+        for (const auto& m : messages)
+            if (!m.has_body || !engine::chat::harmony_function(m).empty()) {
+                end = m.start;
+                d.triggered = !engine::chat::harmony_function(m).empty();
+                break;
+            }
+        std::string_view raw = std::string_view(text_).substr(0, end);
+        if (end == text_.size())
+            for (std::string_view w :
+                 {"<|channel|>", "<|message|>", "<|start|>", "<|end|>", "<|call|>", "<|return|>"})
+                if (const size_t n = partial_suffix(raw, w)) {
+                    raw.remove_suffix(n);
+                    break;
+                }
+        d.content = std::string(rtrim(ltrim(raw)));
+        return d;
+    }
+    auto append = [](std::string& to, std::string_view s) {
+        if (!to.empty() && !s.empty()) to += "\n";
+        to += s;
+    };
+    for (const auto& m : engine::chat::split_harmony(text_)) {
+        if (!m.has_body) {
+            if (!engine::chat::harmony_function(m).empty()) d.triggered = true;
+            break;  // a header still being written: nothing of it is certain
+        }
+        if (!engine::chat::harmony_function(m).empty()) {
+            d.triggered = true;
+            continue;
+        }
+        const std::string_view t = m.complete ? engine::chat::trim_view(m.text) : rtrim(ltrim(m.text));
+        if (m.channel == "analysis") {
+            append(d.reasoning, t);
+        } else {
+            append(d.content, t);
+        }
+    }
+    if (options_.json_reply) {
+        if (json_body_ != 0) {
+            json_reader_.reset();
+            json_body_ = 0;
+        }
+        d.content = json_reader_.content(d.content, true);
+    }
+    return d;
+}
+
 ChatStreamParser::Certain ChatStreamParser::certain() const {
+    if (options_.harmony) return harmony_certain();
     Certain d;
     std::string_view body = text_;
     if (options_.extract_reasoning) {
@@ -140,7 +200,16 @@ void drop_unfinished_call(engine::chat::ParsedOutput& parsed, const std::vector<
 engine::chat::ParsedOutput parse_reply(const std::string& text, const engine::chat::ParseOptions& options,
                                        const std::vector<std::string>& triggers, bool truncated) {
     engine::chat::ParsedOutput parsed = engine::chat::parse_output(text, options);
-    if (truncated) drop_unfinished_call(parsed, triggers);
+    if (truncated && options.harmony) {
+        // A call ends generation (<|call|>, which the text does not show): cut by the token limit instead,
+        // its arguments may be unfinished.
+        const auto messages = engine::chat::split_harmony(text);
+        if (!messages.empty() && !engine::chat::harmony_function(messages.back()).empty() &&
+            !parsed.tool_calls.empty())
+            parsed.tool_calls.pop_back();
+    } else if (truncated) {
+        drop_unfinished_call(parsed, triggers);
+    }
     return parsed;
 }
 

@@ -169,7 +169,10 @@ Api::PreparedChat Api::prepare_chat(const json& body, const nlohmann::ordered_js
     ChatParse& parse = out.parse;
     parse.options.extract_reasoning = parse_reply && extract_reasoning(obody, config_.reasoning_format);
     parse.options.reasoning_tags = chat_->reasoning_tags();
-    const bool opened = engine::chat::prompt_opens_reasoning(out.prompt, parse.options.reasoning_tags);
+    // gpt-oss: its reply is read from Harmony's channels (reasoning, content and calls alike).
+    parse.options.harmony = parse_reply && chat_->harmony();
+    const bool opened = !parse.options.harmony &&
+                        engine::chat::prompt_opens_reasoning(out.prompt, parse.options.reasoning_tags);
     parse.options.reasoning_opened_in_prompt = parse.options.extract_reasoning && opened;
     if (parse_reply && call_tools && opened)
         close_reasoning_first(parse.options.reasoning_tags.close, vocab, out.opts);
@@ -192,6 +195,10 @@ Api::PreparedChat Api::prepare_chat(const json& body, const nlohmann::ordered_js
         parse.options.string_parameters = string_parameters(tools);
         parse.tool_triggers = reply_triggers(syntax);
         shown.insert(shown.end(), syntax.markers.begin(), syntax.markers.end());
+    }
+    if (parse.options.harmony) {
+        const auto& markers = tool_syntax(engine::chat::ToolCallFormat::Harmony).markers;
+        shown.insert(shown.end(), markers.begin(), markers.end());
     }
     for (const auto& m : control_markers(shown, vocab)) parse.shown_tokens.push_back(m.token);
     if (format == engine::chat::ToolCallFormat::Mistral || format == engine::chat::ToolCallFormat::MistralArgs) {
@@ -240,6 +247,7 @@ Api::Reply Api::start_generation(Request& req, Flavor flavor, const json& body, 
     rc.choices_per_prompt = (size_t)opts.n_choices;
     if (chat_parse) {
         rc.parse_chat = chat_parse->options.extract_reasoning || chat_parse->options.json_reply ||
+                        chat_parse->options.harmony ||
                         chat_parse->options.tool_format != engine::chat::ToolCallFormat::None;
         rc.parse = chat_parse->options;
         rc.tool_triggers = chat_parse->tool_triggers;

@@ -84,6 +84,14 @@ std::string kimi_call(const ToolGrammarTool& t, const std::string& p, const Gbnf
     return lit("functions." + t.name + ":") + " [0-9]{1,3} " + lit("<|tool_call_argument_begin|>") + " " + args;
 }
 
+// gpt-oss (Harmony): a commentary message to the function, its arguments as JSON. A call ends generation
+// (<|call|>, the model's next token), so a reply has one; several are messages one after the other.
+std::string harmony_call(const ToolGrammarTool& t, const std::string& p, const GbnfLiterals& lit,
+                         std::string& rules) {
+    return around_args(t, p, lit, rules,
+                       "<|channel|>commentary to=functions." + t.name + " <|constrain|>json<|message|>", "");
+}
+
 // ---- The XML formats: each parameter on its own, string values as plain text.
 
 bool is_string_type(const ojson& type) {
@@ -212,6 +220,8 @@ const std::vector<ToolSyntax>& table() {
         {ToolCallFormat::Glm45, "", "", "<tool_call>", "</tool_call>", "\n", glm45_call, {"<tool_call>"}, glm_markers},
         {ToolCallFormat::Glm47, "", "", "<tool_call>", "</tool_call>", "", glm47_call, {"<tool_call>"}, glm_markers},
         {ToolCallFormat::FireFunction, " functools[", "]", "", "", ", ", arguments_call, {" functools["}, {}},
+        {ToolCallFormat::Harmony, "", "", "", "", "<|end|><|start|>assistant", harmony_call,
+         {"<|channel|>commentary to="}, {"<|channel|>", "<|message|>", "<|start|>", "<|constrain|>", "<|end|>"}},
         {ToolCallFormat::MiniMaxM2, "<minimax:tool_call>\n", "\n</minimax:tool_call>", "", "", "\n", minimax_call,
          {"<minimax:tool_call>"}, {"<minimax:tool_call>", "</minimax:tool_call>"}},
     };

@@ -54,13 +54,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // As the server does it: a tool-call format (and its stream triggers) only where the request has tools.
     const bool tools = mode & 32;
     engine::chat::ParseOptions options;
-    constexpr int kFormats = int(ToolCallFormat::FireFunction) + 1;
+    constexpr int kFormats = int(ToolCallFormat::Harmony) + 1;
     options.tool_format = tools ? static_cast<ToolCallFormat>(mode % kFormats) : ToolCallFormat::None;
     options.extract_reasoning = mode & 8;
     options.reasoning_opened_in_prompt = mode & 16;
     options.id_prefix = "call_";
     // A response format's reply (no tools then): its content is the JSON value alone.
     options.json_reply = !tools && (mode & 64);
+    // gpt-oss's channels, with its calls or without tools.
+    options.harmony = options.tool_format == ToolCallFormat::Harmony || (!tools && (mode & 128));
 
     const auto whole = engine::chat::parse_output(text, options);
     (void)api::parsed_message_json(whole);

@@ -85,7 +85,7 @@ void run(uint8_t mode, const std::string& body, const Fixture& fx) {
             if (!obody.is_object()) api::bad_request("the request body must be a JSON object");
             const api::ChatTools tools = api::parse_chat_tools(obody);
             const auto format = static_cast<engine::chat::ToolCallFormat>(
-                (mode >> 2) % (int(engine::chat::ToolCallFormat::FireFunction) + 1));
+                (mode >> 2) % (int(engine::chat::ToolCallFormat::Harmony) + 1));
             api::apply_tool_grammar(tools, format, fx.vocab, opts);
             (void)api::chat_template_kwargs(obody, nlohmann::ordered_json::object(), (mode & 64) ? 0 : -1);
             (void)api::extract_reasoning(obody, (mode & 128) ? "none" : "deepseek");

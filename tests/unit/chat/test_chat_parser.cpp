@@ -232,6 +232,7 @@ TEST_CASE("tool-call syntax is detected from the template", "[chat][parser][dete
         {"fireworks-ai-llama-3-firefunction-v2.jinja", ToolCallFormat::FireFunction},
         {"Qwen3-Coder.jinja", ToolCallFormat::Qwen3Coder},
         {"ByteDance-Seed-OSS.jinja", ToolCallFormat::SeedOss},
+        {"openai-gpt-oss-120b.jinja", ToolCallFormat::Harmony},
     };
     for (const auto& [file, format] : more) {
         INFO(file);

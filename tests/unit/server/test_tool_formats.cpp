@@ -93,12 +93,19 @@ std::vector<Sample> samples() {
          {">2<", ">\"2\"<"}},
         {ToolCallFormat::FireFunction, " functools[{\"name\": \"get_weather\", \"arguments\": " + kArgs + "}]",
          " functools[{\"name\": \"get_weather\", \"arguments\": " + kArgs + "}]", "", ""},
+        // gpt-oss: the reasoning on its analysis channel, then the call (<|call|> ends generation unseen)
+        {ToolCallFormat::Harmony,
+         "<|channel|>analysis<|message|>Need the weather.<|end|><|start|>assistant<|channel|>commentary "
+         "to=functions.get_weather <|constrain|>json<|message|>" + kArgs,
+         "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>" + kArgs, "Need the weather.",
+         ""},
     };
 }
 
 engine::chat::ParseOptions options(ToolCallFormat f, const engine::chat::ReasoningTags& tags = {}) {
     engine::chat::ParseOptions o;
     o.tool_format = f;
+    o.harmony = f == ToolCallFormat::Harmony;  // as the server sets it for gpt-oss's template
     o.extract_reasoning = true;
     o.reasoning_tags = tags;
     o.string_parameters = {{"get_weather", {"city"}}, {"get_time", {"zone"}}};
@@ -591,4 +598,41 @@ TEST_CASE("a reply cut by the token limit inside a call: the unfinished markup i
                                       options(ToolCallFormat::FireFunction), ff, true);
     CHECK(cut.content.empty());
     CHECK(cut.tool_calls.empty());
+}
+
+// gpt-oss without a call: the analysis channel streams as reasoning, the final channel as content, and no
+// Harmony marker (nor part of one) reaches either while the reply grows, in pieces of any size; with
+// reasoning_format none the reply streams as written.
+TEST_CASE("gpt-oss replies stream their channels without markup", "[server][tools]") {
+    const std::string reply =
+        "<|channel|>analysis<|message|>The user greets. Reply briefly.<|end|><|start|>assistant<|channel|>final"
+        "<|message|>Hello! How can I help?";
+    for (bool reasoning : {true, false}) {
+        engine::chat::ParseOptions o = options(ToolCallFormat::None);
+        o.harmony = true;
+        o.extract_reasoning = reasoning;
+        const auto whole = engine::chat::parse_output(reply, o);
+        CHECK(whole.reasoning_content == (reasoning ? "The user greets. Reply briefly." : ""));
+        CHECK(whole.content == (reasoning ? "Hello! How can I help?" : reply));
+        for (size_t piece : {1, 2, 3, 7, 64}) {
+            INFO("reasoning " << reasoning << ", pieces of " << piece);
+            api::ChatStreamParser p(o, {});
+            std::string content, thought;
+            for (size_t i = 0; i < reply.size(); i += piece) {
+                const auto d = p.feed(reply.substr(i, piece));
+                content += d.content;
+                thought += d.reasoning;
+                if (reasoning) {
+                    CHECK(content.find("<|") == std::string::npos);
+                    CHECK(thought.find("<|") == std::string::npos);
+                }
+            }
+            if (piece <= 3) CHECK(!content.empty());  // streamed before the end
+            const auto fin = p.finish();
+            content += fin.delta.content;
+            thought += fin.delta.reasoning;
+            CHECK(content == whole.content);
+            CHECK(thought == whole.reasoning_content);
+        }
+    }
 }

@@ -1,0 +1,183 @@
+#include "engine/chat/harmony.h"
+
+#include <algorithm>
+#include <array>
+
+#include "engine/chat/text_scan.h"
+
+namespace engine::chat {
+
+namespace {
+
+constexpr std::string_view kStart = "<|start|>", kChannel = "<|channel|>", kMessage = "<|message|>",
+                           kConstrain = "<|constrain|>", kTo = " to=";
+// What ends a message's text. <|call|> and <|return|> end generation (the reply seldom shows them).
+constexpr std::array<std::string_view, 4> kEnds = {"<|end|>", "<|call|>", "<|return|>", "<|start|>"};
+
+std::string_view ltrim_view(std::string_view s) {
+    while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+    return s;
+}
+
+// Length of the longest suffix of `text` that is a proper prefix of `word`.
+size_t partial_suffix(std::string_view text, std::string_view word) {
+    for (size_t n = std::min(text.size(), word.size() - 1); n > 0; --n)
+        if (text.substr(text.size() - n) == word.substr(0, n)) return n;
+    return 0;
+}
+
+// The first end marker at or after `from`: {position, marker length}; npos when none.
+std::pair<size_t, size_t> find_end(std::string_view text, size_t from) {
+    std::pair<size_t, size_t> best{std::string_view::npos, 0};
+    for (std::string_view e : kEnds) {
+        const size_t at = text.find(e, from);
+        if (at < best.first) best = {at, e.size()};
+    }
+    return best;
+}
+
+// A header's fields: "<|channel|>final", " to=functions.x", "<|constrain|>json", "assistant" (a role),
+// " json" (a content type after the channel), in any order.
+void read_header(std::string_view h, HarmonyMessage& m) {
+    size_t i = 0;
+    auto word_end = [&](size_t from) {
+        size_t j = from;
+        while (j < h.size() && !is_space(h[j]) && h[j] != '<') ++j;
+        return j;
+    };
+    while (i < h.size()) {
+        if (h.substr(i, kChannel.size()) == kChannel) {
+            const size_t b = i + kChannel.size(), e = word_end(b);
+            m.channel = std::string(h.substr(b, e - b));
+            i = e;
+        } else if (h.substr(i, kTo.size()) == kTo) {
+            const size_t b = i + kTo.size(), e = word_end(b);
+            m.recipient = std::string(h.substr(b, e - b));
+            i = e;
+        } else if (h.substr(i, kConstrain.size()) == kConstrain) {
+            i = word_end(i + kConstrain.size());
+        } else {
+            ++i;  // the role, a content type, spaces
+        }
+    }
+}
+
+}  // namespace
+
+std::vector<HarmonyMessage> split_harmony(std::string_view text) {
+    std::vector<HarmonyMessage> out;
+    size_t pos = 0;
+    // Text before the first header (a model that answers without one) is a message of its own.
+    // (A recipient opens a header only at the start: after the prompt's "<|start|>assistant".)
+    const size_t first = text.substr(0, kTo.size()) == kTo
+                             ? 0
+                             : std::min({text.find(kChannel), text.find(kMessage), text.find(kStart)});
+    if (first != 0 && !text.empty()) {
+        HarmonyMessage m;
+        m.has_body = true;
+        const size_t e = std::min(first, text.size());
+        std::string_view body = text.substr(0, e);
+        if (first == std::string_view::npos) {
+            size_t hold = 0;
+            for (std::string_view w : {kChannel, kMessage, kStart})
+                hold = std::max(hold, partial_suffix(body, w));
+            body.remove_suffix(hold);
+        }
+        m.text = std::string(body);
+        m.complete = first != std::string_view::npos;
+        out.push_back(std::move(m));
+        if (first == std::string_view::npos) return out;
+        pos = first;
+    }
+    while (pos < text.size()) {
+        HarmonyMessage m;
+        m.start = pos;
+        if (text.substr(pos, kStart.size()) == kStart) pos += kStart.size();
+        const size_t body = text.find(kMessage, pos);
+        read_header(text.substr(pos, body == std::string_view::npos ? std::string_view::npos : body - pos),
+                    m);
+        if (body == std::string_view::npos) {  // the header is still being written
+            out.push_back(std::move(m));
+            break;
+        }
+        m.has_body = true;
+        const size_t b = body + kMessage.size();
+        const auto [end, len] = find_end(text, b);
+        if (end == std::string_view::npos) {
+            std::string_view t = text.substr(b);
+            size_t hold = 0;
+            for (std::string_view e : kEnds) hold = std::max(hold, partial_suffix(t, e));
+            t.remove_suffix(hold);
+            m.text = std::string(t);
+            out.push_back(std::move(m));
+            break;
+        }
+        m.text = std::string(text.substr(b, end - b));
+        m.complete = true;
+        out.push_back(std::move(m));
+        // <|start|> begins the next message itself; the other markers are followed by it.
+        pos = text.substr(end, kStart.size()) == kStart ? end : end + len;
+    }
+    return out;
+}
+
+std::string harmony_function(const HarmonyMessage& m) {
+    constexpr std::string_view kFunctions = "functions.";
+    if (m.recipient.substr(0, kFunctions.size()) == kFunctions) return m.recipient.substr(kFunctions.size());
+    return m.recipient.empty() || m.recipient == "assistant" || m.recipient == "user" ? "" : m.recipient;
+}
+
+ParsedOutput parse_harmony(std::string_view text, const ParseOptions& options) {
+    ParsedOutput out;
+    const auto messages = split_harmony(text);
+    size_t raw_end = text.size();  // without extract_reasoning: the reply as written, up to its first call
+    auto append = [](std::string& to, std::string_view s) {
+        if (!to.empty() && !s.empty()) to += "\n";
+        to += s;
+    };
+    for (const auto& m : messages) {
+        if (!m.has_body) continue;
+        const std::string fn = harmony_function(m);
+        if (!fn.empty()) {
+            raw_end = std::min(raw_end, m.start);
+            ToolCall call;
+            call.id = options.id_prefix + std::to_string(out.tool_calls.size());
+            call.name = fn;
+            call.arguments = std::string(trim_view(m.text));
+            out.tool_calls.push_back(std::move(call));
+        } else if (m.channel == "analysis") {
+            append(out.reasoning_content, trim_view(m.text));
+        } else {
+            append(out.content, trim_view(m.text));
+        }
+    }
+    if (!options.extract_reasoning) {
+        out.reasoning_content.clear();
+        out.content = std::string(trim_view(text.substr(0, raw_end)));
+    }
+    return out;
+}
+
+std::vector<PartialToolCall> scan_harmony_calls(std::string_view text, const ParseOptions& options) {
+    std::vector<PartialToolCall> calls;
+    for (const auto& m : split_harmony(text)) {
+        const std::string fn = harmony_function(m);
+        if (fn.empty() || !m.has_body) {
+            if (!fn.empty()) break;  // a call whose header is not complete: its name may still grow
+            continue;
+        }
+        PartialToolCall c;
+        c.id = options.id_prefix + std::to_string(calls.size());
+        c.name = fn;
+        c.named = true;
+        // Trailing space may belong to the arguments or be trimmed at the end: held back until then.
+        c.arguments = std::string(m.complete ? trim_view(m.text) : ltrim_view(m.text));
+        if (!m.complete)
+            while (!c.arguments.empty() && is_space(c.arguments.back())) c.arguments.pop_back();
+        c.complete = m.complete;
+        calls.push_back(std::move(c));
+    }
+    return calls;
+}
+
+}  // namespace engine::chat

@@ -1,0 +1,124 @@
+// gpt-oss's Harmony replies end to end: stories260K served with gpt-oss's template. A request's grammar
+// makes the model write Harmony markup (the analysis channel, then the final one); the reply comes back as
+// reasoning_content and content, streamed and not, and with reasoning_format none as written. With a
+// tool and tool_choice "required", the format's grammar forces a call to functions.NAME, returned as a
+// tool call whose arguments follow the tool's schema.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "completion_util.h"
+#include "server/http/client.h"
+#include "server_process.h"
+
+using json = nlohmann::json;
+using server::http::Client;
+
+namespace {
+
+ServerProcess& harmony_server() {
+    static ServerProcess s({"-m", stories_model(), "-c", "2048", "-t", "1", "--chat-template-file",
+                            shared_path("templates/openai-gpt-oss-120b.jinja")});
+    return s;
+}
+
+json user(const std::string& text) {
+    return json::array({{{"role", "user"}, {"content", text}}});
+}
+
+// The model's reply forced into Harmony's two channels, lowercase words in each.
+const char* const kHarmonyGrammar =
+    R"(root ::= "<|channel|>analysis<|message|>" words "<|end|><|start|>assistant<|channel|>final<|message|>" words
+words ::= [a-z]{1,8} (" " [a-z]{1,8}){2,5})";
+
+}  // namespace
+
+TEST_CASE("gpt-oss: the analysis channel is reasoning_content and the final one the content",
+          "[integration][harmony]") {
+    Client c("127.0.0.1", harmony_server().port(), {std::chrono::seconds(120)});
+    const json body = {{"messages", user("Say hello.")},
+                       {"grammar", kHarmonyGrammar},
+                       {"max_tokens", 200},
+                       {"temperature", 0}};
+    const auto r = c.post("/v1/chat/completions", body.dump());
+    INFO(r.body);
+    REQUIRE(r.status == 200);
+    const json msg = r.json()["choices"][0]["message"];
+    const std::string reasoning = msg["reasoning_content"], content = msg["content"];
+    CHECK(!reasoning.empty());
+    CHECK(!content.empty());
+    CHECK(reasoning.find("<|") == std::string::npos);
+    CHECK(content.find("<|") == std::string::npos);
+
+    // Streamed: the same reasoning and content.
+    const auto s = completion_util::stream_chat(c, body);
+    CHECK(s.complete);
+    CHECK(s.reasoning == reasoning);
+    CHECK(s.content == content);
+
+    // reasoning_format none: the reply as the model wrote it.
+    json none = body;
+    none["reasoning_format"] = "none";
+    const auto raw = c.post("/v1/chat/completions", none.dump());
+    REQUIRE(raw.status == 200);
+    const std::string written = raw.json()["choices"][0]["message"]["content"];
+    CHECK(written == "<|channel|>analysis<|message|>" + reasoning +
+                         "<|end|><|start|>assistant<|channel|>final<|message|>" + content);
+}
+
+TEST_CASE("gpt-oss: a forced call comes back as a tool call, streamed and not", "[integration][harmony]") {
+    Client c("127.0.0.1", harmony_server().port(), {std::chrono::seconds(120)});
+    const json tool = {{"type", "function"},
+                       {"function",
+                        {{"name", "get_weather"},
+                         {"description", "Get the weather."},
+                         {"parameters",
+                          {{"type", "object"},
+                           {"properties", {{"city", {{"type", "string"}, {"maxLength", 12}}}}},
+                           {"required", {"city"}},
+                           {"additionalProperties", false}}}}}};
+    json body = {{"messages", user("What is the weather in Paris?")},
+                 {"tools", json::array({tool})},
+                 {"tool_choice", "required"},
+                 {"parallel_tool_calls", false},
+                 {"max_tokens", 300},
+                 {"temperature", 1.0},
+                 {"seed", 3}};
+    const auto r = c.post("/v1/chat/completions", body.dump());
+    INFO(r.body);
+    REQUIRE(r.status == 200);
+    const json ch = r.json()["choices"][0];
+    CHECK(ch["finish_reason"] == "tool_calls");
+    REQUIRE(ch["message"]["tool_calls"].size() == 1);
+    const json call = ch["message"]["tool_calls"][0];
+    CHECK(call["function"]["name"] == "get_weather");
+    const json args = json::parse(call["function"]["arguments"].get<std::string>());
+    CHECK(args["city"].is_string());
+    CHECK(args.size() == 1);
+    CHECK((ch["message"]["content"].is_null() || ch["message"]["content"] == ""));
+
+    // Streamed: the call's name once, its arguments in pieces, the same arguments.
+    body["stream"] = true;
+    std::string name, arguments;
+    int names = 0;
+    const auto sr =
+        c.stream("POST", "/v1/chat/completions", body.dump(), {}, [&](const server::http::SseEvent& e) {
+            if (e.data == "[DONE]") return true;
+            const json j = json::parse(e.data);
+            if (j["choices"].empty()) return true;
+            const json& d = j["choices"][0]["delta"];
+            if (d.contains("tool_calls"))
+                for (const auto& tc : d["tool_calls"]) {
+                    if (tc["function"].contains("name")) {
+                        name = tc["function"]["name"];
+                        ++names;
+                    }
+                    if (tc["function"].contains("arguments"))
+                        arguments += tc["function"]["arguments"].get<std::string>();
+                }
+            return true;
+        });
+    REQUIRE(sr.complete);
+    CHECK(names == 1);
+    CHECK(name == "get_weather");
+    CHECK(json::parse(arguments) == args);
+}
