@@ -127,10 +127,22 @@ std::string harmony_function(const HarmonyMessage& m) {
     return m.recipient.empty() || m.recipient == "assistant" || m.recipient == "user" ? "" : m.recipient;
 }
 
+std::string harmony_raw_content(const std::vector<HarmonyMessage>& messages) {
+    std::string out;
+    for (const auto& m : messages) {
+        if (!m.has_body || !harmony_function(m).empty()) break;
+        if (m.channel == "analysis")
+            out += std::string(kChannel) + "analysis" + std::string(kMessage) + m.text +
+                   (m.complete ? "<|end|>" : "");
+        else
+            out += m.text;
+    }
+    return out;
+}
+
 ParsedOutput parse_harmony(std::string_view text, const ParseOptions& options) {
     ParsedOutput out;
     const auto messages = split_harmony(text);
-    size_t raw_end = text.size();  // without extract_reasoning: the reply as written, up to its first call
     auto append = [](std::string& to, std::string_view s) {
         if (!to.empty() && !s.empty()) to += "\n";
         to += s;
@@ -139,7 +151,6 @@ ParsedOutput parse_harmony(std::string_view text, const ParseOptions& options) {
         if (!m.has_body) continue;
         const std::string fn = harmony_function(m);
         if (!fn.empty()) {
-            raw_end = std::min(raw_end, m.start);
             ToolCall call;
             call.id = options.id_prefix + std::to_string(out.tool_calls.size());
             call.name = fn;
@@ -153,7 +164,7 @@ ParsedOutput parse_harmony(std::string_view text, const ParseOptions& options) {
     }
     if (!options.extract_reasoning) {
         out.reasoning_content.clear();
-        out.content = std::string(trim_view(text.substr(0, raw_end)));
+        out.content = std::string(trim_view(harmony_raw_content(messages)));
     }
     return out;
 }

@@ -32,8 +32,13 @@ struct HarmonyMessage {
 std::vector<HarmonyMessage> split_harmony(std::string_view text);
 
 // The whole reply: reasoning (analysis messages), content and tool calls. Without extract_reasoning the
-// analysis stays in the content, marked up as the model wrote it.
+// content is harmony_raw_content's.
 ParsedOutput parse_harmony(std::string_view text, const ParseOptions& options);
+
+// reasoning_format none, as llama-server writes it: each analysis message as the model wrote it
+// (<|channel|>analysis<|message|>...<|end|>), the other messages' text without their headers, up to the
+// first call.
+std::string harmony_raw_content(const std::vector<HarmonyMessage>& messages);
 
 // The calls in a growing reply, as scan_tool_calls gives them for the other formats: named once the header
 // is complete, arguments growing (without a trailing partial marker).

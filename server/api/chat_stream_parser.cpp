@@ -49,25 +49,11 @@ ChatStreamParser::Certain ChatStreamParser::harmony_certain() const {
     Certain d;
     d.body = 0;
     if (!options_.extract_reasoning) {
-        // The reply as written, up to a call or a header that may still become one; a partial marker at
-        // the end waits.
-        size_t end = text_.size();
         const auto messages = engine::chat::split_harmony(text_);
         for (const auto& m : messages)
-            if (!m.has_body || !engine::chat::harmony_function(m).empty()) {
-                end = m.start;
-                d.triggered = !engine::chat::harmony_function(m).empty();
-                break;
-            }
-        std::string_view raw = std::string_view(text_).substr(0, end);
-        if (end == text_.size())
-            for (std::string_view w :
-                 {"<|channel|>", "<|message|>", "<|start|>", "<|end|>", "<|call|>", "<|return|>"})
-                if (const size_t n = partial_suffix(raw, w)) {
-                    raw.remove_suffix(n);
-                    break;
-                }
-        d.content = std::string(rtrim(ltrim(raw)));
+            if (!engine::chat::harmony_function(m).empty()) d.triggered = true;
+        // Trailing space of a message still being written may be trimmed at the end: held back.
+        d.content = std::string(rtrim(ltrim(engine::chat::harmony_raw_content(messages))));
         return d;
     }
     auto append = [](std::string& to, std::string_view s) {

@@ -74,10 +74,11 @@ TEST_CASE("harmony: text without a header, reasoning kept as written, no tools",
         "<|channel|>analysis<|message|>Hm.<|end|><|start|>assistant<|channel|>final<|message|>Ok.";
     const auto raw = parse_output(reply, harmony_options(false, false));
     CHECK(raw.reasoning_content.empty());
-    CHECK(raw.content == reply);  // reasoning_format none: as written
+    // reasoning_format none, as llama-server 0.7.0 answers: the analysis as written, the final text after it
+    CHECK(raw.content == "<|channel|>analysis<|message|>Hm.<|end|>Ok.");
     const std::string call = "<|start|>assistant<|channel|>commentary to=functions.f<|message|>{}";
     const auto raw_call = parse_output(reply + "<|end|>" + call, harmony_options(true, false));
-    CHECK(raw_call.content == reply + "<|end|>");
+    CHECK(raw_call.content == "<|channel|>analysis<|message|>Hm.<|end|>Ok.");
     CHECK(raw_call.tool_calls.size() == 1);
     // Without tools a message to a function is still read as a call: the model was not asked to, but the
     // text is not the answer either.
