@@ -54,7 +54,7 @@ ChatStreamParser::Certain ChatStreamParser::harmony_certain() const {
             if (!engine::chat::harmony_function(m).empty()) d.triggered = true;
         // Trailing space of a message still being written may be trimmed at the end: held back.
         d.content = std::string(rtrim(ltrim(engine::chat::harmony_raw_content(messages))));
-        return d;
+        return harmony_json_reply(std::move(d));
     }
     auto append = [](std::string& to, std::string_view s) {
         if (!to.empty() && !s.empty()) to += "\n";
@@ -76,6 +76,11 @@ ChatStreamParser::Certain ChatStreamParser::harmony_certain() const {
             append(d.content, t);
         }
     }
+    return harmony_json_reply(std::move(d));
+}
+
+// Under a response format the content is the JSON value alone, as the whole reply's parse gives it.
+ChatStreamParser::Certain ChatStreamParser::harmony_json_reply(Certain d) const {
     if (options_.json_reply) {
         if (json_body_ != 0) {
             json_reader_.reset();

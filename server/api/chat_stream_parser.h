@@ -56,6 +56,7 @@ private:
     // What is certain in text_ so far.
     Certain certain() const;
     Certain harmony_certain() const;
+    Certain harmony_json_reply(Certain d) const;
     // A call's arguments: `now` extends what went out; the new part, recorded as sent.
     CallDelta call_delta(size_t index, const std::string& id, const std::string& name, const std::string& arguments);
 

@@ -192,7 +192,9 @@ const std::vector<ToolSyntax>& table() {
                                                   "</arg_key>",  "<arg_value>",  "</arg_value>"};
     // format, list open/close, call open/close, separator, call, triggers, markers
     static const std::vector<ToolSyntax> rows = {
-        {ToolCallFormat::Generic, "{\"tool_calls\": [", "]}", "", "", ", ", arguments_call, {"{\"tool_call"}, {}},
+        // Generic replies without a call are {"response": "..."}, which the parser unwraps: held back too.
+        {ToolCallFormat::Generic, "{\"tool_calls\": [", "]}", "", "", ", ", arguments_call, {"{\"tool_call"}, {},
+         {"{\"response\""}},
         {ToolCallFormat::Hermes, "", "", "<tool_call>\n", "\n</tool_call>", "\n", arguments_call, {"<tool_call>"},
          {"<tool_call>", "</tool_call>"}},
         {ToolCallFormat::Llama3Json, "", "", "", "", "; ", parameters_call, {"{\"name\""}, {"<|python_tag|>"},

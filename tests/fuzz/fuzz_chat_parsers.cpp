@@ -76,7 +76,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
     std::vector<std::string> triggers;
     if (options.tool_format != ToolCallFormat::None)
-        triggers = api::tool_syntax(options.tool_format).triggers;
+        triggers = api::reply_triggers(api::tool_syntax(options.tool_format));  // as the server passes them
     api::ChatStreamParser stream(options, triggers);
     std::string content, reasoning;
     for (size_t pos = 0; pos < text.size();) {

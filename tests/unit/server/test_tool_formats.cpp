@@ -638,3 +638,21 @@ TEST_CASE("gpt-oss replies stream their channels without markup", "[server][tool
         }
     }
 }
+
+// The generic syntax's reply without a call, {"response": "..."}, is content once unwrapped: a stream holds it
+// back and sends the unwrapped text, as the whole reply's parse has it (it streamed the JSON itself, which the
+// chat-parsers fuzz target found).
+TEST_CASE("a generic reply's {\"response\": ...} streams as the text it wraps", "[server][tools]") {
+    const std::string reply = R"({"response": "just text"})";
+    const auto o = options(ToolCallFormat::Generic);
+    CHECK(engine::chat::parse_output(reply, o).content == "just text");
+    for (size_t piece : {1, 3, 11, 64}) {
+        INFO("pieces of " << piece);
+        api::ChatStreamParser p(o, api::reply_triggers(api::tool_syntax(ToolCallFormat::Generic)));
+        std::string content;
+        for (size_t i = 0; i < reply.size(); i += piece) content += p.feed(reply.substr(i, piece)).content;
+        CHECK(content.empty());
+        content += p.finish().delta.content;
+        CHECK(content == "just text");
+    }
+}
