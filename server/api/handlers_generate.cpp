@@ -180,9 +180,14 @@ Api::PreparedChat Api::prepare_chat(const json& body, const nlohmann::ordered_js
     // grammar has it; the reply's content is the value.
     if (parse_reply && !call_tools && out.opts.grammar_from_schema && !out.opts.grammar.empty()) {
         const auto& tags = parse.options.reasoning_tags;
-        const ReasoningLead lead = reasoning_lead(out.prompt, parse.options.extract_reasoning, opened, tags);
+        const ReasoningLead lead = parse.options.harmony
+                                       ? ReasoningLead::Harmony
+                                       : reasoning_lead(out.prompt, parse.options.extract_reasoning, opened, tags);
+        std::vector<std::string> markers = {tags.open, tags.close};
+        if (parse.options.harmony)
+            for (const auto& m : tool_syntax(engine::chat::ToolCallFormat::Harmony).markers) markers.push_back(m);
         out.opts.grammar = response_format_grammar(out.opts.grammar, lead, tags,
-                                                   GbnfLiterals(control_markers({tags.open, tags.close}, vocab)));
+                                                   GbnfLiterals(control_markers(markers, vocab)));
         parse.options.json_reply = true;
     }
     // The reply must show the markers the parser looks for, also where the model writes them as

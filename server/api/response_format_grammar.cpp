@@ -59,6 +59,16 @@ std::string response_format_grammar(const std::string& schema_gbnf, ReasoningLea
     // is left for the reply depends on where the prompt ended: these are those remainders.
     const std::string after_block = "\"\\n\"? " + lit(tags.close) + " \"\\n\"? \"\\n\"?";
     std::string head;
+    if (lead == ReasoningLead::Harmony) {
+        // The reply's messages after the prompt's <|start|>assistant: the reasoning the model wants, then the
+        // answer where gpt-oss gives it (engine/chat/harmony.h reads the value from there).
+        std::string g = "root ::= ( " + lit("<|channel|>analysis<|message|>") + " rf-think-text " +
+                        lit("<|end|><|start|>assistant") + " )? " + lit("<|channel|>final<|message|>") +
+                        " ( \"```json\" space rf-root space \"```\" | space rf-root space )\n"
+                        "space ::= ( \" \" | \"\\n\"{1,2} [ \\t]{0,20} )?\n"
+                        "rf-think-text ::= " + until("<|end|>") + "\n";
+        return g + prefix_gbnf_rules(schema_gbnf, "rf-");
+    }
     switch (lead) {
         case ReasoningLead::None: head = "space space "; break;
         case ReasoningLead::Optional:
@@ -66,6 +76,7 @@ std::string response_format_grammar(const std::string& schema_gbnf, ReasoningLea
             break;
         case ReasoningLead::Opened: head = "rf-think-text " + after_block + " space "; break;
         case ReasoningLead::Closed: head = "space "; break;
+        case ReasoningLead::Harmony: break;  // above
     }
     std::string g = "root ::= " + head +
                     "( \"```json\" space rf-root space \"```\" | space rf-root space )\n"

@@ -19,6 +19,7 @@ enum class ReasoningLead {
     Optional,  // the reply may open one before the value
     Opened,    // the prompt opened it: the reply starts inside and closes it
     Closed,    // the prompt holds a whole (empty) one, as templates write it with thinking off
+    Harmony,   // gpt-oss: an optional analysis message, then the value on the final channel
 };
 
 // Where a rendered prompt leaves the reasoning block: Opened when it ends inside one (`opened`), Closed when

@@ -81,3 +81,17 @@ TEST_CASE("response format grammar: where the prompt leaves the reasoning block"
     CHECK(api::reasoning_lead("<|im_start|>assistant\n", false, false, tags) == ReasoningLead::None);
     CHECK(api::reasoning_lead("x", true, false, engine::chat::ReasoningTags{"", ""}) == ReasoningLead::None);
 }
+
+// gpt-oss: the value on Harmony's final channel, after an analysis message when the model writes one (the
+// reply follows the prompt's <|start|>assistant).
+TEST_CASE("response format grammar: gpt-oss answers on its final channel", "[server][structured]") {
+    const auto m = matcher(api::ReasoningLead::Harmony);
+    CHECK(m.matches("<|channel|>final<|message|>" + kValue));
+    CHECK(m.matches("<|channel|>final<|message|>```json\n" + kValue + "\n```"));
+    CHECK(m.matches("<|channel|>analysis<|message|>They want JSON. <|ok|> fine.<|end|><|start|>assistant"
+                    "<|channel|>final<|message|>" + kValue));
+    CHECK_FALSE(m.matches(kValue));  // not outside a message
+    CHECK_FALSE(m.matches("<|channel|>analysis<|message|>a<|end|>x<|end|><|start|>assistant<|channel|>final"
+                          "<|message|>" + kValue));  // the analysis ends at its first <|end|>
+    CHECK_FALSE(m.matches("<|channel|>final<|message|>{\"a\": \"1\"}"));
+}
