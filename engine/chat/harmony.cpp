@@ -14,18 +14,6 @@ constexpr std::string_view kStart = "<|start|>", kChannel = "<|channel|>", kMess
 // What ends a message's text. <|call|> and <|return|> end generation (the reply seldom shows them).
 constexpr std::array<std::string_view, 4> kEnds = {"<|end|>", "<|call|>", "<|return|>", "<|start|>"};
 
-std::string_view ltrim_view(std::string_view s) {
-    while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-    return s;
-}
-
-// Length of the longest suffix of `text` that is a proper prefix of `word`.
-size_t partial_suffix(std::string_view text, std::string_view word) {
-    for (size_t n = std::min(text.size(), word.size() - 1); n > 0; --n)
-        if (text.substr(text.size() - n) == word.substr(0, n)) return n;
-    return 0;
-}
-
 // The first end marker at or after `from`: {position, marker length}; npos when none.
 std::pair<size_t, size_t> find_end(std::string_view text, size_t from) {
     std::pair<size_t, size_t> best{std::string_view::npos, 0};

@@ -9,15 +9,6 @@
 
 namespace engine::chat {
 
-namespace {
-
-std::string_view ltrim_view(std::string_view s) {
-    while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-    return s;
-}
-
-}  // namespace
-
 std::pair<std::string, std::string> split_reasoning(std::string_view text, bool opened_in_prompt,
                                                     const ReasoningTags& tags) {
     const std::string_view open = tags.open, close = tags.close;

@@ -8,13 +8,6 @@ namespace engine::chat::scan {
 
 namespace {
 
-// Length of the longest suffix of `text` that is a proper prefix of `word`.
-size_t partial_suffix(std::string_view text, std::string_view word) {
-    for (size_t n = std::min(text.size(), word.size() - 1); n > 0; --n)
-        if (text.substr(text.size() - n) == word.substr(0, n)) return n;
-    return 0;
-}
-
 // End (exclusive) of the string that opens at s[start] with a quote; npos when it is not closed.
 size_t string_end(std::string_view s, size_t start) {
     for (size_t i = start + 1; i < s.size(); ++i) {

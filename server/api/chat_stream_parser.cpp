@@ -12,24 +12,9 @@ namespace {
 
 // The whole reply's parsers (engine/chat) trim with the same notion of space (std::isspace: \f and \v too),
 // so nothing streamed differs from what a non-streamed reply would hold.
-using engine::chat::is_space;
-
-std::string_view ltrim(std::string_view s) {
-    while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-    return s;
-}
-
-std::string_view rtrim(std::string_view s) {
-    while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-    return s;
-}
-
-// Length of the longest suffix of `text` that is a proper prefix of `word`.
-size_t partial_suffix(std::string_view text, std::string_view word) {
-    for (size_t n = std::min(text.size(), word.size() - 1); n > 0; --n)
-        if (text.substr(text.size() - n) == word.substr(0, n)) return n;
-    return 0;
-}
+using engine::chat::partial_suffix;
+constexpr auto ltrim = engine::chat::ltrim_view;
+constexpr auto rtrim = engine::chat::rtrim_view;
 
 // `now` extends what was sent: the part not sent yet ("" when it does not extend it).
 std::string extension(const std::string& sent, std::string_view now) {
