@@ -14,15 +14,29 @@ constexpr std::string_view kStart = "<|start|>", kChannel = "<|channel|>", kMess
 // What ends a message's text. <|call|> and <|return|> end generation (the reply seldom shows them).
 constexpr std::array<std::string_view, 4> kEnds = {"<|end|>", "<|call|>", "<|return|>", "<|start|>"};
 
-// The first end marker at or after `from`: {position, marker length}; npos when none.
-std::pair<size_t, size_t> find_end(std::string_view text, size_t from) {
-    std::pair<size_t, size_t> best{std::string_view::npos, 0};
-    for (std::string_view e : kEnds) {
-        const size_t at = text.find(e, from);
-        if (at < best.first) best = {at, e.size()};
+// The first end marker at or after a position, for positions that only grow: each marker's next
+// occurrence is remembered, so a reply of many messages is scanned once per marker (not once per message,
+// which made a hostile reply quadratic).
+class EndFinder {
+  public:
+    explicit EndFinder(std::string_view text) : text_(text) { next_.fill(kUnknown); }
+    // {position, marker length}; npos when none.
+    std::pair<size_t, size_t> find(size_t from) {
+        std::pair<size_t, size_t> best{std::string_view::npos, 0};
+        for (size_t k = 0; k < kEnds.size(); ++k) {
+            // Still ahead: the first occurrence after `from` too. Not found once: not found later either.
+            if (next_[k] == kUnknown || (next_[k] != std::string_view::npos && next_[k] < from))
+                next_[k] = text_.find(kEnds[k], from);
+            if (next_[k] < best.first) best = {next_[k], kEnds[k].size()};
+        }
+        return best;
     }
-    return best;
-}
+
+  private:
+    static constexpr size_t kUnknown = std::string_view::npos - 1;
+    std::string_view text_;
+    std::array<size_t, kEnds.size()> next_{};
+};
 
 // A header's fields: "<|channel|>final", " to=functions.x", "<|constrain|>json", "assistant" (a role),
 // " json" (a content type after the channel), in any order.
@@ -77,6 +91,7 @@ std::vector<HarmonyMessage> split_harmony(std::string_view text) {
         if (first == std::string_view::npos) return out;
         pos = first;
     }
+    EndFinder ends(text);
     while (pos < text.size()) {
         HarmonyMessage m;
         m.start = pos;
@@ -90,7 +105,7 @@ std::vector<HarmonyMessage> split_harmony(std::string_view text) {
         }
         m.has_body = true;
         const size_t b = body + kMessage.size();
-        const auto [end, len] = find_end(text, b);
+        const auto [end, len] = ends.find(b);
         if (end == std::string_view::npos) {
             std::string_view t = text.substr(b);
             size_t hold = 0;
