@@ -30,7 +30,7 @@ struct ApiConfig {
     std::string log_prompts_dir;  // --log-prompts-dir (prompt_log.h); "" off
     ApiDefaults defaults;
     std::string chat_template;  // --chat-template
-    bool jinja = false;         // --jinja
+    bool jinja = true;          // --jinja (llama-server's default since 2025), --no-jinja
     nlohmann::ordered_json chat_template_kwargs = nlohmann::ordered_json::object();  // --chat-template-kwargs
     std::string reasoning_format = "auto";  // --reasoning-format: none, deepseek, auto
     // --reasoning-budget: reasoning tokens a chat reply may spend before its block is closed for it

@@ -297,8 +297,8 @@ int cmd_serve(int argc, char** argv) {
     ap.option("--api-key-file", "FILE", "file with one API key per line", &api_key_file);
     ap.option("--chat-template", "NAME|TEMPLATE",
               "chat format name (chatml, llama3, ...) or Jinja template text", &ac.chat_template);
-    ap.flag("--jinja", "render chat with the model's Jinja template", &ac.jinja);
-    ap.flag("--no-jinja", "render chat with the built-in formats (default)", &ac.jinja, false);
+    ap.flag("--jinja", "render chat with the model's Jinja template (default)", &ac.jinja);
+    ap.flag("--no-jinja", "render chat with the built-in formats", &ac.jinja, false);
     ap.flag("--cache-prompt", "reuse the cached prefix of earlier requests (default)", &ac.defaults.cache_prompt);
     ap.flag("--no-cache-prompt", "requests reuse no cached prefix unless they set cache_prompt", &ac.defaults.cache_prompt,
             false);
