@@ -86,6 +86,7 @@ std::vector<HarmonyMessage> split_harmony(std::string_view text) {
             body.remove_suffix(hold);
         }
         m.text = std::string(body);
+        m.text_end = body.size();
         m.complete = first != std::string_view::npos;
         out.push_back(std::move(m));
         if (first == std::string_view::npos) return out;
@@ -112,10 +113,12 @@ std::vector<HarmonyMessage> split_harmony(std::string_view text) {
             for (std::string_view e : kEnds) hold = std::max(hold, partial_suffix(t, e));
             t.remove_suffix(hold);
             m.text = std::string(t);
+            m.text_end = b + t.size();
             out.push_back(std::move(m));
             break;
         }
         m.text = std::string(text.substr(b, end - b));
+        m.text_end = end;
         m.complete = true;
         out.push_back(std::move(m));
         // <|start|> begins the next message itself; the other markers are followed by it.

@@ -24,6 +24,7 @@ struct HarmonyMessage {
     bool has_body = false;  // its header is complete (<|message|> seen)
     bool complete = false;  // its end marker was seen
     size_t start = 0;       // where its header starts in the reply
+    size_t text_end = 0;    // where its text ends in the reply (before its end marker)
 };
 
 // The messages of a reply (or of its beginning, while it streams). Text before the first header is a

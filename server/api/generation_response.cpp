@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "engine/chat/harmony.h"
 #include "server/http/errors.h"
 #include "server/http/response.h"
 #include "server/http/sse.h"
@@ -279,9 +280,18 @@ void GenerationResponse::agent_tokens(size_t i, const sched::TokenOutput& out) {
 static int64_t reasoning_tokens(const sched::FinalOutput& f, const engine::chat::ParseOptions& o,
                                 const engine::Vocab& vocab) {
     if (!o.extract_reasoning) return 0;
-    const auto [reasoning, rest] = engine::chat::split_reasoning(f.content, o.reasoning_opened_in_prompt, o.reasoning_tags);
-    if (reasoning.empty() || rest.size() > f.content.size()) return 0;
-    const size_t end = f.content.size() - rest.size();
+    size_t end = 0;
+    if (o.harmony) {
+        // gpt-oss: up to the end of its last analysis message.
+        for (const auto& m : engine::chat::split_harmony(f.content))
+            if (m.has_body && m.channel == "analysis" && engine::chat::harmony_function(m).empty()) end = m.text_end;
+        if (end == 0) return 0;
+    } else {
+        const auto [reasoning, rest] =
+            engine::chat::split_reasoning(f.content, o.reasoning_opened_in_prompt, o.reasoning_tags);
+        if (reasoning.empty() || rest.size() > f.content.size()) return 0;
+        end = f.content.size() - rest.size();
+    }
     size_t pos = 0;
     int64_t n = 0;
     for (engine::Token t : f.tokens) {

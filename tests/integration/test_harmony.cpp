@@ -158,3 +158,30 @@ TEST_CASE("gpt-oss: a forced call comes back as a tool call, streamed and not", 
     CHECK(name == "get_weather");
     CHECK(json::parse(arguments) == args);
 }
+
+// The Responses API counts the analysis channel's tokens as reasoning tokens (it looked for think tags and
+// counted none). stories260K stays in its analysis message under a response format (see above).
+TEST_CASE("gpt-oss: reasoning tokens are the analysis channel's", "[integration][harmony]") {
+    Client c("127.0.0.1", harmony_server().port(), {std::chrono::seconds(120)});
+    const json body = {
+        {"input", "Give me a number."},
+        {"max_output_tokens", 40},
+        {"temperature", 0},
+        {"text",
+         {{"format",
+           {{"type", "json_schema"},
+            {"name", "n"},
+            {"schema",
+             {{"type", "object"}, {"properties", {{"n", {{"type", "integer"}}}}}, {"required", {"n"}}}}}}}}};
+    const auto r = c.post("/v1/responses", body.dump());
+    INFO(r.body);
+    REQUIRE(r.status == 200);
+    const json reply = r.json();
+    const json usage = reply["usage"];
+    const int64_t reasoning = usage["output_tokens_details"]["reasoning_tokens"];
+    CHECK(reasoning > 0);
+    CHECK(reasoning <= usage["output_tokens"].get<int64_t>());
+    bool has_reasoning_item = false;
+    for (const auto& item : reply["output"]) has_reasoning_item |= item["type"] == "reasoning";
+    CHECK(has_reasoning_item);
+}
