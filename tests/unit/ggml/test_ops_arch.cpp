@@ -305,6 +305,35 @@ std::vector<double> attention_reference(const std::vector<float>& q, const std::
     return out;
 }
 
+struct AttnShape {
+    int64_t D, n_q, H, Hkv, n_kv, mask_planes;  // mask_planes: 1, or H (a plane per head)
+};
+
+// Attention of q [D, n_q, H] over k, v [D, n_kv, Hkv] (stored as f16) with the mask [n_kv, n_q,
+// mask_planes] (as mask_type) and the heads' sinks (nullable), flash or unfused (mul_mat, soft_max,
+// mul_mat_t), at nth threads: [D, H, n_q].
+std::vector<float> attend(const AttnShape& a, std::vector<float>& q, std::vector<float>& k,
+                          std::vector<float>& v, std::vector<float>& mask, Type mask_type,
+                          std::vector<float>* sinks, float scale, bool flash, int nth) {
+    Runner r;
+    Context ctx;
+    Tensor* tq = input(ctx, q, {a.D, a.n_q, a.H});
+    Tensor* tk = dup(ctx, input(ctx, k, {a.D, a.n_kv, a.Hkv}), Type::F16);
+    Tensor* tv = dup(ctx, input(ctx, v, {a.D, a.n_kv, a.Hkv}), Type::F16);
+    Tensor* tm = input(ctx, mask, {a.n_kv, a.n_q, a.mask_planes});
+    if (mask_type == Type::F16) tm = dup(ctx, tm, Type::F16);
+    Tensor* ts = sinks ? input(ctx, *sinks, {a.H}) : nullptr;
+    Tensor* out;
+    if (flash) {
+        out = flash_attn(ctx, tq, tk, tv, tm, scale, 0.0f, ts);
+    } else {
+        Tensor* kq = soft_max(ctx, mul_mat(ctx, tk, tq), tm, scale, ts);
+        out = cont(ctx, permute(ctx, mul_mat_t(ctx, tv, kq), 0, 2, 1, 3));
+    }
+    r.run(out, nth);
+    return read(out);
+}
+
 }  // namespace
 
 TEST_CASE("flash attention with soft-capping equals softcap + soft_max and a double reference",
@@ -357,24 +386,8 @@ TEST_CASE("attention with a mask plane per head (ALiBi): flash and unfused agree
     for (Type mt : {Type::F32, Type::F16})
         for (int nth : {1, 3}) {
             std::vector<float> outs[2];
-            for (bool flash : {false, true}) {
-                Runner r;
-                Context ctx;
-                Tensor* tq = input(ctx, q, {D, n_q, H});
-                Tensor* tk = dup(ctx, input(ctx, k, {D, n_kv, Hkv}), Type::F16);
-                Tensor* tv = dup(ctx, input(ctx, v, {D, n_kv, Hkv}), Type::F16);
-                Tensor* tm = input(ctx, mask, {n_kv, n_q, H});
-                if (mt == Type::F16) tm = dup(ctx, tm, Type::F16);
-                Tensor* out;
-                if (flash) {
-                    out = flash_attn(ctx, tq, tk, tv, tm, 0.125f);
-                } else {
-                    Tensor* kq = soft_max(ctx, mul_mat(ctx, tk, tq), tm, 0.125f);
-                    out = cont(ctx, permute(ctx, mul_mat_t(ctx, tv, kq), 0, 2, 1, 3));
-                }
-                r.run(out, nth);
-                outs[flash] = read(out);
-            }
+            for (bool flash : {false, true})
+                outs[flash] = attend({D, n_q, H, Hkv, n_kv, H}, q, k, v, mask, mt, nullptr, 0.125f, flash, nth);
             INFO("mask " << type_name(mt) << ", " << nth << " threads");
             REQUIRE(outs[0] == outs[1]);
             const auto ref =
@@ -455,24 +468,8 @@ TEST_CASE("attention sinks: soft_max and flash attention equal each other and a 
     std::vector<float> sinks = {-30.0f, 0.5f, 2.0f, 12.0f};
     for (int nth : {1, 3}) {
         std::vector<float> outs[2];
-        for (bool flash : {false, true}) {
-            Runner r;
-            Context ctx;
-            Tensor* tq = input(ctx, q, {D, n_q, H});
-            Tensor* tk = dup(ctx, input(ctx, k, {D, n_kv, Hkv}), Type::F16);
-            Tensor* tv = dup(ctx, input(ctx, v, {D, n_kv, Hkv}), Type::F16);
-            Tensor* tm = input(ctx, mask, {n_kv, n_q});
-            Tensor* ts = input(ctx, sinks, {H});
-            Tensor* out;
-            if (flash) {
-                out = flash_attn(ctx, tq, tk, tv, tm, scale, 0.0f, ts);
-            } else {
-                Tensor* kq = soft_max(ctx, mul_mat(ctx, tk, tq), tm, scale, ts);
-                out = cont(ctx, permute(ctx, mul_mat_t(ctx, tv, kq), 0, 2, 1, 3));
-            }
-            r.run(out, nth);
-            outs[flash] = read(out);
-        }
+        for (bool flash : {false, true})
+            outs[flash] = attend({D, n_q, H, Hkv, n_kv, 1}, q, k, v, mask, Type::F32, &sinks, scale, flash, nth);
         INFO(nth << " threads");
         REQUIRE(outs[0] == outs[1]);
         // The reference: a softmax over the row's scores and the sink, the sink's weight dropped.
