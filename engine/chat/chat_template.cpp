@@ -97,7 +97,8 @@ ChatTemplate::ChatTemplate(std::string source, std::string bos_token, std::strin
       eos_token_(std::move(eos_token)),
       template_(source_),
       names_developer_role_(source_.find("developer") != std::string::npos),
-      wants_tool_responses_(wants_tool_responses(source_)) {
+      wants_tool_responses_(wants_tool_responses(source_)),
+      harmony_(source_.find("<|channel|>analysis<|message|>") != std::string::npos) {
     probe_caps();
 }
 
@@ -141,6 +142,10 @@ Json ChatTemplate::adapt_messages(const Json& messages) const {
         if (m.contains("reasoning_content") && m["reasoning_content"].is_string() &&
             !m["reasoning_content"].get<std::string>().empty() && !m.contains("thinking"))
             m["thinking"] = m["reasoning_content"];
+        // gpt-oss's template writes a last assistant turn's analysis message whenever `thinking` is there,
+        // and llama-server 0.7.0 always gives it (empty without reasoning): a continued turn's prompt is
+        // then the same, an empty analysis message before the final one.
+        if (harmony_ && m.value("role", "") == "assistant" && !m.contains("thinking")) m["thinking"] = "";
         const std::string role = m.value("role", "");
         if (!caps_.supports_system_role && role == "system") {
             if (!pending_system.empty()) pending_system += "\n\n";

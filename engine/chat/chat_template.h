@@ -79,10 +79,12 @@ class ChatTemplate {
     std::string eos_token_;
     jinja::Template template_;
     TemplateCaps caps_;
-    // Read from the source once: whether it names the developer role itself, and whether it knows tool
-    // results only as the calling message's `tool_responses` (Gemma 4 interleaved).
+    // Read from the source once: whether it names the developer role itself, whether it knows tool
+    // results only as the calling message's `tool_responses` (Gemma 4 interleaved), and whether it writes
+    // Harmony's analysis channel (gpt-oss).
     bool names_developer_role_ = false;
     bool wants_tool_responses_ = false;
+    bool harmony_ = false;
 };
 
 // One-shot rendering with the adaptations of ChatTemplate::apply.

@@ -703,10 +703,12 @@ Api::Reply Api::apply_template(Request& req) {
     }
     // A final assistant message is continued whether or not a generation prompt was asked for (a prefill
     // opens no new turn), as llama-server does.
-    const std::string continued = config_.prefill_assistant ? take_assistant_prefill(messages) : "";
+    nlohmann::ordered_json turn;
+    const std::string continued = config_.prefill_assistant ? take_assistant_prefill(messages, &turn) : "";
     try {
-        std::string prompt = continued.empty() ? chat_->apply(messages, tools, generation_prompt, kwargs)
-                                               : chat_->apply_continuing(messages, tools, continued, kwargs);
+        std::string prompt = continued.empty()
+                                 ? chat_->apply(messages, tools, generation_prompt, kwargs)
+                                 : chat_->apply_continuing(messages, tools, continued, kwargs, turn);
         // As llama-server: the BOS text a template writes is left out where the vocabulary adds BOS itself,
         // so that this prompt sent to /completion does not start with two.
         const auto& vocab = model_->vocab();

@@ -96,9 +96,12 @@ std::string ChatFormatter::apply(const nlohmann::ordered_json& messages, const n
 
 std::string ChatFormatter::apply_continuing(const nlohmann::ordered_json& messages,
                                             const nlohmann::ordered_json& tools, const std::string& prefill,
-                                            const nlohmann::ordered_json& extra_context) const {
+                                            const nlohmann::ordered_json& extra_context,
+                                            const nlohmann::ordered_json& turn) const {
     nlohmann::ordered_json with = messages;
-    with.push_back({{"role", "assistant"}, {"content", prefill}});
+    nlohmann::ordered_json last = turn.is_object() ? turn : nlohmann::ordered_json{{"role", "assistant"}};
+    last["content"] = prefill;
+    with.push_back(std::move(last));
     try {
         // The final turn starts where the conversation without it ends (when that is a prefix), so a short
         // prefill is not found in the turn's closing text instead.

@@ -24,10 +24,13 @@ public:
     // messages without it), as Hugging Face's continue_final_message: rendered with it as the final
     // assistant turn and no generation prompt, cut right after its text, so the template's own framing
     // of that turn stays (Qwen3's closed think block, for one). Where the rendered turn does not show the
-    // text (as given or trimmed), the generation prompt followed by the text.
-    std::string apply_continuing(const nlohmann::ordered_json& messages, const nlohmann::ordered_json& tools,
-                                 const std::string& prefill,
-                                 const nlohmann::ordered_json& extra_context = nlohmann::ordered_json::object()) const;
+    // text (as given or trimmed), the generation prompt followed by the text. `turn`: the assistant message
+    // being continued, when there is one (its other fields, such as reasoning_content, are rendered too).
+    std::string apply_continuing(
+        const nlohmann::ordered_json& messages, const nlohmann::ordered_json& tools,
+        const std::string& prefill,
+        const nlohmann::ordered_json& extra_context = nlohmann::ordered_json::object(),
+        const nlohmann::ordered_json& turn = nullptr) const;
     // The tool-call syntax the template teaches (Generic for built-in formats, which get the
     // polyfill's generic JSON instructions).
     engine::chat::ToolCallFormat tool_format() const { return tool_format_; }

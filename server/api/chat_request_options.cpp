@@ -87,7 +87,7 @@ void require_text_content(const nlohmann::ordered_json& messages) {
     }
 }
 
-std::string take_assistant_prefill(nlohmann::ordered_json& messages) {
+std::string take_assistant_prefill(nlohmann::ordered_json& messages, nlohmann::ordered_json* turn) {
     if (!messages.is_array() || messages.empty()) return "";
     const nlohmann::ordered_json& last = messages.back();
     if (!last.is_object() || last.value("role", "") != "assistant") return "";
@@ -103,6 +103,7 @@ std::string take_assistant_prefill(nlohmann::ordered_json& messages) {
         }
     }
     if (text.empty()) return "";
+    if (turn) *turn = last;
     messages.erase(messages.size() - 1);
     return text;
 }

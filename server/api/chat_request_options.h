@@ -33,8 +33,9 @@ std::string request_budget_message(const nlohmann::ordered_json& body, const std
 
 // --prefill-assistant: when the last message is the assistant's with text and no tool calls, removes it
 // from `messages` and returns its text, which the reply continues (the prompt ends with the template's
-// generation prompt and then this text). Otherwise "" and `messages` unchanged.
-std::string take_assistant_prefill(nlohmann::ordered_json& messages);
+// generation prompt and then this text). Otherwise "" and `messages` unchanged. `turn`, when given,
+// receives the message removed (its reasoning is rendered with the continued turn).
+std::string take_assistant_prefill(nlohmann::ordered_json& messages, nlohmann::ordered_json* turn = nullptr);
 
 // 400 for a content part the model cannot read (image_url, input_audio, input_video, file), naming it: a
 // text-only model must not answer as if it had seen an image. Text parts (and refusals) pass.

@@ -154,13 +154,15 @@ Api::PreparedChat Api::prepare_chat(const json& body, const nlohmann::ordered_js
         chat_template_kwargs(obody, config_.chat_template_kwargs, config_.reasoning_budget);
     nlohmann::ordered_json messages = obody["messages"];
     require_text_content(messages);
-    const std::string continued = (config_.prefill_assistant ? take_assistant_prefill(messages) : "") + prefill;
+    nlohmann::ordered_json turn;
+    const std::string continued =
+        (config_.prefill_assistant ? take_assistant_prefill(messages, &turn) : "") + prefill;
     try {
         // tool_choice "none" keeps the tools in the prompt (OpenAI's and Anthropic's meaning, llama-server's
         // prompt): they are only not called.
         const nlohmann::ordered_json& offered = tools.active() ? tools.tools : nlohmann::ordered_json();
         out.prompt = continued.empty() ? chat_->apply(messages, offered, true, kwargs)
-                                       : chat_->apply_continuing(messages, offered, continued, kwargs);
+                                       : chat_->apply_continuing(messages, offered, continued, kwargs, turn);
     } catch (const HttpError&) {
         throw;
     } catch (const std::exception& e) {

@@ -445,6 +445,11 @@ TEST_CASE("a prefill continues the final assistant turn as the template renders 
         CHECK(apply_template(c, no_gen) == prompt);
         const json reply = chat(c, conversation);
         CHECK_FALSE(reply["message"].contains("reasoning_content"));
+        // The continued turn's own reasoning is rendered with it, as llama-server 0.7.0 renders it.
+        json reasoned = conversation;
+        reasoned["messages"][1]["reasoning_content"] = "Count syllables.";
+        CHECK(ends_with(apply_template(c, reasoned),
+                        "<|im_start|>assistant\n<think>\nCount syllables.\n</think>\n\nAutumn moonlight"));
     }
     {
         // Bielik's generation prompt opens <think>: the prefill went inside it, and the reply was reasoning.
