@@ -130,13 +130,39 @@ std::vector<HarmonyMessage> split_harmony(std::string_view text) {
 std::string harmony_function(const HarmonyMessage& m) {
     constexpr std::string_view kFunctions = "functions.";
     if (m.recipient.substr(0, kFunctions.size()) == kFunctions) return m.recipient.substr(kFunctions.size());
-    return m.recipient.empty() || m.recipient == "assistant" || m.recipient == "user" ? "" : m.recipient;
+    return "";
+}
+
+bool harmony_to_tool(const HarmonyMessage& m) {
+    return !m.recipient.empty() && m.recipient != "assistant" && m.recipient != "user";
+}
+
+HarmonyReading read_harmony(const std::vector<HarmonyMessage>& messages, bool with_calls) {
+    HarmonyReading r;
+    for (size_t i = 0; i < messages.size(); ++i) {
+        const HarmonyMessage& m = messages[i];
+        const bool to_function = !harmony_function(m).empty();
+        r.call_seen = r.call_seen || to_function;
+        if (!m.has_body) break;  // a header still being written
+        if (harmony_to_tool(m)) {
+            if (to_function && with_calls) r.calls.push_back(i);
+            continue;
+        }
+        if (m.channel == "analysis") {
+            r.reasoning += m.text;
+        } else {
+            r.content += m.text;
+            if (m.channel == "final") break;  // the answer: what may follow it is not read
+        }
+    }
+    if (trim_view(r.reasoning).empty()) r.reasoning.clear();
+    return r;
 }
 
 std::string harmony_raw_content(const std::vector<HarmonyMessage>& messages) {
     std::string out;
     for (const auto& m : messages) {
-        if (!m.has_body || !harmony_function(m).empty()) break;
+        if (!m.has_body || harmony_to_tool(m)) break;
         if (m.channel == "analysis")
             out += std::string(kChannel) + "analysis" + std::string(kMessage) + m.text +
                    (m.complete ? "<|end|>" : "");
@@ -149,27 +175,19 @@ std::string harmony_raw_content(const std::vector<HarmonyMessage>& messages) {
 ParsedOutput parse_harmony(std::string_view text, const ParseOptions& options) {
     ParsedOutput out;
     const auto messages = split_harmony(text);
-    auto append = [](std::string& to, std::string_view s) {
-        if (!to.empty() && !s.empty()) to += "\n";
-        to += s;
-    };
-    for (const auto& m : messages) {
-        if (!m.has_body) continue;
-        const std::string fn = harmony_function(m);
-        if (!fn.empty()) {
-            ToolCall call;
-            call.id = options.id_prefix + std::to_string(out.tool_calls.size());
-            call.name = fn;
-            call.arguments = std::string(trim_view(m.text));
-            out.tool_calls.push_back(std::move(call));
-        } else if (m.channel == "analysis") {
-            append(out.reasoning_content, trim_view(m.text));
-        } else {
-            append(out.content, trim_view(m.text));
-        }
+    const bool with_calls = options.tool_format == ToolCallFormat::Harmony;
+    HarmonyReading r = read_harmony(messages, with_calls);
+    for (size_t i : r.calls) {
+        ToolCall call;
+        call.id = options.id_prefix + std::to_string(out.tool_calls.size());
+        call.name = harmony_function(messages[i]);
+        call.arguments = std::string(trim_view(messages[i].text));
+        out.tool_calls.push_back(std::move(call));
     }
-    if (!options.extract_reasoning) {
-        out.reasoning_content.clear();
+    if (options.extract_reasoning) {
+        out.reasoning_content = std::move(r.reasoning);
+        out.content = std::move(r.content);
+    } else {
         out.content = std::string(trim_view(harmony_raw_content(messages)));
     }
     return out;
@@ -177,15 +195,13 @@ ParsedOutput parse_harmony(std::string_view text, const ParseOptions& options) {
 
 std::vector<PartialToolCall> scan_harmony_calls(std::string_view text, const ParseOptions& options) {
     std::vector<PartialToolCall> calls;
-    for (const auto& m : split_harmony(text)) {
-        const std::string fn = harmony_function(m);
-        if (fn.empty() || !m.has_body) {
-            if (!fn.empty()) break;  // a call whose header is not complete: its name may still grow
-            continue;
-        }
+    const auto messages = split_harmony(text);
+    // A call whose header is not complete is not read (its name may still grow).
+    for (size_t i : read_harmony(messages, options.tool_format == ToolCallFormat::Harmony).calls) {
+        const HarmonyMessage& m = messages[i];
         PartialToolCall c;
         c.id = options.id_prefix + std::to_string(calls.size());
-        c.name = fn;
+        c.name = harmony_function(m);
         c.named = true;
         // Trailing space may belong to the arguments or be trimmed at the end: held back until then.
         c.arguments = std::string(m.complete ? trim_view(m.text) : ltrim_view(m.text));

@@ -4,9 +4,12 @@
 // <|return|> (end of generation, which the reply's text does not show). The generation prompt ends with
 // <|start|>assistant, so the reply starts with the first header.
 //
-// Read as llama-server reads gpt-oss: the analysis channel is the reasoning, the final channel (and text
-// outside any message) the content, a message to functions.NAME a call of NAME with the message as its JSON
-// arguments, commentary without a recipient (a preamble) content too.
+// Read as llama-server 0.7.0 reads gpt-oss (compared side by side): the analysis channel is the reasoning,
+// the final channel (and text outside any message) the content, a message to functions.NAME a call of NAME
+// with the message as its JSON arguments, commentary without a recipient (a preamble) content too. The
+// messages of a channel are joined as written (no separator, nothing trimmed); the final message is the
+// last one read; reasoning that is only whitespace is none; messages to built-in tools (`python`,
+// `browser.search`) and, in a request without tools, to functions are left out.
 #pragma once
 
 #include <string>
@@ -47,5 +50,17 @@ std::vector<PartialToolCall> scan_harmony_calls(std::string_view text, const Par
 
 // A message's recipient is a function: the function's name ("" otherwise).
 std::string harmony_function(const HarmonyMessage& m);
+
+// A message addressed to a tool (a function or a built-in one), not to the user.
+bool harmony_to_tool(const HarmonyMessage& m);
+
+// What a reply (or its beginning) says, message by message, by the rules above.
+struct HarmonyReading {
+    std::string reasoning;
+    std::string content;
+    std::vector<size_t> calls;  // the messages that are calls (with_calls only)
+    bool call_seen = false;     // a message to a function, called or not, its header complete or not
+};
+HarmonyReading read_harmony(const std::vector<HarmonyMessage>& messages, bool with_calls);
 
 }  // namespace engine::chat

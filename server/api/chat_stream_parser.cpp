@@ -27,39 +27,22 @@ std::string extension(const std::string& sent, std::string_view now) {
 ChatStreamParser::ChatStreamParser(engine::chat::ParseOptions options, std::vector<std::string> triggers)
     : options_(std::move(options)), triggers_(std::move(triggers)) {}
 
-// gpt-oss: what the channels say so far (harmony.h), each message trimmed as the whole reply's parse trims
-// it (a message still being written keeps its trailing space back), analysis as reasoning unless it stays
-// in the content.
+// gpt-oss: what the channels say so far (harmony.h), read as the whole reply's parse reads them; a message
+// still being written holds back only what may be the start of a marker. Analysis is the reasoning unless
+// it stays in the content.
 ChatStreamParser::Certain ChatStreamParser::harmony_certain() const {
     Certain d;
     d.body = 0;
+    const auto messages = engine::chat::split_harmony(text_);
+    engine::chat::HarmonyReading r =
+        engine::chat::read_harmony(messages, options_.tool_format == engine::chat::ToolCallFormat::Harmony);
+    d.triggered = r.call_seen;
     if (!options_.extract_reasoning) {
-        const auto messages = engine::chat::split_harmony(text_);
-        for (const auto& m : messages)
-            if (!engine::chat::harmony_function(m).empty()) d.triggered = true;
         // Trailing space of a message still being written may be trimmed at the end: held back.
         d.content = std::string(rtrim(ltrim(engine::chat::harmony_raw_content(messages))));
-        return harmony_json_reply(std::move(d));
-    }
-    auto append = [](std::string& to, std::string_view s) {
-        if (!to.empty() && !s.empty()) to += "\n";
-        to += s;
-    };
-    for (const auto& m : engine::chat::split_harmony(text_)) {
-        if (!m.has_body) {
-            if (!engine::chat::harmony_function(m).empty()) d.triggered = true;
-            break;  // a header still being written: nothing of it is certain
-        }
-        if (!engine::chat::harmony_function(m).empty()) {
-            d.triggered = true;
-            continue;
-        }
-        const std::string_view t = m.complete ? engine::chat::trim_view(m.text) : rtrim(ltrim(m.text));
-        if (m.channel == "analysis") {
-            append(d.reasoning, t);
-        } else {
-            append(d.content, t);
-        }
+    } else {
+        d.reasoning = std::move(r.reasoning);
+        d.content = std::move(r.content);
     }
     return harmony_json_reply(std::move(d));
 }
@@ -179,9 +162,8 @@ engine::chat::ParsedOutput parse_reply(const std::string& text, const engine::ch
     if (truncated && options.harmony) {
         // A call ends generation (<|call|>, which the text does not show): cut by the token limit instead,
         // its arguments may be unfinished.
-        const auto messages = engine::chat::split_harmony(text);
-        if (!messages.empty() && !engine::chat::harmony_function(messages.back()).empty() &&
-            !parsed.tool_calls.empty())
+        const auto calls = engine::chat::scan_harmony_calls(text, options);
+        if (!calls.empty() && !calls.back().complete && !parsed.tool_calls.empty())
             parsed.tool_calls.pop_back();
     } else if (truncated) {
         drop_unfinished_call(parsed, triggers);

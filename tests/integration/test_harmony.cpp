@@ -185,3 +185,54 @@ TEST_CASE("gpt-oss: reasoning tokens are the analysis channel's", "[integration]
     for (const auto& item : reply["output"]) has_reasoning_item |= item["type"] == "reasoning";
     CHECK(has_reasoning_item);
 }
+
+// As llama-server 0.7.0 reads the same forced replies: each channel's messages joined as written (spaces
+// kept), nothing read after the final message, and a message to a function left out when the request
+// offers no tools (neither a call nor the answer). Streamed and not.
+TEST_CASE("gpt-oss: messages joined as written, the final one last, no call without tools",
+          "[integration][harmony]") {
+    Client c("127.0.0.1", harmony_server().port(), {std::chrono::seconds(120)});
+    const std::string S = "<|end|><|start|>assistant";
+    const std::string reply = "<|channel|>analysis<|message|> x " + S +
+                              "<|channel|>commentary to=functions.f <|constrain|>json<|message|>{}" + S +
+                              "<|channel|>analysis<|message|>y" + S + "<|channel|>commentary<|message|>pre" +
+                              S + "<|channel|>final<|message|> a " + S + "<|channel|>final<|message|>b";
+    std::string literal;
+    for (char ch : reply) literal += ch == '"' ? std::string("\\\"") : std::string(1, ch);
+    const json body = {{"messages", user("Say hello.")},
+                       {"grammar", "root ::= \"" + literal + "\""},
+                       {"max_tokens", 400},
+                       {"temperature", 0}};
+    const auto r = c.post("/v1/chat/completions", body.dump());
+    INFO(r.body);
+    REQUIRE(r.status == 200);
+    const json choice = r.json()["choices"][0];
+    CHECK(choice["finish_reason"] == "stop");
+    CHECK(choice["message"]["reasoning_content"] == " x y");
+    CHECK(choice["message"]["content"] == "pre a ");
+    CHECK(!choice["message"].contains("tool_calls"));
+    const auto s = completion_util::stream_chat(c, body);
+    CHECK(s.complete);
+    CHECK(s.reasoning == " x y");
+    CHECK(s.content == "pre a ");
+}
+
+// A continued assistant turn (assistant prefill) is rendered by the template with its reasoning: the
+// analysis message before the final one, empty without reasoning, as llama-server 0.7.0 renders it.
+TEST_CASE("gpt-oss: a continued turn keeps its analysis message", "[integration][harmony]") {
+    Client c("127.0.0.1", harmony_server().port(), {std::chrono::seconds(120)});
+    for (const json& reasoning : {json(), json("think")}) {
+        json turn = {{"role", "assistant"}, {"content", "Sure,"}};
+        if (!reasoning.is_null()) turn["reasoning_content"] = reasoning;
+        json messages = user("Hi.");
+        messages.push_back(turn);
+        const auto r = c.post("/apply-template", json{{"messages", messages}}.dump());
+        REQUIRE(r.status == 200);
+        const std::string prompt = r.json()["prompt"];
+        const std::string want =
+            "<|start|>user<|message|>Hi.<|end|><|start|>assistant<|channel|>analysis<|message|>" +
+            (reasoning.is_null() ? std::string() : reasoning.get<std::string>()) +
+            "<|end|><|start|>assistant<|channel|>final<|message|>Sure,";
+        CHECK(prompt.ends_with(want));
+    }
+}

@@ -77,13 +77,59 @@ TEST_CASE("harmony: text without a header, reasoning kept as written, no tools",
     // reasoning_format none, as llama-server 0.7.0 answers: the analysis as written, the final text after it
     CHECK(raw.content == "<|channel|>analysis<|message|>Hm.<|end|>Ok.");
     const std::string call = "<|start|>assistant<|channel|>commentary to=functions.f<|message|>{}";
-    const auto raw_call = parse_output(reply + "<|end|>" + call, harmony_options(true, false));
-    CHECK(raw_call.content == "<|channel|>analysis<|message|>Hm.<|end|>Ok.");
+    const auto raw_call =
+        parse_output("<|channel|>analysis<|message|>Hm.<|end|>" + call, harmony_options(true, false));
+    CHECK(raw_call.content == "<|channel|>analysis<|message|>Hm.<|end|>");
     CHECK(raw_call.tool_calls.size() == 1);
-    // Without tools a message to a function is still read as a call: the model was not asked to, but the
-    // text is not the answer either.
-    CHECK(parse_output("<|channel|>commentary to=functions.f<|message|>{}", harmony_options(false))
-              .tool_calls.size() == 1);
+    // Without tools (or with tool_choice none) a message to a function is not a call, nor the answer: left
+    // out.
+    const auto uncalled = parse_output(
+        "<|channel|>commentary "
+        "to=functions.f<|message|>{}<|call|><|start|>assistant<|channel|>final<|message|>z",
+        harmony_options(false));
+    CHECK(uncalled.tool_calls.empty());
+    CHECK(uncalled.content == "z");
+}
+
+// As llama-server 0.7.0 answers the same replies (compared side by side, forced by a grammar).
+TEST_CASE("harmony: messages joined as written and the final message last", "[chat][harmony]") {
+    const std::string S = "<|end|><|start|>assistant";
+    auto out = parse_output("<|channel|>analysis<|message|>x" + S + "<|channel|>commentary<|message|>pre" +
+                                S + "<|channel|>analysis<|message|>y" + S + "<|channel|>final<|message|>a",
+                            harmony_options());
+    CHECK(out.reasoning_content == "xy");
+    CHECK(out.content == "prea");
+    // Nothing is trimmed, but reasoning of whitespace alone is none.
+    out = parse_output("<|channel|>analysis<|message|> why \n" + S + "<|channel|>final<|message|>  done  \n",
+                       harmony_options());
+    CHECK(out.reasoning_content == " why \n");
+    CHECK(out.content == "  done  \n");
+    out = parse_output("<|channel|>analysis<|message|>  " + S + "<|channel|>final<|message|>   ",
+                       harmony_options());
+    CHECK(out.reasoning_content.empty());
+    CHECK(out.content == "   ");
+    // What follows the final message is not read.
+    out = parse_output("<|channel|>analysis<|message|>x" + S + "<|channel|>final<|message|>a" + S +
+                           "<|channel|>analysis<|message|>b" + S + "<|channel|>final<|message|>c",
+                       harmony_options());
+    CHECK(out.reasoning_content == "x");
+    CHECK(out.content == "a");
+}
+
+TEST_CASE("harmony: messages to built-in tools are not calls", "[chat][harmony]") {
+    for (const std::string recipient : {"python", "browser.search", "container.exec"}) {
+        INFO(recipient);
+        const auto out = parse_output(
+            "<|channel|>analysis<|message|>Run it.<|end|><|start|>assistant"
+            "<|channel|>commentary to=" +
+                recipient + " <|constrain|>json<|message|>print(1)<|call|>",
+            harmony_options());
+        CHECK(out.tool_calls.empty());
+        CHECK(out.content.empty());
+        CHECK(out.reasoning_content == "Run it.");
+        CHECK(scan_harmony_calls("<|channel|>commentary to=" + recipient + "<|message|>{}", harmony_options())
+                  .empty());
+    }
 }
 
 TEST_CASE("harmony: a growing reply holds back partial markers and unfinished headers", "[chat][harmony]") {

@@ -604,37 +604,50 @@ TEST_CASE("a reply cut by the token limit inside a call: the unfinished markup i
 // Harmony marker (nor part of one) reaches either while the reply grows, in pieces of any size; with
 // reasoning_format none the reply streams as written.
 TEST_CASE("gpt-oss replies stream their channels without markup", "[server][tools]") {
-    const std::string reply =
-        "<|channel|>analysis<|message|>The user greets. Reply briefly.<|end|><|start|>assistant<|channel|>final"
-        "<|message|>Hello! How can I help?";
-    for (bool reasoning : {true, false}) {
-        engine::chat::ParseOptions o = options(ToolCallFormat::None);
-        o.harmony = true;
-        o.extract_reasoning = reasoning;
-        const auto whole = engine::chat::parse_output(reply, o);
-        CHECK(whole.reasoning_content == (reasoning ? "The user greets. Reply briefly." : ""));
-        CHECK(whole.content == (reasoning ? "Hello! How can I help?"
-                                          : "<|channel|>analysis<|message|>The user greets. Reply briefly.<|end|>"
-                                            "Hello! How can I help?"));
-        for (size_t piece : {1, 2, 3, 7, 64}) {
-            INFO("reasoning " << reasoning << ", pieces of " << piece);
-            api::ChatStreamParser p(o, {});
-            std::string content, thought;
-            for (size_t i = 0; i < reply.size(); i += piece) {
-                const auto d = p.feed(reply.substr(i, piece));
-                content += d.content;
-                thought += d.reasoning;
-                if (reasoning) {
-                    CHECK(content.find("<|") == std::string::npos);
-                    CHECK(thought.find("<|") == std::string::npos);
+    struct Case {
+        std::string reply, reasoning, content, raw;
+    };
+    const std::string S = "<|end|><|start|>assistant";
+    const std::vector<Case> cases = {
+        {"<|channel|>analysis<|message|>The user greets. Reply briefly." + S +
+             "<|channel|>final<|message|>Hello! How can I help?",
+         "The user greets. Reply briefly.", "Hello! How can I help?",
+         "<|channel|>analysis<|message|>The user greets. Reply briefly.<|end|>Hello! How can I help?"},
+        // Several messages joined as written, spaces kept, nothing after the final message.
+        {"<|channel|>analysis<|message|>  " + S + "<|channel|>analysis<|message|> x \n" + S +
+             "<|channel|>commentary<|message|>pre " + S + "<|channel|>final<|message|> a  " + S +
+             "<|channel|>final<|message|>b",
+         "   x \n", "pre  a  ",
+         "<|channel|>analysis<|message|>  <|end|><|channel|>analysis<|message|> x \n<|end|>pre  a  b"},
+    };
+    for (const auto& c : cases) {
+        for (bool reasoning : {true, false}) {
+            engine::chat::ParseOptions o = options(ToolCallFormat::None);
+            o.harmony = true;
+            o.extract_reasoning = reasoning;
+            const auto whole = engine::chat::parse_output(c.reply, o);
+            CHECK(whole.reasoning_content == (reasoning ? c.reasoning : ""));
+            CHECK(whole.content == (reasoning ? c.content : c.raw));
+            for (size_t piece : {1, 2, 3, 7, 64}) {
+                INFO(c.reply << ": reasoning " << reasoning << ", pieces of " << piece);
+                api::ChatStreamParser p(o, {});
+                std::string content, thought;
+                for (size_t i = 0; i < c.reply.size(); i += piece) {
+                    const auto d = p.feed(c.reply.substr(i, piece));
+                    content += d.content;
+                    thought += d.reasoning;
+                    if (reasoning) {
+                        CHECK(content.find("<|") == std::string::npos);
+                        CHECK(thought.find("<|") == std::string::npos);
+                    }
                 }
+                if (piece <= 3) CHECK(!content.empty());  // streamed before the end
+                const auto fin = p.finish();
+                content += fin.delta.content;
+                thought += fin.delta.reasoning;
+                CHECK(content == whole.content);
+                CHECK(thought == whole.reasoning_content);
             }
-            if (piece <= 3) CHECK(!content.empty());  // streamed before the end
-            const auto fin = p.finish();
-            content += fin.delta.content;
-            thought += fin.delta.reasoning;
-            CHECK(content == whole.content);
-            CHECK(thought == whole.reasoning_content);
         }
     }
 }
