@@ -1,4 +1,5 @@
-// Micro-benchmark of the CPU kernels on one thread, per weight type and instruction-set level (K = 4096):
+// Micro-benchmark of the CPU kernels on one thread, per weight type and instruction-set level (K = 4096
+// unless --k; a model's own row length shows the cost of a row's last, partial chunk):
 //   vec_dot  GB/s of weight rows streamed through one vec_dot per row (decode), 64 MiB of rows;
 //   tile1    GB/s of the same rows through gemm_tile with 64 rows and one column per call (decode);
 //   tile2 .. tile16  the same with 2, 4, 8 and 16 columns per call (a step of a few streams or a short
@@ -23,7 +24,7 @@ using namespace ggml;
 
 namespace {
 
-constexpr int64_t kK = 4096;
+int64_t kK = 4096;  // values per row (--k)
 double g_seconds = 0.2;  // measuring time per number
 
 double cpu_seconds() {
@@ -137,13 +138,20 @@ int main(int argc, char** argv) {
             const std::string name = argv[++i];
             for (auto l : {cpu::IsaLevel::Scalar, cpu::IsaLevel::Avx2, cpu::IsaLevel::Avx512, cpu::IsaLevel::Amx})
                 if (name == cpu::isa_level_name(l)) levels.push_back(l);
+        } else if (arg == "--k" && i + 1 < argc) {
+            kK = std::atoll(argv[++i]);
+            if (kK <= 0 || kK % 32 != 0) {
+                std::fprintf(stderr, "--k: a positive multiple of 32\n");
+                return 2;
+            }
         } else if (arg == "--seconds" && i + 1 < argc) {
             g_seconds = std::atof(argv[++i]);
         } else {
             Type t;
             if (!type_from_name(arg.c_str(), &t) || !cpu::vec_dot(t)) {
                 std::fprintf(stderr,
-                             "usage: bench_kernels [type ...] [--level scalar|avx2|avx512|amx] [--seconds S]\n");
+                             "usage: bench_kernels [type ...] [--level scalar|avx2|avx512|amx] [--k K] "
+                             "[--seconds S]\n");
                 return 2;
             }
             types.push_back(t);
@@ -156,10 +164,15 @@ int main(int argc, char** argv) {
         for (auto l : {cpu::IsaLevel::Scalar, cpu::IsaLevel::Avx2, cpu::IsaLevel::Avx512, cpu::IsaLevel::Amx})
             if (int(l) <= int(cpu::detected_isa_level())) levels.push_back(l);
     print_cpu();
-    std::printf("K = 4096, one thread; vec_dot and tileN in GB/s of weights, gemm and loop in GFLOP/s\n");
+    std::printf("K = %lld, one thread; vec_dot and tileN in GB/s of weights, gemm and loop in GFLOP/s\n",
+                static_cast<long long>(kK));
     std::printf("%-7s %-7s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "type", "level", "vec_dot", "tile1", "tile2",
                 "tile4", "tile8", "tile16", "gemm", "loop", "speedup");
     for (Type t : types) {
+        if (kK % type_traits(t).block_size != 0) {
+            std::printf("%-7s (K is not a multiple of its block size %d)\n", type_name(t), int(type_traits(t).block_size));
+            continue;
+        }
         for (auto l : levels) {
             cpu::set_isa_level_for_testing(l);
             bench_type(t);
