@@ -196,8 +196,8 @@ GGML_GEMM_OR_DECODE(mxfp4, gemm_blocks32, DecodeMXFP4)
 GGML_GEMM(q2_K, gemm_superblocks, DecodeQ2_K)
 GGML_GEMM(q3_K, gemm_superblocks, DecodeQ3_K)
 GGML_GEMM_OR_DECODE(q4_K, gemm_superblocks, DecodeQ4_K)
-GGML_GEMM(q5_K, gemm_superblocks, DecodeQ5_K)
-GGML_GEMM(q6_K, gemm_superblocks, DecodeQ6_K)
+GGML_GEMM_OR_DECODE(q5_K, gemm_superblocks, DecodeQ5_K)
+GGML_GEMM_OR_DECODE(q6_K, gemm_superblocks, DecodeQ6_K)
 #undef GGML_GEMM
 #undef GGML_GEMM_OR_DECODE
 }  // namespace avx512

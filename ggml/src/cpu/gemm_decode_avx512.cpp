@@ -8,9 +8,13 @@
 // terms must be added to the row's sum one block at a time, in order: the terms of 16 rows are
 // transposed so that a lane holds a row, and added column by column.
 //
-// Q4_K: one super-block at a time. Quants meet the activation (arranged once per call to match the
-// nibble layout) with vpmaddubsw, and the sub-block scales multiply the pair sums with vpdpwssd, so
-// the 16 lanes add up to the reference's isum exactly; imins comes from the activation's bsums.
+// Q4_K and Q5_K: one super-block at a time. Quants (Q5_K's with their fifth bit from qh) meet the
+// activation (arranged once per call to match the nibble layout) with vpmaddubsw, and the sub-block scales
+// multiply the pair sums with vpdpwssd, so the 16 lanes add up to the reference's isum exactly; imins comes
+// from the activation's bsums.
+//
+// Q6_K: one super-block at a time, 0-63 values against the activation with vpdpbusd, lanes times their
+// group's scale with vpdpwssd, the values' offset of 32 taken back through bsums.
 #include "kernels_x86_intrin.h"
 
 #include <algorithm>
@@ -383,21 +387,41 @@ constexpr Idx32 scale_pair_index(int a, int b) {
     return r;
 }
 
-// One row's dot product.
-inline float q4k_row(const BlockQ4_K* x, const ActQ4K* act, int64_t nb, const uint8_t* end) {
+// The right shifts that bring the fifth bit of Q5_K's values to bit 0: nibble vector k holds values 32k'
+// + l of two 64-value chunks (see ActQ4K), whose bits in qh[l] are 2j (low nibbles) and 2j + 1 (high).
+inline __m512i q5k_shift(int k) {
+    const int s = (k / 2) * 4 + k % 2;  // vectors 0-3: chunks 0 and 1 (shifts s, s + 2), then 2 and 3
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi16(int16_t(s))),
+                              _mm256_set1_epi16(int16_t(s + 2)), 1);
+}
+
+// One row's dot product: Q4_K, or Q5_K (kFifthBit: each value's bit 4 from qh).
+template <class Block, bool kFifthBit>
+inline float k4_row(const Block* x, const ActQ4K* act, int64_t nb, const uint8_t* end) {
     static constexpr Idx32 kPair[4] = {scale_pair_index(0, 2), scale_pair_index(1, 3), scale_pair_index(4, 6),
                                        scale_pair_index(5, 7)};
     const __m512i m4 = _mm512_set1_epi8(0x0f);
+    __m512i shift[4], one;
+    if constexpr (kFifthBit) {
+        for (int k = 0; k < 4; ++k) shift[k] = q5k_shift(k);
+        one = _mm512_set1_epi8(1);
+    }
     __m128 sum = _mm_setzero_ps();
     for (int64_t i = 0; i < nb; ++i) {
-        const BlockQ4_K& b = x[i];
+        const Block& b = x[i];
         const ActQ4K& a = act[i];
-        prefetch_ahead(reinterpret_cast<const uint8_t*>(&b), sizeof(BlockQ4_K), end);
+        prefetch_ahead(reinterpret_cast<const uint8_t*>(&b), sizeof(Block), end);
         const __m512i q0 = _mm512_loadu_si512(b.qs), q1 = _mm512_loadu_si512(b.qs + 64);
         const __m256i w = k4_scale_words(b.scales);
         const __m512i w512 = _mm512_castsi256_si512(w);
-        const __m512i nib[4] = {_mm512_and_si512(q0, m4), _mm512_and_si512(_mm512_srli_epi16(q0, 4), m4),
-                                _mm512_and_si512(q1, m4), _mm512_and_si512(_mm512_srli_epi16(q1, 4), m4)};
+        __m512i nib[4] = {_mm512_and_si512(q0, m4), _mm512_and_si512(_mm512_srli_epi16(q0, 4), m4),
+                          _mm512_and_si512(q1, m4), _mm512_and_si512(_mm512_srli_epi16(q1, 4), m4)};
+        if constexpr (kFifthBit) {
+            const __m512i qh = _mm512_broadcast_i64x4(load256(b.qh));
+            for (int k = 0; k < 4; ++k)
+                nib[k] = _mm512_or_si512(
+                    nib[k], _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, shift[k]), one), 4));
+        }
         __m512i acc = _mm512_setzero_si512();
         for (int j = 0; j < 4; ++j)
             acc = _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(nib[j], a.y[j]),
@@ -414,14 +438,104 @@ inline float q4k_row(const BlockQ4_K* x, const ActQ4K* act, int64_t nb, const ui
     return _mm_cvtss_f32(sum);
 }
 
-void decode_q4k_rows(int64_t n, float* s, const void* vx, size_t bx, const void* vy, int nr) {
+template <class Block, bool kFifthBit>
+void decode_k4_rows(int64_t n, float* s, const void* vx, size_t bx, const void* vy, int nr) {
     const int64_t nb = n / QK_K;
     thread_local std::vector<ActQ4K> act;
     prepare_act_q4k(act, static_cast<const BlockQ8_K*>(vy), nb);
     const auto* x = static_cast<const uint8_t*>(vx);
     const uint8_t* end = x + size_t(nr) * bx;
     for (int r = 0; r < nr; ++r)
-        s[r] = q4k_row(reinterpret_cast<const BlockQ4_K*>(x + size_t(r) * bx), act.data(), nb, end);
+        s[r] =
+            k4_row<Block, kFifthBit>(reinterpret_cast<const Block*>(x + size_t(r) * bx), act.data(), nb, end);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Q6_K.
+
+// The activation of one super-block: its 256 values as four 64-value vectors, the 16 group sums and d.
+struct alignas(64) ActQ6K {
+    __m512i y[4];
+    __m256i bsums;
+    float d;
+};
+
+void prepare_act_q6k(std::vector<ActQ6K>& out, const BlockQ8_K* y, int64_t nb) {
+    out.resize(size_t(nb));
+    for (int64_t i = 0; i < nb; ++i) {
+        ActQ6K& a = out[size_t(i)];
+        for (int m = 0; m < 4; ++m) a.y[m] = _mm512_loadu_si512(y[i].qs + 64 * m);
+        a.bsums = load256(y[i].bsums);
+        a.d = y[i].d;
+    }
+}
+
+// Lane k of vector m (values 64m .. 64m + 63, 4 per lane) belongs to group 4m + k / 4.
+constexpr Idx32 q6k_group_index(int m) {
+    Idx32 r{};
+    for (int k = 0; k < 16; ++k) r.v[2 * k] = int16_t(2 * (4 * m + k / 4));
+    for (int k = 0; k < 16; ++k) r.v[2 * k + 1] = int16_t(2 * (4 * m + k / 4) + 1);
+    return r;
+}
+
+// One row's dot product. Values are 0-63 (the reference's q - 32 + 32): their products with the activation
+// (vpdpbusd) go by group, each lane's four (|sum| < 2^15) times its group's scale with vpdpwssd, and the
+// -32 of every value is taken back as 32 * scale * bsum. The integer total is the reference's isum.
+inline float q6k_row(const BlockQ6_K* x, const ActQ6K* act, int64_t nb, const uint8_t* end) {
+    static constexpr Idx32 kGroup[4] = {q6k_group_index(0), q6k_group_index(1), q6k_group_index(2),
+                                        q6k_group_index(3)};
+    const __m512i m4 = _mm512_set1_epi8(0x0f), m2 = _mm512_set1_epi8(0x03);
+    // Right shifts of the high bits: values 0-31 of a half take qh >> 0, 32-63 >> 2, 64-95 >> 4, 96-127 >> 6.
+    const __m512i shift_lo = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
+    const __m512i shift_hi =
+        _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi16(4)), _mm256_set1_epi16(6), 1);
+    float sum = 0.0f;
+    for (int64_t i = 0; i < nb; ++i) {
+        const BlockQ6_K& b = x[i];
+        const ActQ6K& a = act[i];
+        prefetch_ahead(reinterpret_cast<const uint8_t*>(&b), sizeof(BlockQ6_K), end);
+        // Scales as words, one per group, each in the low word of a 32-bit pair whose high word is 0.
+        const __m256i sc16 = _mm256_cvtepi8_epi16(load128(b.scales));
+        const __m512i sc_pairs = _mm512_cvtepu16_epi32(sc16);
+        __m512i acc = _mm512_setzero_si512();
+        for (int c = 0; c < 2; ++c) {
+            const __m512i ql = _mm512_loadu_si512(b.ql + 64 * c);
+            const __m512i qh = _mm512_broadcast_i64x4(load256(b.qh + 32 * c));
+            const __m512i lo =
+                _mm512_or_si512(_mm512_and_si512(ql, m4),
+                                _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, shift_lo), m2), 4));
+            const __m512i hi =
+                _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4),
+                                _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, shift_hi), m2), 4));
+            const __m512i p_lo = _mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, a.y[2 * c]);
+            const __m512i p_hi = _mm512_dpbusd_epi32(_mm512_setzero_si512(), hi, a.y[2 * c + 1]);
+            acc = _mm512_dpwssd_epi32(acc, p_lo,
+                                      _mm512_permutexvar_epi16(_mm512_load_si512(kGroup[2 * c].v), sc_pairs));
+            acc = _mm512_dpwssd_epi32(
+                acc, p_hi, _mm512_permutexvar_epi16(_mm512_load_si512(kGroup[2 * c + 1].v), sc_pairs));
+        }
+        // 32 * sum over groups of scale * bsum, the offset of the unsigned values.
+        const __m256i corr = _mm256_slli_epi32(_mm256_madd_epi16(sc16, a.bsums), 5);
+        const int32_t isum =
+            _mm512_reduce_add_epi32(acc) - _mm512_reduce_add_epi32(_mm512_zextsi256_si512(corr));
+        uint16_t dh;
+        std::memcpy(&dh, &b.d, sizeof dh);  // the block's last field: no wider load
+        const float dd = _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(dh)));
+        sum =
+            _mm_cvtss_f32(_mm_add_ss(_mm_set_ss(sum), _mm_mul_ss(_mm_mul_ss(_mm_set_ss(a.d), _mm_set_ss(dd)),
+                                                                 _mm_set_ss(float(isum)))));
+    }
+    return sum;
+}
+
+void decode_q6k_rows(int64_t n, float* s, const void* vx, size_t bx, const void* vy, int nr) {
+    const int64_t nb = n / QK_K;
+    thread_local std::vector<ActQ6K> act;
+    prepare_act_q6k(act, static_cast<const BlockQ8_K*>(vy), nb);
+    const auto* x = static_cast<const uint8_t*>(vx);
+    const uint8_t* end = x + size_t(nr) * bx;
+    for (int r = 0; r < nr; ++r)
+        s[r] = q6k_row(reinterpret_cast<const BlockQ6_K*>(x + size_t(r) * bx), act.data(), nb, end);
 }
 
 }  // namespace
@@ -440,7 +554,13 @@ void decode_mxfp4(int64_t n, float* s, const void* x, size_t bx, const void* y, 
     decode_blocks32<Nibbles17>(n, s, x, bx, y, nr);
 }
 void decode_q4_K(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
-    decode_q4k_rows(n, s, x, bx, y, nr);
+    decode_k4_rows<BlockQ4_K, false>(n, s, x, bx, y, nr);
+}
+void decode_q5_K(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
+    decode_k4_rows<BlockQ5_K, true>(n, s, x, bx, y, nr);
+}
+void decode_q6_K(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
+    decode_q6k_rows(n, s, x, bx, y, nr);
 }
 }  // namespace avx512
 

@@ -114,6 +114,8 @@ GGML_DECLARE_DECODE(q8_0);
 GGML_DECLARE_DECODE(iq4_nl);
 GGML_DECLARE_DECODE(mxfp4);
 GGML_DECLARE_DECODE(q4_K);
+GGML_DECLARE_DECODE(q5_K);
+GGML_DECLARE_DECODE(q6_K);
 }  // namespace avx512
 
 // AMX (tiles + INT8) on top of AVX-512: tile kernels only (gemm_amx.cpp); their dot products are the
