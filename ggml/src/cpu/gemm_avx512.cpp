@@ -198,6 +198,7 @@ GGML_GEMM(q3_K, gemm_superblocks, DecodeQ3_K)
 GGML_GEMM_OR_DECODE(q4_K, gemm_superblocks, DecodeQ4_K)
 GGML_GEMM_OR_DECODE(q5_K, gemm_superblocks, DecodeQ5_K)
 GGML_GEMM_OR_DECODE(q6_K, gemm_superblocks, DecodeQ6_K)
+GGML_GEMM_OR_DECODE(iq4_xs, gemm_superblocks, DecodeIQ4_XS)
 #undef GGML_GEMM
 #undef GGML_GEMM_OR_DECODE
 }  // namespace avx512

@@ -538,6 +538,83 @@ void decode_q6k_rows(int64_t n, float* s, const void* vx, size_t bx, const void*
         s[r] = q6k_row(reinterpret_cast<const BlockQ6_K*>(x + size_t(r) * bx), act.data(), nb, end);
 }
 
+// ---------------------------------------------------------------------------------------------------
+// IQ4_XS.
+
+// The activation of one super-block in the weights' nibble layout: lo[h] bytes 16g + j = value
+// 128h + 32g + j (the low nibbles of qs[64h + 16g + j]), hi[h] the same + 16 (the high nibbles); the
+// sums of each group of 32, and d.
+struct alignas(64) ActIQ4XS {
+    __m512i lo[2], hi[2];
+    __m256i group_sums;
+    float d;
+};
+
+void prepare_act_iq4xs(std::vector<ActIQ4XS>& out, const BlockQ8_K* y, int64_t nb) {
+    out.resize(size_t(nb));
+    for (int64_t i = 0; i < nb; ++i) {
+        ActIQ4XS& a = out[size_t(i)];
+        for (int h = 0; h < 2; ++h) {
+            const __m512i y0 = _mm512_loadu_si512(y[i].qs + 128 * h), y1 = _mm512_loadu_si512(y[i].qs + 128 * h + 64);
+            a.lo[h] = _mm512_shuffle_i64x2(y0, y1, _MM_SHUFFLE(2, 0, 2, 0));
+            a.hi[h] = _mm512_shuffle_i64x2(y0, y1, _MM_SHUFFLE(3, 1, 3, 1));
+        }
+        a.group_sums = _mm256_madd_epi16(load256(y[i].bsums), _mm256_set1_epi16(1));
+        a.d = y[i].d;
+    }
+}
+
+// One row's dot product: levels + 128 against the activation (vpdpbusd), each lane times its group's scale,
+// the offset taken back as 128 * scale * group sum. The integer total is the reference's isum.
+inline float iq4xs_row(const BlockIQ4_XS* x, const ActIQ4XS* act, int64_t nb, const uint8_t* end) {
+    const __m512i m4 = _mm512_set1_epi8(0x0f);
+    const __m512i table = _mm512_broadcast_i32x4(load128(kIq4nlBiased));
+    // Lane l of half h belongs to group 4h + l / 4.
+    const __m512i group_of[2] = {_mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),
+                                 _mm512_setr_epi32(4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7)};
+    const __m256i low_shifts = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
+    const __m256i high_shifts = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
+    float sum = 0.0f;
+    for (int64_t i = 0; i < nb; ++i) {
+        const BlockIQ4_XS& b = x[i];
+        const ActIQ4XS& a = act[i];
+        prefetch_ahead(reinterpret_cast<const uint8_t*>(&b), sizeof(BlockIQ4_XS), end);
+        uint32_t low;
+        std::memcpy(&low, b.scales_l, sizeof low);
+        const __m256i ls = _mm256_or_si256(
+            _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(int32_t(low)), low_shifts), _mm256_set1_epi32(15)),
+            _mm256_slli_epi32(
+                _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(b.scales_h), high_shifts), _mm256_set1_epi32(3)),
+                4));
+        const __m256i sc = _mm256_sub_epi32(ls, _mm256_set1_epi32(32));
+        __m512i acc = _mm512_setzero_si512();
+        for (int h = 0; h < 2; ++h) {
+            const __m512i q = _mm512_loadu_si512(b.qs + 64 * h);
+            const __m512i lo = _mm512_shuffle_epi8(table, _mm512_and_si512(q, m4));
+            const __m512i hi = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(q, 4), m4));
+            const __m512i dp = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, a.lo[h]), hi, a.hi[h]);
+            acc = _mm512_add_epi32(acc,
+                                   _mm512_mullo_epi32(dp, _mm512_permutexvar_epi32(group_of[h], _mm512_castsi256_si512(sc))));
+        }
+        const __m256i corr = _mm256_slli_epi32(_mm256_mullo_epi32(sc, a.group_sums), 7);
+        const int32_t isum = _mm512_reduce_add_epi32(acc) - _mm512_reduce_add_epi32(_mm512_zextsi256_si512(corr));
+        const float dd = _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(b.d)));
+        sum = _mm_cvtss_f32(
+            _mm_add_ss(_mm_set_ss(sum), _mm_mul_ss(_mm_mul_ss(_mm_set_ss(dd), _mm_set_ss(a.d)), _mm_set_ss(float(isum)))));
+    }
+    return sum;
+}
+
+void decode_iq4xs_rows(int64_t n, float* s, const void* vx, size_t bx, const void* vy, int nr) {
+    const int64_t nb = n / QK_K;
+    thread_local std::vector<ActIQ4XS> act;
+    prepare_act_iq4xs(act, static_cast<const BlockQ8_K*>(vy), nb);
+    const auto* x = static_cast<const uint8_t*>(vx);
+    const uint8_t* end = x + size_t(nr) * bx;
+    for (int r = 0; r < nr; ++r)
+        s[r] = iq4xs_row(reinterpret_cast<const BlockIQ4_XS*>(x + size_t(r) * bx), act.data(), nb, end);
+}
+
 }  // namespace
 
 namespace avx512 {
@@ -561,6 +638,9 @@ void decode_q5_K(int64_t n, float* s, const void* x, size_t bx, const void* y, i
 }
 void decode_q6_K(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
     decode_q6k_rows(n, s, x, bx, y, nr);
+}
+void decode_iq4_xs(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
+    decode_iq4xs_rows(n, s, x, bx, y, nr);
 }
 }  // namespace avx512
 

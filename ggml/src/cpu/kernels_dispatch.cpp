@@ -46,11 +46,13 @@ struct QuantizeRow {
 #define AMX(name) DotKernels{avx512::vec_dot_##name, amx::gemm_##name}
 #define SIMD_DOT(ns, name) DotKernels{ns::vec_dot_##name, scalar::gemm_by_vec_dot<ns::vec_dot_##name>}
 #define X86(fn) fn
+#define SIMD_DOT_GEMM(dot_ns, gemm_ns, name) DotKernels{dot_ns::vec_dot_##name, gemm_ns::gemm_##name}
 #else
 #define SIMD(ns, name) DotKernels{nullptr, nullptr}
 #define AMX(name) DotKernels{nullptr, nullptr}
 #define SIMD_DOT(ns, name) DotKernels{nullptr, nullptr}
 #define X86(fn) nullptr
+#define SIMD_DOT_GEMM(dot_ns, gemm_ns, name) DotKernels{nullptr, nullptr}
 #endif
 
 // Weight type -> dot product and tile kernel.
@@ -71,10 +73,12 @@ const DotRow kDots[] = {
     {Type::Q6_K,   {REF(vec_dot_q6_K_q8_K_ref),    SIMD(avx2, q6_K),    SIMD(avx512, q6_K)}},
     {Type::IQ4_NL, {REF(vec_dot_iq4_nl_q8_0_ref),  SIMD(avx2, iq4_nl),  SIMD(avx512, iq4_nl), AMX(iq4_nl)}},
     {Type::MXFP4,  {REF(vec_dot_mxfp4_q8_0_ref),   SIMD(avx2, mxfp4),   SIMD(avx512, mxfp4)}},
+    // IQ4_XS: AVX2's dot product at both levels, AVX-512 tile and decode kernels.
+    {Type::IQ4_XS,  {REF(vec_dot_iq4_xs_q8_K_ref),  SIMD_DOT(avx2, iq4_xs),
+                     SIMD_DOT_GEMM(avx2, avx512, iq4_xs)}},
     // (**): no tile kernel of their own (the tile calls vec_dot per output) and no AVX-512 versions: the
     // AVX2 kernels run at the AVX-512 level too.
-    {Type::IQ4_XS,  {REF(vec_dot_iq4_xs_q8_K_ref),  SIMD_DOT(avx2, iq4_xs),  {}}},  // (**)
-    {Type::IQ2_XXS, {REF(vec_dot_iq2_xxs_q8_K_ref), SIMD_DOT(avx2, iq2_xxs), {}}},
+    {Type::IQ2_XXS, {REF(vec_dot_iq2_xxs_q8_K_ref), SIMD_DOT(avx2, iq2_xxs), {}}},  // (**)
     {Type::IQ2_XS,  {REF(vec_dot_iq2_xs_q8_K_ref),  SIMD_DOT(avx2, iq2_xs),  {}}},
     {Type::IQ2_S,   {REF(vec_dot_iq2_s_q8_K_ref),   SIMD_DOT(avx2, iq2_s),   {}}},
     {Type::IQ3_XXS, {REF(vec_dot_iq3_xxs_q8_K_ref), SIMD_DOT(avx2, iq3_xxs), {}}},
@@ -130,6 +134,7 @@ const AxpyFn kAxpy[kLevels] = {scalar::axpy_f32, X86(avx2::axpy_f32), X86(avx512
 #undef SIMD
 #undef AMX
 #undef SIMD_DOT
+#undef SIMD_DOT_GEMM
 #undef X86
 
 struct Cpu {

@@ -71,6 +71,11 @@ inline Rows16 unpack_nibbles(const Rows16x4& q) {
     return r;
 }
 
+// Half h (bytes 16h .. 16h + 15 of each row) of a 32-byte piece.
+inline Rows16x4 half16(const Rows16& v, int h) {
+    return Rows16x4{{v.v[4 * h], v.v[4 * h + 1], v.v[4 * h + 2], v.v[4 * h + 3]}};
+}
+
 // Bits 0-3 of t spread to bit 4 of bytes 0-3.
 constexpr uint32_t spread_0x10(uint32_t t) {
     return ((t & 1) << 4) | ((t & 2) << 11) | ((t & 4) << 18) | ((t & 8) << 25);
