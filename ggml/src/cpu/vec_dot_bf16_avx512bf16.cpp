@@ -17,6 +17,7 @@ namespace ggml::cpu {
 namespace {
 
 struct LoadBF16 {
+    static constexpr int kBytes = 2;  // of a weight
     using Vec = __m512i;  // 32 raw bfloat16
     static constexpr int kStep = 32;
     static __m512 zero() { return _mm512_setzero_ps(); }

@@ -32,6 +32,7 @@ inline __m128i load_tail16(const uint16_t* p, int count) {
 
 struct LoadF32 {
     using Vec = __m256;
+    static constexpr int kBytes = 4;  // of a weight
     static constexpr int kStep = 8;
     static __m256 zero() { return _mm256_setzero_ps(); }
     static __m256 load(const char* row, int64_t i) {
@@ -47,6 +48,7 @@ struct LoadF32 {
 };
 
 struct LoadF16 : LoadF32 {
+    static constexpr int kBytes = 2;
     static __m256 load(const char* row, int64_t i) {
         return _mm256_cvtph_ps(load128(reinterpret_cast<const uint16_t*>(row) + i));
     }
@@ -56,6 +58,7 @@ struct LoadF16 : LoadF32 {
 };
 
 struct LoadBF16 : LoadF32 {
+    static constexpr int kBytes = 2;
     static __m256 widen(__m128i h) {
         return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
     }

@@ -22,6 +22,7 @@ inline __mmask16 first_n16(int count) {
 
 struct LoadF32 {
     using Vec = __m512;
+    static constexpr int kBytes = 4;  // of a weight
     static constexpr int kStep = 16;
     static __m512 zero() { return _mm512_setzero_ps(); }
     static __m512 load(const char* row, int64_t i) {
@@ -35,6 +36,7 @@ struct LoadF32 {
 };
 
 struct LoadF16 : LoadF32 {
+    static constexpr int kBytes = 2;
     static __m512 load(const char* row, int64_t i) {
         return _mm512_cvtph_ps(
             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(reinterpret_cast<const uint16_t*>(row) + i)));
