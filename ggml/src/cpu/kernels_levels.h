@@ -117,9 +117,11 @@ GGML_DECLARE_DECODE(q4_K);
 GGML_DECLARE_DECODE(q5_K);
 GGML_DECLARE_DECODE(q6_K);
 GGML_DECLARE_DECODE(iq4_xs);
-// IQ4_XS's tile kernel (its dot product is the AVX2 one).
+// IQ4_XS's and IQ3_S's tile kernels (their dot products are the AVX2 ones).
 void gemm_iq4_xs(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, size_t by, int nr,
                  int nc);
+void gemm_iq3_s(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, size_t by, int nr,
+                int nc);
 }  // namespace avx512
 
 // AMX (tiles + INT8) on top of AVX-512: tile kernels only (gemm_amx.cpp); their dot products are the
