@@ -49,19 +49,6 @@ inline __m512i load_bytes(const uint8_t* p, int64_t n) {
     return _mm512_maskz_loadu_epi8(first_bytes(n), p);
 }
 
-// One core's demand loads alone do not keep enough lines in flight to stream weights at the memory's
-// rate (one-column decode read about 22 GB/s of a model's weights on one Zen 4 core, 30-40 % below what
-// the same loop reaches with prefetches): each piece of a row asks for the lines kPrefetchAhead bytes
-// further on, within the rows of the call. 6 KiB was the best of 3-12 KiB on TinyLlama-shaped q4_0, q8_0,
-// q4_K and a gpt-oss-shaped MXFP4 model, at 1 and 2 threads (docs/performance.md).
-constexpr int64_t kPrefetchAhead = 6144;
-
-inline void prefetch_ahead(const uint8_t* p, int64_t bytes, const uint8_t* end) {
-    const int64_t n = std::min<int64_t>(bytes, (end - p) - kPrefetchAhead);
-    for (int64_t l = 0; l < n; l += 64)
-        _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchAhead + l), _MM_HINT_T0);
-}
-
 // p[g] 128-bit lane b holds 4 partial sums of block 4g + b; the result's element element_of(4g + b)
 // holds their total.
 inline __m512i reduce_4x4(const __m512i p[4]) {

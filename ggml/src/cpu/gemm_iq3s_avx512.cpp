@@ -29,7 +29,6 @@ namespace {
 constexpr int kRows = 16;
 constexpr int kColumns = 4;  // columns whose sums stay in registers
 constexpr int kMinColumns = 4;
-constexpr int64_t kDecodeAhead = 6144;  // bytes prefetched ahead of one column's rows
 
 // One super-block of 16 rows, unpacked: w[8 * k + j] lane r = levels + 16 of values 32k + 4j .. + 3 of row
 // r; scale[k] lane r = group k's multiplier 2s + 1; dx lane r = the block's d.
@@ -89,10 +88,7 @@ void decode_rows(int64_t n, float* s, const void* vx, size_t bx, const void* vy,
         const auto* row = reinterpret_cast<const BlockIQ3_S*>(x + size_t(r) * bx);
         float sum = 0.0f;
         for (int64_t i = 0; i < nb; ++i) {
-            const uint8_t* here = reinterpret_cast<const uint8_t*>(&row[i]);
-            if ((end - here) > kDecodeAhead + int64_t(sizeof(BlockIQ3_S)))
-                for (size_t l = 0; l < sizeof(BlockIQ3_S); l += 64)
-                    _mm_prefetch(reinterpret_cast<const char*>(here + kDecodeAhead + l), _MM_HINT_T0);
+            prefetch_ahead(reinterpret_cast<const uint8_t*>(&row[i]), sizeof(BlockIQ3_S), end);
             alignas(64) uint8_t u[256];
             alignas(64) int32_t scales[8][kRows];
             unpack_row(row[i], u, scales, 0);
