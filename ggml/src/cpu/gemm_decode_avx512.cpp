@@ -425,17 +425,6 @@ inline float k4_row(const Block* x, const ActQ4K* act, int64_t nb, const uint8_t
     return _mm_cvtss_f32(sum);
 }
 
-template <class Block, bool kFifthBit>
-void decode_k4_rows(int64_t n, float* s, const void* vx, size_t bx, const void* vy, int nr) {
-    const int64_t nb = n / QK_K;
-    thread_local std::vector<ActQ4K> act;
-    prepare_act_q4k(act, static_cast<const BlockQ8_K*>(vy), nb);
-    const auto* x = static_cast<const uint8_t*>(vx);
-    const uint8_t* end = x + size_t(nr) * bx;
-    for (int r = 0; r < nr; ++r)
-        s[r] =
-            k4_row<Block, kFifthBit>(reinterpret_cast<const Block*>(x + size_t(r) * bx), act.data(), nb, end);
-}
 
 // ---------------------------------------------------------------------------------------------------
 // Q6_K.
@@ -508,22 +497,11 @@ inline float q6k_row(const BlockQ6_K* x, const ActQ6K* act, int64_t nb, const ui
         uint16_t dh;
         std::memcpy(&dh, &b.d, sizeof dh);  // the block's last field: no wider load
         const float dd = _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(dh)));
-        sum =
-            _mm_cvtss_f32(_mm_add_ss(_mm_set_ss(sum), _mm_mul_ss(_mm_mul_ss(_mm_set_ss(a.d), _mm_set_ss(dd)),
-                                                                 _mm_set_ss(float(isum)))));
+        sum = add_block_term(sum, a.d, dd, isum);
     }
     return sum;
 }
 
-void decode_q6k_rows(int64_t n, float* s, const void* vx, size_t bx, const void* vy, int nr) {
-    const int64_t nb = n / QK_K;
-    thread_local std::vector<ActQ6K> act;
-    prepare_act_q6k(act, static_cast<const BlockQ8_K*>(vy), nb);
-    const auto* x = static_cast<const uint8_t*>(vx);
-    const uint8_t* end = x + size_t(nr) * bx;
-    for (int r = 0; r < nr; ++r)
-        s[r] = q6k_row(reinterpret_cast<const BlockQ6_K*>(x + size_t(r) * bx), act.data(), nb, end);
-}
 
 // ---------------------------------------------------------------------------------------------------
 // IQ4_XS.
@@ -559,21 +537,12 @@ inline float iq4xs_row(const BlockIQ4_XS* x, const ActIQ4XS* act, int64_t nb, co
     // Lane l of half h belongs to group 4h + l / 4.
     const __m512i group_of[2] = {_mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),
                                  _mm512_setr_epi32(4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7)};
-    const __m256i low_shifts = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
-    const __m256i high_shifts = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
     float sum = 0.0f;
     for (int64_t i = 0; i < nb; ++i) {
         const BlockIQ4_XS& b = x[i];
         const ActIQ4XS& a = act[i];
         prefetch_ahead(reinterpret_cast<const uint8_t*>(&b), sizeof(BlockIQ4_XS), end);
-        uint32_t low;
-        std::memcpy(&low, b.scales_l, sizeof low);
-        const __m256i ls = _mm256_or_si256(
-            _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(int32_t(low)), low_shifts), _mm256_set1_epi32(15)),
-            _mm256_slli_epi32(
-                _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(b.scales_h), high_shifts), _mm256_set1_epi32(3)),
-                4));
-        const __m256i sc = _mm256_sub_epi32(ls, _mm256_set1_epi32(32));
+        const __m256i sc = iq4xs_group_scales(b);
         __m512i acc = _mm512_setzero_si512();
         for (int h = 0; h < 2; ++h) {
             const __m512i q = _mm512_loadu_si512(b.qs + 64 * h);
@@ -586,20 +555,23 @@ inline float iq4xs_row(const BlockIQ4_XS* x, const ActIQ4XS* act, int64_t nb, co
         const __m256i corr = _mm256_slli_epi32(_mm256_mullo_epi32(sc, a.group_sums), 7);
         const int32_t isum = _mm512_reduce_add_epi32(acc) - _mm512_reduce_add_epi32(_mm512_zextsi256_si512(corr));
         const float dd = _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(b.d)));
-        sum = _mm_cvtss_f32(
-            _mm_add_ss(_mm_set_ss(sum), _mm_mul_ss(_mm_mul_ss(_mm_set_ss(dd), _mm_set_ss(a.d)), _mm_set_ss(float(isum)))));
+        sum = add_block_term(sum, dd, a.d, isum);
     }
     return sum;
 }
 
-void decode_iq4xs_rows(int64_t n, float* s, const void* vx, size_t bx, const void* vy, int nr) {
+
+// Rows of super-blocks against one activation column: the activation arranged once per call, then each
+// row's dot product (`Row`, prefetching ahead within the call's rows).
+template <class Block, class Act, void (*Prepare)(std::vector<Act>&, const BlockQ8_K*, int64_t),
+          float (*Row)(const Block*, const Act*, int64_t, const uint8_t*)>
+void decode_superblock_rows(int64_t n, float* s, const void* vx, size_t bx, const void* vy, int nr) {
     const int64_t nb = n / QK_K;
-    thread_local std::vector<ActIQ4XS> act;
-    prepare_act_iq4xs(act, static_cast<const BlockQ8_K*>(vy), nb);
+    thread_local std::vector<Act> act;
+    Prepare(act, static_cast<const BlockQ8_K*>(vy), nb);
     const auto* x = static_cast<const uint8_t*>(vx);
     const uint8_t* end = x + size_t(nr) * bx;
-    for (int r = 0; r < nr; ++r)
-        s[r] = iq4xs_row(reinterpret_cast<const BlockIQ4_XS*>(x + size_t(r) * bx), act.data(), nb, end);
+    for (int r = 0; r < nr; ++r) s[r] = Row(reinterpret_cast<const Block*>(x + size_t(r) * bx), act.data(), nb, end);
 }
 
 }  // namespace
@@ -618,16 +590,16 @@ void decode_mxfp4(int64_t n, float* s, const void* x, size_t bx, const void* y, 
     decode_blocks32<Nibbles17>(n, s, x, bx, y, nr);
 }
 void decode_q4_K(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
-    decode_k4_rows<BlockQ4_K, false>(n, s, x, bx, y, nr);
+    decode_superblock_rows<BlockQ4_K, ActQ4K, prepare_act_q4k, k4_row<BlockQ4_K, false>>(n, s, x, bx, y, nr);
 }
 void decode_q5_K(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
-    decode_k4_rows<BlockQ5_K, true>(n, s, x, bx, y, nr);
+    decode_superblock_rows<BlockQ5_K, ActQ4K, prepare_act_q4k, k4_row<BlockQ5_K, true>>(n, s, x, bx, y, nr);
 }
 void decode_q6_K(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
-    decode_q6k_rows(n, s, x, bx, y, nr);
+    decode_superblock_rows<BlockQ6_K, ActQ6K, prepare_act_q6k, q6k_row>(n, s, x, bx, y, nr);
 }
 void decode_iq4_xs(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
-    decode_iq4xs_rows(n, s, x, bx, y, nr);
+    decode_superblock_rows<BlockIQ4_XS, ActIQ4XS, prepare_act_iq4xs, iq4xs_row>(n, s, x, bx, y, nr);
 }
 }  // namespace avx512
 

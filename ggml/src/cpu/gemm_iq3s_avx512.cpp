@@ -105,9 +105,7 @@ void decode_rows(int64_t n, float* s, const void* vx, size_t bx, const void* vy,
             for (int k = 0; k < 8; ++k) offset += scales[k][0] * (y[i].bsums[2 * k] + y[i].bsums[2 * k + 1]);
             const int32_t isum = _mm512_reduce_add_epi32(acc) - 16 * offset;
             const float dx = half_to_float(row[i].d);
-            sum = _mm_cvtss_f32(_mm_add_ss(
-                _mm_set_ss(sum),
-                _mm_mul_ss(_mm_mul_ss(_mm_set_ss(dx), _mm_set_ss(y[i].d)), _mm_set_ss(float(isum)))));
+            sum = add_block_term(sum, dx, y[i].d, isum);
         }
         s[r] = sum;
     }

@@ -20,6 +20,12 @@ inline void prefetch_ahead(const uint8_t* p, int64_t bytes, const uint8_t* end) 
         _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchAhead + l), _MM_HINT_T0);
 }
 
+// sum + (dx * dy) * isum in the reference's float steps: one super-block's term added to a row's sum.
+inline float add_block_term(float sum, float dx, float dy, int32_t isum) {
+    return _mm_cvtss_f32(
+        _mm_add_ss(_mm_set_ss(sum), _mm_mul_ss(_mm_mul_ss(_mm_set_ss(dx), _mm_set_ss(dy)), _mm_set_ss(float(isum)))));
+}
+
 // 16 x 8 transpose of 32-bit elements: out[j] lane r = in[r] lane j (rows in order).
 inline void transpose16x8_i32(const __m256i in[16], __m512i out[8]) {
     __m512i z[8], t[8], u[8];

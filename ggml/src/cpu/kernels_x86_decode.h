@@ -304,6 +304,19 @@ inline __m128i half16(const __m256i& v, int h) {
     return h ? _mm256_extracti128_si256(v, 1) : _mm256_castsi256_si128(v);
 }
 
+// IQ4_XS's 8 group scales (6 bits: 4 from scales_l, 2 from scales_h, minus 32) as int32 lanes.
+inline __m256i iq4xs_group_scales(const BlockIQ4_XS& b) {
+    uint32_t low;
+    std::memcpy(&low, b.scales_l, sizeof low);
+    const __m256i lo = _mm256_and_si256(
+        _mm256_srlv_epi32(_mm256_set1_epi32(int32_t(low)), _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
+        _mm256_set1_epi32(15));
+    const __m256i hi = _mm256_and_si256(
+        _mm256_srlv_epi32(_mm256_set1_epi32(b.scales_h), _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)),
+        _mm256_set1_epi32(3));
+    return _mm256_sub_epi32(_mm256_or_si256(lo, _mm256_slli_epi32(hi, 4)), _mm256_set1_epi32(32));
+}
+
 // IQ4_XS: 8 groups of 32, IQ4_NL's levels by nibble (group g: qs[16g + j] low nibble is value 32g + j, high
 // 32g + 16 + j) under 6-bit group scales ls - 32. Read as a K-quant without mins whose levels carry the
 // offset 128, taken back through bsums.
@@ -318,16 +331,7 @@ struct DecodeIQ4_XS {
     }
     // Group g's scale for both of its 16-value halves; -128 times it for their bsums.
     static void scales(const Block& b, __m256i* sc, __m256i* cor) {
-        uint32_t low;
-        std::memcpy(&low, b.scales_l, sizeof low);
-        const __m256i ls = _mm256_or_si256(
-            _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(int32_t(low)), _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
-                             _mm256_set1_epi32(15)),
-            _mm256_slli_epi32(_mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(b.scales_h),
-                                                                 _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)),
-                                               _mm256_set1_epi32(3)),
-                              4));
-        const __m256i sc32 = _mm256_sub_epi32(ls, _mm256_set1_epi32(32));  // 8 group scales
+        const __m256i sc32 = iq4xs_group_scales(b);
         // int32 lane g -> int16 words 2g and 2g + 1
         const __m256i words = _mm256_or_si256(_mm256_and_si256(sc32, _mm256_set1_epi32(0xffff)),
                                               _mm256_slli_epi32(sc32, 16));
