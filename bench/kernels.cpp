@@ -41,6 +41,10 @@ std::vector<uint8_t> make_rows(Type t, int64_t rows, uint32_t seed) {
     const size_t rs = row_size(t, kK);
     std::vector<uint8_t> out(rs * size_t(rows));
     for (int64_t r = 0; r < std::min<int64_t>(rows, 64); ++r) {
+        if (!type_traits(t).from_float_ref) {  // IQ2/IQ1 need an importance matrix: random blocks instead
+            for (size_t b = 0; b < rs; ++b) out[size_t(r) * rs + b] = uint8_t(rng());
+            continue;
+        }
         for (float& v : x) v = dist(rng);
         type_traits(t).from_float_ref(x.data(), out.data() + size_t(r) * rs, kK);
     }

@@ -117,11 +117,17 @@ GGML_DECLARE_DECODE(q4_K);
 GGML_DECLARE_DECODE(q5_K);
 GGML_DECLARE_DECODE(q6_K);
 GGML_DECLARE_DECODE(iq4_xs);
-// IQ4_XS's and IQ3_S's tile kernels (their dot products are the AVX2 ones).
-void gemm_iq4_xs(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, size_t by, int nr,
-                 int nc);
-void gemm_iq3_s(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, size_t by, int nr,
-                int nc);
+// Tile kernels of IQ4_XS and of the grid formats (gemm_iq_avx512.cpp); their dot products are the AVX2 ones.
+#define GGML_DECLARE_GEMM_ONLY(name)                                                                      \
+    void gemm_##name(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, size_t by, \
+                     int nr, int nc)
+GGML_DECLARE_GEMM_ONLY(iq4_xs);
+GGML_DECLARE_GEMM_ONLY(iq3_s);
+GGML_DECLARE_GEMM_ONLY(iq3_xxs);
+GGML_DECLARE_GEMM_ONLY(iq2_xxs);
+GGML_DECLARE_GEMM_ONLY(iq2_xs);
+GGML_DECLARE_GEMM_ONLY(iq2_s);
+#undef GGML_DECLARE_GEMM_ONLY
 }  // namespace avx512
 
 // AMX (tiles + INT8) on top of AVX-512: tile kernels only (gemm_amx.cpp); their dot products are the

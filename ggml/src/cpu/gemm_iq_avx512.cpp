@@ -1,0 +1,301 @@
+// Tiles of the grid formats at the AVX-512 level (IQ3_S, IQ3_XXS, IQ2_XXS, IQ2_XS, IQ2_S): each 16-row
+// tile's blocks are unpacked once into unsigned levels u = level + kOffset (grid values looked up by
+// index, negated where the sign bit is set) and multipliers per group of 16 values, transposed so that a
+// vector holds 4 values of each of the 16 rows, and then meet every activation column with vpdpbusd. Per
+// group the exact sum is scale * (sum(u * y) - kOffset * sum(y)); per super-block the reference's float
+// term (dx * dy) * isum [* kTermScale] is added in order: bit for bit the reference's.
+//
+// With 2 or 3 columns the unpacking would cost more than it saves: the dot product per output. With one,
+// IQ3_S unpacks each row as it streams; the others use the dot product per output too.
+#include "kernels_x86_intrin.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "ggml/iq_grids.h"
+#include "ggml/quants.h"
+#include "kernels_levels.h"
+#include "kernels_simd_target.h"
+
+#if defined(__x86_64__)
+GGML_TARGET_AVX512_BEGIN
+#include "kernels_x86_avx512.h"
+#include "kernels_x86_gemm.h"
+
+namespace ggml::cpu {
+namespace {
+
+constexpr int kRows = 16;
+constexpr int kColumns = 4;  // columns whose sums stay in registers
+constexpr int kMinColumns = 4;
+
+// The 8 sign bits of each 7-bit sign group (iq::signs_of), looked up.
+constexpr auto kSignsOf = [] {
+    std::array<uint8_t, 128> t{};
+    for (uint32_t i = 0; i < 128; ++i) t[i] = iq::signs_of(i);
+    return t;
+}();
+
+// Values 8e .. 8e + 7 (grid entry e of 8 values) with their signs, as u = level + offset.
+inline void put_entry8(uint8_t* u, uint64_t grid, uint8_t negative, int offset) {
+    const __m128i g = _mm_cvtsi64_si128(int64_t(grid)), off = _mm_set1_epi8(char(offset));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(u),
+                     _mm_mask_sub_epi8(_mm_add_epi8(off, g), __mmask16(negative), off, g));
+}
+
+// Each unpacker: Block, kOffset (above every level), kTermScale (the reference's factor after (dx * dy) *
+// isum), kScalePer32 (both halves of each 32 values share a multiplier), and unpack(block, u[256] in value
+// order, multipliers of the 16 groups of 16).
+struct UnpackIQ3S {
+    using Block = BlockIQ3_S;
+    static constexpr int kOffset = 16;
+    static constexpr float kTermScale = 1.0f;
+    static constexpr bool kScalePer32 = true;
+    static void unpack(const Block& b, uint8_t u[256], int32_t scale16[16]) {
+        const __m512i off = _mm512_set1_epi8(kOffset);
+        const __m512i bit_of = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        for (int m = 0; m < 4; ++m) {
+            // Entries 16m .. 16m + 15 (4 values each): index qs[e] | (bit e % 8 of qh[e / 8]) << 8.
+            uint16_t high;
+            std::memcpy(&high, b.qh + 2 * m, sizeof high);
+            const __m512i hi_bits =
+                _mm512_and_si512(_mm512_srlv_epi32(_mm512_set1_epi32(high), bit_of), _mm512_set1_epi32(1));
+            const __m512i idx =
+                _mm512_or_si512(_mm512_cvtepu8_epi32(load128(b.qs + 16 * m)), _mm512_slli_epi32(hi_bits, 8));
+            const __m512i g = _mm512_i32gather_epi32(idx, reinterpret_cast<const int*>(iq::kIq3sGrid.v), 4);
+            // Bit v of the signs is value v's.
+            uint64_t neg;
+            std::memcpy(&neg, b.signs + 8 * m, sizeof neg);
+            _mm512_storeu_si512(u + 64 * m,
+                                _mm512_mask_sub_epi8(_mm512_add_epi8(off, g), __mmask64(neg), off, g));
+        }
+        for (int k = 0; k < 8; ++k)
+            scale16[2 * k] = scale16[2 * k + 1] = 1 + 2 * ((b.scales[k / 2] >> (4 * (k % 2))) & 0xf);
+    }
+};
+
+// IQ3_XXS: qs[8g + k] indexes kIq3xxsGrid (4 values); the group's uint32 after the 64 indices holds four
+// 7-bit sign groups (8 values each) and the scale in bits 28-31.
+struct UnpackIQ3XXS {
+    using Block = BlockIQ3_XXS;
+    static constexpr int kOffset = 64;
+    static constexpr float kTermScale = 0.25f;
+    static constexpr bool kScalePer32 = true;
+    static void unpack(const Block& b, uint8_t u[256], int32_t scale16[16]) {
+        const __m512i off = _mm512_set1_epi8(kOffset);
+        for (int m = 0; m < 4; ++m) {
+            const __m512i idx = _mm512_cvtepu8_epi32(load128(b.qs + 16 * m));
+            const __m512i g = _mm512_i32gather_epi32(idx, reinterpret_cast<const int*>(iq::kIq3xxsGrid.v), 4);
+            uint64_t neg = 0;
+            for (int h = 0; h < 2; ++h) {  // groups 2m and 2m + 1
+                uint32_t aux;
+                std::memcpy(&aux, b.qs + 64 + 4 * (2 * m + h), sizeof aux);
+                for (int l = 0; l < 4; ++l)
+                    neg |= uint64_t(kSignsOf[(aux >> (7 * l)) & 127]) << (32 * h + 8 * l);
+                scale16[2 * (2 * m + h)] = scale16[2 * (2 * m + h) + 1] = int32_t(2 * (aux >> 28) + 1);
+            }
+            _mm512_storeu_si512(u + 64 * m,
+                                _mm512_mask_sub_epi8(_mm512_add_epi8(off, g), __mmask64(neg), off, g));
+        }
+    }
+};
+
+// IQ2_XXS: per group, a uint32 of 4 kIq2xxsGrid indices (8 values each) and a uint32 of four 7-bit sign
+// groups and the scale in bits 28-31.
+struct UnpackIQ2XXS {
+    using Block = BlockIQ2_XXS;
+    static constexpr int kOffset = 64;
+    static constexpr float kTermScale = 0.125f;
+    static constexpr bool kScalePer32 = true;
+    static void unpack(const Block& b, uint8_t u[256], int32_t scale16[16]) {
+        for (int g = 0; g < 8; ++g) {
+            uint32_t idx, aux;
+            std::memcpy(&idx, b.qs + 4 * g, sizeof idx);
+            std::memcpy(&aux, b.qs + 4 * g + 2, sizeof aux);
+            for (int l = 0; l < 4; ++l)
+                put_entry8(u + 32 * g + 8 * l, iq::kIq2xxsGrid[(idx >> (8 * l)) & 255],
+                           kSignsOf[(aux >> (7 * l)) & 127], kOffset);
+            scale16[2 * g] = scale16[2 * g + 1] = int32_t(2 * (aux >> 28) + 1);
+        }
+    }
+};
+
+// IQ2_XS: qs[e] is a 9-bit kIq2xsGrid index with 7 sign bits above it; scales[g] the 4-bit scales of
+// values 0-15 (low nibble) and 16-31 of group g.
+struct UnpackIQ2XS {
+    using Block = BlockIQ2_XS;
+    static constexpr int kOffset = 64;
+    static constexpr float kTermScale = 0.125f;
+    static constexpr bool kScalePer32 = false;
+    static void unpack(const Block& b, uint8_t u[256], int32_t scale16[16]) {
+        for (int e = 0; e < 32; ++e)
+            put_entry8(u + 8 * e, iq::kIq2xsGrid[b.qs[e] & 511], kSignsOf[b.qs[e] >> 9], kOffset);
+        for (int g = 0; g < 8; ++g) {
+            scale16[2 * g] = 2 * (b.scales[g] & 0xf) + 1;
+            scale16[2 * g + 1] = 2 * (b.scales[g] >> 4) + 1;
+        }
+    }
+};
+
+// IQ2_S: 10-bit kIq2sGrid indices (low 8 bits in qs[e], the top 2 of group g's entry l in qh[g] bits 2l,
+// 2l + 1), explicit sign bytes in qs[32 + e]; scales as IQ2_XS.
+struct UnpackIQ2S {
+    using Block = BlockIQ2_S;
+    static constexpr int kOffset = 64;
+    static constexpr float kTermScale = 0.125f;
+    static constexpr bool kScalePer32 = false;
+    static void unpack(const Block& b, uint8_t u[256], int32_t scale16[16]) {
+        for (int e = 0; e < 32; ++e) {
+            const int g = e / 4, l = e % 4;
+            put_entry8(u + 8 * e, iq::kIq2sGrid[b.qs[e] | ((b.qh[g] << (8 - 2 * l)) & 0x300)], b.qs[32 + e],
+                       kOffset);
+        }
+        for (int g = 0; g < 8; ++g) {
+            scale16[2 * g] = 2 * (b.scales[g] & 0xf) + 1;
+            scale16[2 * g + 1] = 2 * (b.scales[g] >> 4) + 1;
+        }
+    }
+};
+
+// sum + ((dx * dy) * isum) [* kTermScale], the reference's float steps.
+template <class U>
+inline __m512 add_term(__m512 acc, __m512 dx, __m512 dy, __m512i isum) {
+    __m512 t = _mm512_mul_ps(_mm512_mul_ps(dx, dy), _mm512_cvtepi32_ps(isum));
+    if constexpr (U::kTermScale != 1.0f) t = _mm512_mul_ps(t, _mm512_set1_ps(U::kTermScale));
+    return _mm512_add_ps(acc, t);
+}
+
+// One super-block of 16 rows, unpacked: w[8 * k + j] lane r = u of values 32k + 4j .. + 3 of row r;
+// scale[h] lane r = the multiplier of values 16h .. 16h + 15; dx lane r = the block's d.
+struct alignas(64) TileIQ {
+    __m512i w[64];
+    __m512i scale[16];
+    __m512 dx;
+};
+
+template <class U>
+void unpack_tile(const typename U::Block* const rows[kRows], int64_t i, TileIQ& out) {
+    alignas(64) uint8_t u[kRows][256];
+    alignas(64) int32_t scales[kRows][16];
+    alignas(64) float d[kRows];
+    for (int t = 0; t < kRows; ++t) {
+        U::unpack(rows[t][i], u[t], scales[t]);
+        d[t] = half_to_float(rows[t][i].d);
+    }
+    for (int k = 0; k < 8; ++k) {
+        __m256i in[kRows];
+        for (int t = 0; t < kRows; ++t) in[t] = load256(u[t] + 32 * k);
+        transpose16x8_i32(in, out.w + 8 * k);
+    }
+    for (int h = 0; h < 16; ++h) {
+        alignas(64) int32_t lane[kRows];
+        for (int t = 0; t < kRows; ++t) lane[t] = scales[t][h];
+        out.scale[h] = _mm512_load_si512(lane);
+    }
+    out.dx = _mm512_load_ps(d);
+}
+
+template <class U>
+void gemm_unpacked(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, size_t by,
+                   int nr, int nc) {
+    using Block = typename U::Block;
+    const int64_t nb = n / QK_K;
+    thread_local std::vector<TileIQ> tiles;
+    tiles.resize(size_t(nb));
+    for (int r0 = 0; r0 < nr; r0 += kRows) {
+        const Block* rows[kRows];
+        tile_rows<Block, kRows>(rows, x, bx, r0, nr);
+        for (int64_t i = 0; i < nb; ++i) unpack_tile<U>(rows, i, tiles[size_t(i)]);
+        const __mmask16 mask = __mmask16((1u << std::min(kRows, nr - r0)) - 1);
+        for (int c0 = 0; c0 < nc; c0 += kColumns) {
+            const int cn = std::min(kColumns, nc - c0);
+            __m512 acc[kColumns];
+            for (int c = 0; c < cn; ++c) acc[c] = _mm512_setzero_ps();
+            for (int64_t i = 0; i < nb; ++i) {
+                const TileIQ& tile = tiles[size_t(i)];
+                for (int c = 0; c < cn; ++c) {
+                    const BlockQ8_K& a = q8k_block(y, by, c0 + c, i);
+                    // Values 16h .. 16h + 15 are vectors 4h .. 4h + 3; formats with one scale per 32 values
+                    // take both halves at once.
+                    constexpr int kSpan = U::kScalePer32 ? 2 : 1;
+                    __m512i isum = _mm512_setzero_si512();
+                    for (int h = 0; h < 16; h += kSpan) {
+                        const int bsum = kSpan == 2 ? a.bsums[h] + a.bsums[h + 1] : a.bsums[h];
+                        __m512i p = _mm512_set1_epi32(-U::kOffset * bsum);
+                        for (int j = 0; j < 4 * kSpan; ++j)
+                            p = _mm512_dpbusd_epi32(p, tile.w[4 * h + j],
+                                                    _mm512_set1_epi32(load_i32(a.qs + 16 * h + 4 * j)));
+                        isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(tile.scale[h], p));
+                    }
+                    acc[c] = add_term<U>(acc[c], tile.dx, _mm512_set1_ps(a.d), isum);
+                }
+            }
+            for (int c = 0; c < cn; ++c) _mm512_mask_storeu_ps(s + size_t(c0 + c) * ldc + r0, mask, acc[c]);
+        }
+    }
+}
+
+// One column of IQ3_S: each row unpacked and multiplied as it streams (prefetched ahead, as the other
+// decode kernels do); lanes 4h .. 4h + 3 of a 64-value chunk m are group 4m + h of 16 values.
+void decode_iq3s_rows(int64_t n, float* s, const void* vx, size_t bx, const void* vy, int nr) {
+    const int64_t nb = n / QK_K;
+    const auto* y = static_cast<const BlockQ8_K*>(vy);
+    const auto* x = static_cast<const uint8_t*>(vx);
+    const uint8_t* end = x + size_t(nr) * bx;
+    const __m512i group_of = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    for (int r = 0; r < nr; ++r) {
+        const auto* row = reinterpret_cast<const BlockIQ3_S*>(x + size_t(r) * bx);
+        float sum = 0.0f;
+        for (int64_t i = 0; i < nb; ++i) {
+            prefetch_ahead(reinterpret_cast<const uint8_t*>(&row[i]), sizeof(BlockIQ3_S), end);
+            alignas(64) uint8_t u[256];
+            alignas(64) int32_t scale16[16];
+            UnpackIQ3S::unpack(row[i], u, scale16);
+            const __m512i sc = _mm512_load_si512(scale16);
+            __m512i acc = _mm512_setzero_si512();
+            for (int m = 0; m < 4; ++m) {
+                const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_load_si512(u + 64 * m),
+                                                      _mm512_loadu_si512(y[i].qs + 64 * m));
+                const __m512i scale =
+                    _mm512_permutexvar_epi32(_mm512_add_epi32(group_of, _mm512_set1_epi32(4 * m)), sc);
+                acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(scale, p));
+            }
+            int32_t offset = 0;
+            for (int h = 0; h < 16; ++h) offset += scale16[h] * y[i].bsums[h];
+            const int32_t isum = _mm512_reduce_add_epi32(acc) - UnpackIQ3S::kOffset * offset;
+            sum = add_block_term(sum, half_to_float(row[i].d), y[i].d, isum);
+        }
+        s[r] = sum;
+    }
+}
+
+}  // namespace
+
+namespace avx512 {
+void gemm_iq3_s(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, size_t by, int nr,
+                int nc) {
+    if (nc == 1) return decode_iq3s_rows(n, s, x, bx, y, nr);
+    if (nc < kMinColumns)
+        return scalar::gemm_by_vec_dot<avx2::vec_dot_iq3_s>(n, s, ldc, x, bx, y, by, nr, nc);
+    gemm_unpacked<UnpackIQ3S>(n, s, ldc, x, bx, y, by, nr, nc);
+}
+#define GGML_GEMM_UNPACKED(name, unpack)                                                                  \
+    void gemm_##name(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, size_t by, \
+                     int nr, int nc) {                                                                    \
+        if (nc < kMinColumns)                                                                             \
+            return scalar::gemm_by_vec_dot<avx2::vec_dot_##name>(n, s, ldc, x, bx, y, by, nr, nc);        \
+        gemm_unpacked<unpack>(n, s, ldc, x, bx, y, by, nr, nc);                                           \
+    }
+GGML_GEMM_UNPACKED(iq3_xxs, UnpackIQ3XXS)
+GGML_GEMM_UNPACKED(iq2_xxs, UnpackIQ2XXS)
+GGML_GEMM_UNPACKED(iq2_xs, UnpackIQ2XS)
+GGML_GEMM_UNPACKED(iq2_s, UnpackIQ2S)
+#undef GGML_GEMM_UNPACKED
+}  // namespace avx512
+
+}  // namespace ggml::cpu
+GGML_TARGET_END
+#endif
