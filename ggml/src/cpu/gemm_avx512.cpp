@@ -188,7 +188,7 @@ namespace avx512 {
     }
 GGML_GEMM_OR_DECODE(q4_0, gemm_blocks32, DecodeQ4_0)
 GGML_GEMM(q4_1, gemm_blocks32, DecodeQ4_1)
-GGML_GEMM(q5_0, gemm_blocks32, DecodeQ5_0)
+GGML_GEMM_OR_DECODE(q5_0, gemm_blocks32, DecodeQ5_0)
 GGML_GEMM(q5_1, gemm_blocks32, DecodeQ5_1)
 GGML_GEMM_OR_DECODE(q8_0, gemm_blocks32, DecodeQ8_0)
 GGML_GEMM_OR_DECODE(iq4_nl, gemm_blocks32, DecodeIQ4_NL)

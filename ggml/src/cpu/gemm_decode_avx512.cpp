@@ -1,7 +1,7 @@
 // Decode kernels (one activation column) for block formats at the AVX-512 level: each weight row is
 // streamed once, in memory order, with no transposes; bit-identical to the reference.
 //
-// 32-value blocks (Q4_0, IQ4_NL, MXFP4, Q8_0): 16 blocks of a row at a time. Each block's 32 quants go to one
+// 32-value blocks (Q4_0, Q5_0, IQ4_NL, MXFP4, Q8_0): 16 blocks of a row at a time. Each block's 32 quants go to one
 // 128-bit lane (4 blocks per vector, picked out of the row with word permutes), meet the activation
 // halves prepared in the same layout with vpdpbusd, and a 4x4 add network leaves the 16 exact block
 // sums in one vector. The reference's float term (dx * dy) * isum is then computed lane-wise. Those
@@ -234,6 +234,43 @@ struct Nibbles17 {
         bits = _mm512_mask_sllv_epi32(bits, _mm512_cmplt_epu32_mask(e, _mm512_set1_epi32(2)),
                                       _mm512_set1_epi32(0x00200000), e);
         return _mm512_castsi512_ps(bits);
+    }
+};
+
+// Q5_0: 22-byte blocks, d, the 32 fifth bits (bit j for value j), then Q4_0's nibbles: values + 16.
+struct Bits5Nibbles22 {
+    static constexpr int kBlockBytes = 22;
+    static constexpr int kOffset = 16;
+
+    template <bool kFull>
+    static __m512 load(const uint8_t* p, int cnt, __m512i q1[4], __m512i q2[4]) {
+        static constexpr GroupScales kScales = group_scales(kBlockBytes);
+        const __m512i m4 = _mm512_set1_epi8(0x0f), bit4 = _mm512_set1_epi8(0x10);
+        __m512i d = _mm512_setzero_si512();
+        for (int g = 0; g < 4; ++g) {
+            const uint8_t* pg = p + 4 * g * kBlockBytes;
+            const int valid = cnt - 4 * g;
+            const __m512i q = lanes4<kFull>(pg + 6, kBlockBytes, valid);
+            // Block b's bits 0-15 go with its low nibbles (lane b of q1), bits 16-31 with the high ones.
+            uint64_t lo = 0, hi = 0;
+            for (int b = 0; b < 4; ++b) {
+                if (!kFull && b >= valid) break;
+                uint32_t h;
+                std::memcpy(&h, pg + b * kBlockBytes + 2, sizeof h);
+                lo |= uint64_t(h & 0xffff) << (16 * b);
+                hi |= uint64_t(h >> 16) << (16 * b);
+            }
+            q1[g] = _mm512_or_si512(_mm512_and_si512(q, m4), _mm512_maskz_mov_epi8(__mmask64(lo), bit4));
+            q2[g] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(q, 4), m4),
+                                    _mm512_maskz_mov_epi8(__mmask64(hi), bit4));
+            // The 4 scales lie in the group's first 68 bytes.
+            const int64_t left = int64_t(valid) * kBlockBytes;
+            const __m512i h0 = kFull ? _mm512_loadu_si512(pg) : load_bytes(pg, left);
+            const __m512i h1 = kFull ? _mm512_loadu_si512(pg + 64) : load_bytes(pg + 64, left - 64);
+            d = _mm512_mask_blend_epi16(kScales.mask[g], d,
+                                        _mm512_permutex2var_epi16(h0, _mm512_load_si512(kScales.index[g].v), h1));
+        }
+        return _mm512_cvtph_ps(_mm512_castsi512_si256(d));
     }
 };
 
@@ -582,6 +619,9 @@ void decode_q4_0(int64_t n, float* s, const void* x, size_t bx, const void* y, i
 }
 void decode_iq4_nl(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
     decode_blocks32<Nibbles18<true>>(n, s, x, bx, y, nr);
+}
+void decode_q5_0(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
+    decode_blocks32<Bits5Nibbles22>(n, s, x, bx, y, nr);
 }
 void decode_q8_0(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
     decode_blocks32<Bytes34>(n, s, x, bx, y, nr);
