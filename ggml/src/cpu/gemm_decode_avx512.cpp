@@ -466,23 +466,6 @@ inline float k4_row(const Block* x, const ActQ4K* act, int64_t nb, const uint8_t
 // ---------------------------------------------------------------------------------------------------
 // Q6_K.
 
-// The activation of one super-block: its 256 values as four 64-value vectors, the 16 group sums and d.
-struct alignas(64) ActQ6K {
-    __m512i y[4];
-    __m256i bsums;
-    float d;
-};
-
-void prepare_act_q6k(std::vector<ActQ6K>& out, const BlockQ8_K* y, int64_t nb) {
-    out.resize(size_t(nb));
-    for (int64_t i = 0; i < nb; ++i) {
-        ActQ6K& a = out[size_t(i)];
-        for (int m = 0; m < 4; ++m) a.y[m] = _mm512_loadu_si512(y[i].qs + 64 * m);
-        a.bsums = load256(y[i].bsums);
-        a.d = y[i].d;
-    }
-}
-
 // Lane k of vector m (values 64m .. 64m + 63, 4 per lane) belongs to group 4m + k / 4.
 constexpr Idx32 q6k_group_index(int m) {
     Idx32 r{};
@@ -494,7 +477,7 @@ constexpr Idx32 q6k_group_index(int m) {
 // One row's dot product. Values are 0-63 (the reference's q - 32 + 32): their products with the activation
 // (vpdpbusd) go by group, each lane's four (|sum| < 2^15) times its group's scale with vpdpwssd, and the
 // -32 of every value is taken back as 32 * scale * bsum. The integer total is the reference's isum.
-inline float q6k_row(const BlockQ6_K* x, const ActQ6K* act, int64_t nb, const uint8_t* end) {
+inline float q6k_row(const BlockQ6_K* x, const BlockQ8_K* act, int64_t nb, const uint8_t* end) {
     static constexpr Idx32 kGroup[4] = {q6k_group_index(0), q6k_group_index(1), q6k_group_index(2),
                                         q6k_group_index(3)};
     const __m512i m4 = _mm512_set1_epi8(0x0f), m2 = _mm512_set1_epi8(0x03);
@@ -505,7 +488,7 @@ inline float q6k_row(const BlockQ6_K* x, const ActQ6K* act, int64_t nb, const ui
     float sum = 0.0f;
     for (int64_t i = 0; i < nb; ++i) {
         const BlockQ6_K& b = x[i];
-        const ActQ6K& a = act[i];
+        const BlockQ8_K& a = act[i];  // read as it is: the values in order and the group sums
         prefetch_ahead(reinterpret_cast<const uint8_t*>(&b), sizeof(BlockQ6_K), end);
         // Scales as words, one per group, each in the low word of a 32-bit pair whose high word is 0.
         const __m256i sc16 = _mm256_cvtepi8_epi16(load128(b.scales));
@@ -520,15 +503,15 @@ inline float q6k_row(const BlockQ6_K* x, const ActQ6K* act, int64_t nb, const ui
             const __m512i hi =
                 _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4),
                                 _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, shift_hi), m2), 4));
-            const __m512i p_lo = _mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, a.y[2 * c]);
-            const __m512i p_hi = _mm512_dpbusd_epi32(_mm512_setzero_si512(), hi, a.y[2 * c + 1]);
+            const __m512i p_lo = _mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, _mm512_loadu_si512(a.qs + 128 * c));
+            const __m512i p_hi = _mm512_dpbusd_epi32(_mm512_setzero_si512(), hi, _mm512_loadu_si512(a.qs + 128 * c + 64));
             acc = _mm512_dpwssd_epi32(acc, p_lo,
                                       _mm512_permutexvar_epi16(_mm512_load_si512(kGroup[2 * c].v), sc_pairs));
             acc = _mm512_dpwssd_epi32(
                 acc, p_hi, _mm512_permutexvar_epi16(_mm512_load_si512(kGroup[2 * c + 1].v), sc_pairs));
         }
         // 32 * sum over groups of scale * bsum, the offset of the unsigned values.
-        const __m256i corr = _mm256_slli_epi32(_mm256_madd_epi16(sc16, a.bsums), 5);
+        const __m256i corr = _mm256_slli_epi32(_mm256_madd_epi16(sc16, load256(a.bsums)), 5);
         const int32_t isum =
             _mm512_reduce_add_epi32(acc) - _mm512_reduce_add_epi32(_mm512_zextsi256_si512(corr));
         uint16_t dh;
@@ -598,17 +581,24 @@ inline float iq4xs_row(const BlockIQ4_XS* x, const ActIQ4XS* act, int64_t nb, co
 }
 
 
-// Rows of super-blocks against one activation column: the activation arranged once per call, then each
+// Rows of super-blocks against one activation column: the activation arranged once per call (Prepare) or
+// read as it is (nullptr), then each
 // row's dot product (`Row`, prefetching ahead within the call's rows).
 template <class Block, class Act, void (*Prepare)(std::vector<Act>&, const BlockQ8_K*, int64_t),
           float (*Row)(const Block*, const Act*, int64_t, const uint8_t*)>
 void decode_superblock_rows(int64_t n, float* s, const void* vx, size_t bx, const void* vy, int nr) {
     const int64_t nb = n / QK_K;
-    thread_local std::vector<Act> act;
-    Prepare(act, static_cast<const BlockQ8_K*>(vy), nb);
+    const Act* a;
+    if constexpr (Prepare == nullptr) {  // the rows read the activation blocks as they are
+        a = static_cast<const Act*>(vy);
+    } else {
+        thread_local std::vector<Act> act;
+        Prepare(act, static_cast<const BlockQ8_K*>(vy), nb);
+        a = act.data();
+    }
     const auto* x = static_cast<const uint8_t*>(vx);
     const uint8_t* end = x + size_t(nr) * bx;
-    for (int r = 0; r < nr; ++r) s[r] = Row(reinterpret_cast<const Block*>(x + size_t(r) * bx), act.data(), nb, end);
+    for (int r = 0; r < nr; ++r) s[r] = Row(reinterpret_cast<const Block*>(x + size_t(r) * bx), a, nb, end);
 }
 
 }  // namespace
@@ -636,7 +626,7 @@ void decode_q5_K(int64_t n, float* s, const void* x, size_t bx, const void* y, i
     decode_superblock_rows<BlockQ5_K, ActQ4K, prepare_act_q4k, k4_row<BlockQ5_K, true>>(n, s, x, bx, y, nr);
 }
 void decode_q6_K(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
-    decode_superblock_rows<BlockQ6_K, ActQ6K, prepare_act_q6k, q6k_row>(n, s, x, bx, y, nr);
+    decode_superblock_rows<BlockQ6_K, BlockQ8_K, nullptr, q6k_row>(n, s, x, bx, y, nr);
 }
 void decode_iq4_xs(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
     decode_superblock_rows<BlockIQ4_XS, ActIQ4XS, prepare_act_iq4xs, iq4xs_row>(n, s, x, bx, y, nr);

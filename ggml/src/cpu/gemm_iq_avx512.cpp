@@ -46,6 +46,22 @@ inline void put_entry8(uint8_t* u, uint64_t grid, uint8_t negative, int offset) 
                      _mm_mask_sub_epi8(_mm_add_epi8(off, g), __mmask16(negative), off, g));
 }
 
+// Values 64m .. 64m + 63 as 16 grid entries of 4 values (`grid` looked up at idx), negated where `negative`
+// has their bit, stored as u = level + offset.
+inline void put_entries4x16(uint8_t* u, const uint32_t* grid, __m512i idx, uint64_t negative, int offset) {
+    const __m512i off = _mm512_set1_epi8(char(offset));
+    const __m512i g = _mm512_i32gather_epi32(idx, reinterpret_cast<const int*>(grid), 4);
+    _mm512_storeu_si512(u, _mm512_mask_sub_epi8(_mm512_add_epi8(off, g), __mmask64(negative), off, g));
+}
+
+// IQ2_XS and IQ2_S: scales[g] holds the 4-bit scales of values 0-15 (low nibble) and 16-31 of group g.
+inline void nibble_pair_scales(const uint8_t scales[8], int32_t scale16[16]) {
+    for (int g = 0; g < 8; ++g) {
+        scale16[2 * g] = 2 * (scales[g] & 0xf) + 1;
+        scale16[2 * g + 1] = 2 * (scales[g] >> 4) + 1;
+    }
+}
+
 // Each unpacker: Block, kOffset (above every level), kTermScale (the reference's factor after (dx * dy) *
 // isum), kScalePer32 (both halves of each 32 values share a multiplier), and unpack(block, u[256] in value
 // order, multipliers of the 16 groups of 16).
@@ -55,22 +71,19 @@ struct UnpackIQ3S {
     static constexpr float kTermScale = 1.0f;
     static constexpr bool kScalePer32 = true;
     static void unpack(const Block& b, uint8_t u[256], int32_t scale16[16]) {
-        const __m512i off = _mm512_set1_epi8(kOffset);
         const __m512i bit_of = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
         for (int m = 0; m < 4; ++m) {
-            // Entries 16m .. 16m + 15 (4 values each): index qs[e] | (bit e % 8 of qh[e / 8]) << 8.
+            // Entries 16m .. 16m + 15: index qs[e] | (bit e % 8 of qh[e / 8]) << 8; bit v of the signs is
+            // value v's.
             uint16_t high;
             std::memcpy(&high, b.qh + 2 * m, sizeof high);
             const __m512i hi_bits =
                 _mm512_and_si512(_mm512_srlv_epi32(_mm512_set1_epi32(high), bit_of), _mm512_set1_epi32(1));
             const __m512i idx =
                 _mm512_or_si512(_mm512_cvtepu8_epi32(load128(b.qs + 16 * m)), _mm512_slli_epi32(hi_bits, 8));
-            const __m512i g = _mm512_i32gather_epi32(idx, reinterpret_cast<const int*>(iq::kIq3sGrid.v), 4);
-            // Bit v of the signs is value v's.
             uint64_t neg;
             std::memcpy(&neg, b.signs + 8 * m, sizeof neg);
-            _mm512_storeu_si512(u + 64 * m,
-                                _mm512_mask_sub_epi8(_mm512_add_epi8(off, g), __mmask64(neg), off, g));
+            put_entries4x16(u + 64 * m, iq::kIq3sGrid.v, idx, neg, kOffset);
         }
         for (int k = 0; k < 8; ++k)
             scale16[2 * k] = scale16[2 * k + 1] = 1 + 2 * ((b.scales[k / 2] >> (4 * (k % 2))) & 0xf);
@@ -85,10 +98,7 @@ struct UnpackIQ3XXS {
     static constexpr float kTermScale = 0.25f;
     static constexpr bool kScalePer32 = true;
     static void unpack(const Block& b, uint8_t u[256], int32_t scale16[16]) {
-        const __m512i off = _mm512_set1_epi8(kOffset);
         for (int m = 0; m < 4; ++m) {
-            const __m512i idx = _mm512_cvtepu8_epi32(load128(b.qs + 16 * m));
-            const __m512i g = _mm512_i32gather_epi32(idx, reinterpret_cast<const int*>(iq::kIq3xxsGrid.v), 4);
             uint64_t neg = 0;
             for (int h = 0; h < 2; ++h) {  // groups 2m and 2m + 1
                 uint32_t aux;
@@ -97,8 +107,8 @@ struct UnpackIQ3XXS {
                     neg |= uint64_t(kSignsOf[(aux >> (7 * l)) & 127]) << (32 * h + 8 * l);
                 scale16[2 * (2 * m + h)] = scale16[2 * (2 * m + h) + 1] = int32_t(2 * (aux >> 28) + 1);
             }
-            _mm512_storeu_si512(u + 64 * m,
-                                _mm512_mask_sub_epi8(_mm512_add_epi8(off, g), __mmask64(neg), off, g));
+            put_entries4x16(u + 64 * m, iq::kIq3xxsGrid.v, _mm512_cvtepu8_epi32(load128(b.qs + 16 * m)), neg,
+                            kOffset);
         }
     }
 };
@@ -133,10 +143,7 @@ struct UnpackIQ2XS {
     static void unpack(const Block& b, uint8_t u[256], int32_t scale16[16]) {
         for (int e = 0; e < 32; ++e)
             put_entry8(u + 8 * e, iq::kIq2xsGrid[b.qs[e] & 511], kSignsOf[b.qs[e] >> 9], kOffset);
-        for (int g = 0; g < 8; ++g) {
-            scale16[2 * g] = 2 * (b.scales[g] & 0xf) + 1;
-            scale16[2 * g + 1] = 2 * (b.scales[g] >> 4) + 1;
-        }
+        nibble_pair_scales(b.scales, scale16);
     }
 };
 
@@ -153,10 +160,7 @@ struct UnpackIQ2S {
             put_entry8(u + 8 * e, iq::kIq2sGrid[b.qs[e] | ((b.qh[g] << (8 - 2 * l)) & 0x300)], b.qs[32 + e],
                        kOffset);
         }
-        for (int g = 0; g < 8; ++g) {
-            scale16[2 * g] = 2 * (b.scales[g] & 0xf) + 1;
-            scale16[2 * g + 1] = 2 * (b.scales[g] >> 4) + 1;
-        }
+        nibble_pair_scales(b.scales, scale16);
     }
 };
 
