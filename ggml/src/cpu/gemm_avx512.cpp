@@ -187,9 +187,9 @@ namespace avx512 {
         engine<decode>(n, s, ldc, x, bx, y, by, nr, nc);                                                  \
     }
 GGML_GEMM_OR_DECODE(q4_0, gemm_blocks32, DecodeQ4_0)
-GGML_GEMM(q4_1, gemm_blocks32, DecodeQ4_1)
+GGML_GEMM_OR_DECODE(q4_1, gemm_blocks32, DecodeQ4_1)
 GGML_GEMM_OR_DECODE(q5_0, gemm_blocks32, DecodeQ5_0)
-GGML_GEMM(q5_1, gemm_blocks32, DecodeQ5_1)
+GGML_GEMM_OR_DECODE(q5_1, gemm_blocks32, DecodeQ5_1)
 GGML_GEMM_OR_DECODE(q8_0, gemm_blocks32, DecodeQ8_0)
 GGML_GEMM_OR_DECODE(iq4_nl, gemm_blocks32, DecodeIQ4_NL)
 GGML_GEMM_OR_DECODE(mxfp4, gemm_blocks32, DecodeMXFP4)

@@ -1,10 +1,11 @@
 // Decode kernels (one activation column) for block formats at the AVX-512 level: each weight row is
 // streamed once, in memory order, with no transposes; bit-identical to the reference.
 //
-// 32-value blocks (Q4_0, Q5_0, IQ4_NL, MXFP4, Q8_0): 16 blocks of a row at a time. Each block's 32 quants go to one
-// 128-bit lane (4 blocks per vector, picked out of the row with word permutes), meet the activation
-// halves prepared in the same layout with vpdpbusd, and a 4x4 add network leaves the 16 exact block
-// sums in one vector. The reference's float term (dx * dy) * isum is then computed lane-wise. Those
+// 32-value blocks (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4, Q8_0): 16 blocks of a row at a time. Each block's
+// 32 quants go to one 128-bit lane (4 blocks per vector, picked out of the row with word permutes), meet the
+// activation halves prepared in the same layout with vpdpbusd, and a 4x4 add network leaves the 16 exact
+// block sums in one vector. The reference's float term (dx * dy) * isum (+ mx * sy for Q4_1 and Q5_1, whose
+// blocks carry a minimum) is then computed lane-wise. Those
 // terms must be added to the row's sum one block at a time, in order: the terms of 16 rows are
 // transposed so that a lane holds a row, and added column by column.
 //
@@ -20,6 +21,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "ggml/iq_grids.h"
@@ -93,23 +95,26 @@ struct Idx32 {
 // 32-value blocks paired with Q8_0.
 
 // The activation for 16 blocks: lo[g] / hi[g] 128-bit lane b = quants 0-15 / 16-31 of block 4g + b;
-// off = kOffset * the block's quant sum and dy = its scale, per element.
+// off = kOffset * the block's quant sum, dy = its scale and, for Q8_1 blocks, sy = its stored d * sum,
+// per element.
 struct alignas(64) ActChunk32 {
     __m512i lo[4], hi[4];
     __m512i off;
-    __m512 dy;
+    __m512 dy, sy;
 };
 
-template <int kOffset>
-void prepare_act32(std::vector<ActChunk32>& out, const BlockQ8_0* y, int64_t nb) {
+// Q8_0 or Q8_1 blocks (Q8_1's s read into sy).
+template <int kOffset, class Act>
+void prepare_act32(std::vector<ActChunk32>& out, const Act* y, int64_t nb) {
+    constexpr bool kSums = std::is_same_v<Act, BlockQ8_1>;
     const int64_t chunks = (nb + 15) / 16;
     out.resize(size_t(chunks));
     const __m512i ones = _mm512_set1_epi8(1);
     for (int64_t c = 0; c < chunks; ++c) {
         ActChunk32& a = out[size_t(c)];
         const int cnt = int(std::min<int64_t>(16, nb - 16 * c));
-        const BlockQ8_0* b = y + 16 * c;
-        alignas(32) uint16_t d[16] = {};
+        const Act* b = y + 16 * c;
+        alignas(32) uint16_t d[16] = {}, sums[16] = {};
         __m512i p[4];
         for (int g = 0; g < 4; ++g) {
             __m128i lo[4], hi[4];
@@ -124,15 +129,54 @@ void prepare_act32(std::vector<ActChunk32>& out, const BlockQ8_0* y, int64_t nb)
                 _mm512_inserti32x4(_mm512_inserti32x4(_mm512_castsi128_si512(hi[0]), hi[1], 1), hi[2], 2), hi[3], 3);
             p[g] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, a.lo[g]), ones, a.hi[g]);
         }
-        for (int k = 0; k < cnt; ++k) d[element_of(k)] = b[k].d;
+        for (int k = 0; k < cnt; ++k) {
+            d[element_of(k)] = b[k].d;
+            if constexpr (kSums) sums[element_of(k)] = b[k].s;
+        }
         a.off = _mm512_mullo_epi32(reduce_4x4(p), _mm512_set1_epi32(kOffset));
         a.dy = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(d)));
+        a.sy = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(sums)));
     }
 }
 
-// Weight decoders: load(p, cnt, q1, q2) gives the quants of the chunk's blocks as unsigned bytes
+// Word `word` of each of 4 blocks (the scale d is word 0; Q4_1's and Q5_1's minimum m word 1), moved to
+// the elements of group g's blocks.
+struct GroupWords {
+    Idx32 index[4];
+    uint32_t mask[4];
+};
+constexpr GroupWords group_words(int block_bytes, int word) {
+    GroupWords r{};
+    for (int g = 0; g < 4; ++g)
+        for (int b = 0; b < 4; ++b) {
+            r.index[g].v[element_of(4 * g + b)] = int16_t(b * block_bytes / 2 + word);
+            r.mask[g] |= 1u << element_of(4 * g + b);
+        }
+    return r;
+}
+
+// acc with word kWord of group g's blocks (at pg; `valid` of them present unless kFull) merged into
+// the group's elements. Reads no byte past that word of the group's last block.
+template <int kBlockBytes, int kWord, bool kFull>
+inline __m512i gather_words(__m512i acc, const uint8_t* pg, int valid, int g) {
+    static constexpr GroupWords kIdx = group_words(kBlockBytes, kWord);
+    constexpr int64_t kNeeded = 3 * kBlockBytes + 2 * kWord + 2;
+    const int64_t left = kFull ? kNeeded : std::min<int64_t>(kNeeded, int64_t(valid) * kBlockBytes);
+    const __m512i idx = _mm512_load_si512(kIdx.index[g].v);
+    if constexpr (kNeeded <= 64) {
+        const __m512i h = kFull ? _mm512_loadu_si512(pg) : load_bytes(pg, left);
+        return _mm512_mask_permutexvar_epi16(acc, kIdx.mask[g], idx, h);
+    } else {
+        const __m512i h0 = kFull ? _mm512_loadu_si512(pg) : load_bytes(pg, left);
+        const __m512i h1 = load_bytes(pg + 64, left - 64);
+        return _mm512_mask_blend_epi16(kIdx.mask[g], acc, _mm512_permutex2var_epi16(h0, idx, h1));
+    }
+}
+
+// Weight decoders: load(p, cnt, q1, q2, m) gives the quants of the chunk's blocks as unsigned bytes
 // (level + kOffset) in the activation's layout (q1 pairs with lo, q2 with hi) and returns the blocks'
-// scales per element. Bytes past cnt blocks are never read.
+// scales per element; the types with a minimum (kHasMin, paired with Q8_1) put it in *m. Bytes past cnt
+// blocks are never read.
 
 // 16 bytes of each of 4 blocks, block b at p + b * stride, in 128-bit lane b; lanes of blocks past
 // `valid` are zero (and not read).
@@ -145,36 +189,22 @@ inline __m512i lanes4(const uint8_t* p, int stride, int valid) {
         _mm512_inserti32x4(_mm512_inserti32x4(_mm512_castsi128_si512(lane(0)), lane(1), 1), lane(2), 2), lane(3), 3);
 }
 
-// The scale words of group g's blocks (word 0 of each block), moved to their elements.
-struct GroupScales {
-    Idx32 index[4];
-    uint32_t mask[4];
-};
-constexpr GroupScales group_scales(int block_bytes) {
-    GroupScales r{};
-    for (int g = 0; g < 4; ++g)
-        for (int b = 0; b < 4; ++b) {
-            r.index[g].v[element_of(4 * g + b)] = int16_t(b * block_bytes / 2);
-            r.mask[g] |= 1u << element_of(4 * g + b);
-        }
-    return r;
-}
-
-// Q4_0 and IQ4_NL: 18-byte blocks, d then 16 bytes of nibbles (value j low, j + 16 high).
-template <bool kNonLinear>
-struct Nibbles18 {
-    static constexpr int kBlockBytes = 18;
-    static constexpr int kOffset = kNonLinear ? 128 : 8;
+// Q4_0 and IQ4_NL (18-byte blocks: d then 16 bytes of nibbles, value j low, j + 16 high) and Q4_1
+// (20-byte blocks: d, the minimum m, then the same nibbles; values 0-15 as they are).
+template <int kBytes, bool kNonLinear = false>
+struct Nibbles {
+    static constexpr int kBlockBytes = kBytes;
+    static constexpr bool kHasMin = kBytes == 20;
+    static constexpr int kOffset = kNonLinear ? 128 : kHasMin ? 0 : 8;
 
     template <bool kFull>
-    static __m512 load(const uint8_t* p, int cnt, __m512i q1[4], __m512i q2[4]) {
-        static constexpr GroupScales kScales = group_scales(kBlockBytes);
+    static __m512 load(const uint8_t* p, int cnt, __m512i q1[4], __m512i q2[4], __m512* m) {
         const __m512i m4 = _mm512_set1_epi8(0x0f);
-        __m512i d = _mm512_setzero_si512();
+        __m512i d = _mm512_setzero_si512(), mins = _mm512_setzero_si512();
         for (int g = 0; g < 4; ++g) {
             const uint8_t* pg = p + 4 * g * kBlockBytes;
             const int valid = cnt - 4 * g;
-            const __m512i q = lanes4<kFull>(pg + 2, kBlockBytes, valid);
+            const __m512i q = lanes4<kFull>(pg + kBlockBytes - 16, kBlockBytes, valid);
             q1[g] = _mm512_and_si512(q, m4);
             q2[g] = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
             if constexpr (kNonLinear) {
@@ -182,10 +212,10 @@ struct Nibbles18 {
                 q1[g] = _mm512_shuffle_epi8(table, q1[g]);
                 q2[g] = _mm512_shuffle_epi8(table, q2[g]);
             }
-            // The 4 scales lie in the group's first 64 bytes.
-            const __m512i head = kFull ? _mm512_loadu_si512(pg) : load_bytes(pg, int64_t(valid) * kBlockBytes);
-            d = _mm512_mask_permutexvar_epi16(d, kScales.mask[g], _mm512_load_si512(kScales.index[g].v), head);
+            d = gather_words<kBlockBytes, 0, kFull>(d, pg, valid, g);
+            if constexpr (kHasMin) mins = gather_words<kBlockBytes, 1, kFull>(mins, pg, valid, g);
         }
+        if constexpr (kHasMin) *m = _mm512_cvtph_ps(_mm512_castsi512_si256(mins));
         return _mm512_cvtph_ps(_mm512_castsi512_si256(d));
     }
 };
@@ -194,6 +224,7 @@ struct Nibbles18 {
 // levels; the scale 2^(e - 128) (mxfp4_half_scale) built from e's bits.
 struct Nibbles17 {
     static constexpr int kBlockBytes = 17;
+    static constexpr bool kHasMin = false;
     static constexpr int kOffset = 128;
 
     // Word k of the gathered scale words holds block k's e in its high byte when the block starts at an odd
@@ -208,8 +239,7 @@ struct Nibbles17 {
     }
 
     template <bool kFull>
-    static __m512 load(const uint8_t* p, int cnt, __m512i q1[4], __m512i q2[4]) {
-        static constexpr GroupScales kScales = group_scales(kBlockBytes);
+    static __m512 load(const uint8_t* p, int cnt, __m512i q1[4], __m512i q2[4], __m512*) {
         static constexpr Shifts kShifts = shifts();
         const __m512i m4 = _mm512_set1_epi8(0x0f);
         const __m512i table = _mm512_broadcast_i32x4(load128(kMxfp4Biased));
@@ -220,11 +250,8 @@ struct Nibbles17 {
             const __m512i q = lanes4<kFull>(pg + 1, kBlockBytes, valid);
             q1[g] = _mm512_shuffle_epi8(table, _mm512_and_si512(q, m4));
             q2[g] = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(q, 4), m4));
-            // The 4 exponents lie in the group's first 52 bytes: the words holding them, as Q4_0's scales.
-            const __m512i head =
-                kFull ? _mm512_loadu_si512(pg) : load_bytes(pg, int64_t(valid) * kBlockBytes);
-            words = _mm512_mask_permutexvar_epi16(words, kScales.mask[g],
-                                                  _mm512_load_si512(kScales.index[g].v), head);
+            // The words holding the 4 exponents, as Q4_0's scales.
+            words = gather_words<kBlockBytes, 0, kFull>(words, pg, valid, g);
         }
         const __m256i w = _mm256_srlv_epi16(_mm512_castsi512_si256(words),
                                             _mm256_load_si256(reinterpret_cast<const __m256i*>(kShifts.v)));
@@ -237,39 +264,38 @@ struct Nibbles17 {
     }
 };
 
-// Q5_0: 22-byte blocks, d, the 32 fifth bits (bit j for value j), then Q4_0's nibbles: values + 16.
-struct Bits5Nibbles22 {
-    static constexpr int kBlockBytes = 22;
-    static constexpr int kOffset = 16;
+// Q5_0 (22-byte blocks: d, the 32 fifth bits, bit j for value j, then Q4_0's nibbles; values + 16) and
+// Q5_1 (24-byte blocks: d, the minimum m, then the same; values 0-31 as they are).
+template <int kBytes>
+struct Bits5Nibbles {
+    static constexpr int kBlockBytes = kBytes;
+    static constexpr bool kHasMin = kBytes == 24;
+    static constexpr int kOffset = kHasMin ? 0 : 16;
 
     template <bool kFull>
-    static __m512 load(const uint8_t* p, int cnt, __m512i q1[4], __m512i q2[4]) {
-        static constexpr GroupScales kScales = group_scales(kBlockBytes);
+    static __m512 load(const uint8_t* p, int cnt, __m512i q1[4], __m512i q2[4], __m512* m) {
         const __m512i m4 = _mm512_set1_epi8(0x0f), bit4 = _mm512_set1_epi8(0x10);
-        __m512i d = _mm512_setzero_si512();
+        __m512i d = _mm512_setzero_si512(), mins = _mm512_setzero_si512();
         for (int g = 0; g < 4; ++g) {
             const uint8_t* pg = p + 4 * g * kBlockBytes;
             const int valid = cnt - 4 * g;
-            const __m512i q = lanes4<kFull>(pg + 6, kBlockBytes, valid);
+            const __m512i q = lanes4<kFull>(pg + kBlockBytes - 16, kBlockBytes, valid);
             // Block b's bits 0-15 go with its low nibbles (lane b of q1), bits 16-31 with the high ones.
             uint64_t lo = 0, hi = 0;
             for (int b = 0; b < 4; ++b) {
                 if (!kFull && b >= valid) break;
                 uint32_t h;
-                std::memcpy(&h, pg + b * kBlockBytes + 2, sizeof h);
+                std::memcpy(&h, pg + b * kBlockBytes + kBlockBytes - 20, sizeof h);
                 lo |= uint64_t(h & 0xffff) << (16 * b);
                 hi |= uint64_t(h >> 16) << (16 * b);
             }
             q1[g] = _mm512_or_si512(_mm512_and_si512(q, m4), _mm512_maskz_mov_epi8(__mmask64(lo), bit4));
             q2[g] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(q, 4), m4),
                                     _mm512_maskz_mov_epi8(__mmask64(hi), bit4));
-            // The 4 scales lie in the group's first 68 bytes.
-            const int64_t left = int64_t(valid) * kBlockBytes;
-            const __m512i h0 = kFull ? _mm512_loadu_si512(pg) : load_bytes(pg, left);
-            const __m512i h1 = kFull ? _mm512_loadu_si512(pg + 64) : load_bytes(pg + 64, left - 64);
-            d = _mm512_mask_blend_epi16(kScales.mask[g], d,
-                                        _mm512_permutex2var_epi16(h0, _mm512_load_si512(kScales.index[g].v), h1));
+            d = gather_words<kBlockBytes, 0, kFull>(d, pg, valid, g);
+            if constexpr (kHasMin) mins = gather_words<kBlockBytes, 1, kFull>(mins, pg, valid, g);
         }
+        if constexpr (kHasMin) *m = _mm512_cvtph_ps(_mm512_castsi512_si256(mins));
         return _mm512_cvtph_ps(_mm512_castsi512_si256(d));
     }
 };
@@ -277,11 +303,11 @@ struct Bits5Nibbles22 {
 // Q8_0: 34-byte blocks, d then 32 signed bytes (flipped to unsigned: level + 128).
 struct Bytes34 {
     static constexpr int kBlockBytes = 34;
+    static constexpr bool kHasMin = false;
     static constexpr int kOffset = 128;
 
     template <bool kFull>
-    static __m512 load(const uint8_t* p, int cnt, __m512i q1[4], __m512i q2[4]) {
-        static constexpr GroupScales kScales = group_scales(kBlockBytes);
+    static __m512 load(const uint8_t* p, int cnt, __m512i q1[4], __m512i q2[4], __m512*) {
         const __m512i flip = _mm512_set1_epi8(char(0x80));
         __m512i d = _mm512_setzero_si512();
         for (int g = 0; g < 4; ++g) {
@@ -289,12 +315,7 @@ struct Bytes34 {
             const int valid = cnt - 4 * g;
             q1[g] = _mm512_xor_si512(lanes4<kFull>(pg + 2, kBlockBytes, valid), flip);
             q2[g] = _mm512_xor_si512(lanes4<kFull>(pg + 18, kBlockBytes, valid), flip);
-            // The 4 scales lie in the group's first 128 bytes.
-            const int64_t left = int64_t(valid) * kBlockBytes;
-            const __m512i h0 = kFull ? _mm512_loadu_si512(pg) : load_bytes(pg, left);
-            const __m512i h1 = kFull ? _mm512_loadu_si512(pg + 64) : load_bytes(pg + 64, left - 64);
-            d = _mm512_mask_blend_epi16(kScales.mask[g], d,
-                                        _mm512_permutex2var_epi16(h0, _mm512_load_si512(kScales.index[g].v), h1));
+            d = gather_words<kBlockBytes, 0, kFull>(d, pg, valid, g);
         }
         return _mm512_cvtph_ps(_mm512_castsi512_si256(d));
     }
@@ -305,15 +326,20 @@ struct alignas(64) Terms16 {
     float v[16];
 };
 
-// The terms (dx * dy) * isum of one chunk of a row, per element.
+// The terms (dx * dy) * isum of one chunk of a row, per element, plus mx * sy for the types with a
+// minimum.
 template <class D, bool kFull>
 inline __m512 chunk_terms(const uint8_t* p, int cnt, const ActChunk32& a) {
     __m512i q1[4], q2[4], s[4];
-    const __m512 dx = D::template load<kFull>(p, cnt, q1, q2);
+    __m512 mx;
+    const __m512 dx = D::template load<kFull>(p, cnt, q1, q2, &mx);
     for (int g = 0; g < 4; ++g)
         s[g] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), q1[g], a.lo[g]), q2[g], a.hi[g]);
-    const __m512i isum = _mm512_sub_epi32(reduce_4x4(s), a.off);
-    return _mm512_mul_ps(_mm512_mul_ps(dx, a.dy), _mm512_cvtepi32_ps(isum));
+    __m512i isum = reduce_4x4(s);
+    if constexpr (D::kOffset != 0) isum = _mm512_sub_epi32(isum, a.off);
+    const __m512 t = _mm512_mul_ps(_mm512_mul_ps(dx, a.dy), _mm512_cvtepi32_ps(isum));
+    if constexpr (D::kHasMin) return _mm512_add_ps(t, _mm512_mul_ps(mx, a.sy));
+    return t;
 }
 
 template <class D>
@@ -323,7 +349,8 @@ void decode_blocks32(int64_t n, float* s, const void* vx, size_t bx, const void*
     const int tail = int(nb - 16 * full);
     thread_local std::vector<ActChunk32> act;
     thread_local std::vector<Terms16> terms;
-    prepare_act32<D::kOffset>(act, static_cast<const BlockQ8_0*>(vy), nb);
+    using Act = std::conditional_t<D::kHasMin, BlockQ8_1, BlockQ8_0>;
+    prepare_act32<D::kOffset>(act, static_cast<const Act*>(vy), nb);
     terms.resize(size_t(16 * chunks));
     const auto* x = static_cast<const uint8_t*>(vx);
     const uint8_t* end = x + size_t(nr) * bx;
@@ -605,13 +632,19 @@ void decode_superblock_rows(int64_t n, float* s, const void* vx, size_t bx, cons
 
 namespace avx512 {
 void decode_q4_0(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
-    decode_blocks32<Nibbles18<false>>(n, s, x, bx, y, nr);
+    decode_blocks32<Nibbles<18>>(n, s, x, bx, y, nr);
+}
+void decode_q4_1(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
+    decode_blocks32<Nibbles<20>>(n, s, x, bx, y, nr);
 }
 void decode_iq4_nl(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
-    decode_blocks32<Nibbles18<true>>(n, s, x, bx, y, nr);
+    decode_blocks32<Nibbles<18, true>>(n, s, x, bx, y, nr);
 }
 void decode_q5_0(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
-    decode_blocks32<Bits5Nibbles22>(n, s, x, bx, y, nr);
+    decode_blocks32<Bits5Nibbles<22>>(n, s, x, bx, y, nr);
+}
+void decode_q5_1(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
+    decode_blocks32<Bits5Nibbles<24>>(n, s, x, bx, y, nr);
 }
 void decode_q8_0(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
     decode_blocks32<Bytes34>(n, s, x, bx, y, nr);

@@ -110,7 +110,9 @@ void f16_to_f32_row(const uint16_t* x, float* y, int64_t n);
 void axpy_f32(int64_t n, float a, const float* x, float* y);
 // One activation column (gemm_decode_avx512.cpp): s[r] = dot(row r, y) for r < nr, rows bx bytes apart.
 GGML_DECLARE_DECODE(q4_0);
+GGML_DECLARE_DECODE(q4_1);
 GGML_DECLARE_DECODE(q5_0);
+GGML_DECLARE_DECODE(q5_1);
 GGML_DECLARE_DECODE(q8_0);
 GGML_DECLARE_DECODE(iq4_nl);
 GGML_DECLARE_DECODE(mxfp4);
