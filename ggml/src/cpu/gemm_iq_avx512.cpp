@@ -1,4 +1,5 @@
-// Tiles of the grid formats at the AVX-512 level (IQ3_S, IQ3_XXS, IQ2_XXS, IQ2_XS, IQ2_S): each 16-row
+// Tiles of the grid and ternary formats at the AVX-512 level (IQ3_S, IQ3_XXS, IQ2_XXS, IQ2_XS, IQ2_S,
+// IQ1_S, IQ1_M, TQ1_0, TQ2_0): each 16-row
 // tile's blocks are unpacked once into unsigned levels u = level + kOffset (grid values looked up by
 // index, negated where the sign bit is set) and multipliers per group of 16 values, transposed so that a
 // vector holds 4 values of each of the 16 rows, and then meet every activation column with vpdpbusd. Per
@@ -164,6 +165,114 @@ struct UnpackIQ2S {
     }
 };
 
+// IQ1_S and IQ1_M: 8 values of a {-1, 0, 1} grid entry as u = 8 * grid + bias.
+inline void put_ternary8(uint8_t* u, uint64_t grid, int bias) {
+    const __m128i g = _mm_cvtsi64_si128(int64_t(grid));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(u),
+                     _mm_add_epi8(_mm_sign_epi8(_mm_set1_epi8(8), g), _mm_set1_epi8(char(bias))));
+}
+
+// IQ1_S: group g of 32 values is 4 kIq1sGrid entries (11-bit indices: qs[4g + l] and bits 3l .. 3l + 2 of
+// qh[g]) with the scale 2 s + 1 (qh[g] bits 12-14) and the sign of the group's shift of 1/8 (bit 15).
+// The reference's (dx * dy) * (isum + ishift / 8) is ((dx * dy) * (8 isum + ishift)) / 8 bit for bit (8
+// isum + ishift is an integer under 2^24, and the scalings by 8 are exact): one level 8 * grid +- 1 per
+// value.
+struct UnpackIQ1S {
+    using Block = BlockIQ1_S;
+    static constexpr int kOffset = 9;
+    static constexpr float kTermScale = 0.125f;
+    static constexpr bool kScalePer32 = true;
+    static void unpack(const Block& b, uint8_t u[256], int32_t scale16[16]) {
+        for (int g = 0; g < 8; ++g) {
+            const int bias = kOffset + (b.qh[g] & 0x8000 ? -1 : 1);
+            for (int l = 0; l < 4; ++l)
+                put_ternary8(u + 32 * g + 8 * l, iq::kIq1sGrid[b.qs[4 * g + l] | (((b.qh[g] >> (3 * l)) & 7) << 8)],
+                             bias);
+            scale16[2 * g] = scale16[2 * g + 1] = 2 * ((b.qh[g] >> 12) & 7) + 1;
+        }
+    }
+};
+
+// IQ1_M: as IQ1_S with a shift sign per entry and a 3-bit scale per 16 values; qh[2g + h] holds the high
+// index bits of entries 2h (bits 0-2) and 2h + 1 (bits 4-6) of group g and their shift signs (bits 3 and
+// 7); the block's fp16 scale is the top nibbles of the four scale words.
+struct UnpackIQ1M {
+    using Block = BlockIQ1_M;
+    static constexpr int kOffset = 9;
+    static constexpr float kTermScale = 0.125f;
+    static constexpr bool kScalePer32 = false;
+    static float scale(const Block& b) {
+        uint16_t sc[4];
+        std::memcpy(sc, b.scales, sizeof sc);
+        return half_to_float(uint16_t((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) |
+                                      (sc[3] & 0xf000)));
+    }
+    static void unpack(const Block& b, uint8_t u[256], int32_t scale16[16]) {
+        uint16_t sc[4];
+        std::memcpy(sc, b.scales, sizeof sc);
+        for (int g = 0; g < 8; ++g)
+            for (int l = 0; l < 4; ++l) {
+                const int high = b.qh[2 * g + l / 2] >> (4 * (l % 2));
+                put_ternary8(u + 32 * g + 8 * l, iq::kIq1sGrid[b.qs[4 * g + l] | ((high & 7) << 8)],
+                             kOffset + (high & 8 ? -1 : 1));
+                if (l % 2 == 0) scale16[2 * g + l / 2] = 2 * ((sc[g / 2] >> (6 * (g % 2) + 3 * (l / 2))) & 7) + 1;
+            }
+    }
+};
+
+// TQ1_0: trit n of a byte q is (uint8(q * 3^n) * 3) >> 8; bytes 0-31 hold values 32n + m, bytes 32-47
+// values 160 + 16n + m, qh[j] values 240 + 4n + j. u = the trit (0-2), the level u - 1.
+struct UnpackTQ1 {
+    using Block = BlockTQ1_0;
+    static constexpr int kOffset = 1;
+    static constexpr float kTermScale = 1.0f;
+    static constexpr bool kScalePer32 = true;
+    static void unpack(const Block& b, uint8_t u[256], int32_t scale16[16]) {
+        static constexpr int kPow3[5] = {1, 3, 9, 27, 81};
+        const __m512i low = _mm512_set1_epi16(0xff), three = _mm512_set1_epi16(3);
+        auto trits = [&](__m512i words, int n) {  // words: bytes widened to 16 bits
+            const __m512i q = _mm512_and_si512(_mm512_mullo_epi16(words, _mm512_set1_epi16(int16_t(kPow3[n]))), low);
+            return _mm512_cvtepi16_epi8(_mm512_srli_epi16(_mm512_mullo_epi16(q, three), 8));
+        };
+        const __m512i w0 = _mm512_cvtepu8_epi16(load256(b.qs));
+        const __m512i w1 = _mm512_cvtepu8_epi16(_mm256_castsi128_si256(load128(b.qs + 32)));
+        for (int n = 0; n < 5; ++n) {
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(u + 32 * n), trits(w0, n));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(u + 160 + 16 * n), _mm256_castsi256_si128(trits(w1, n)));
+        }
+        for (int n = 0; n < 4; ++n)
+            for (int j = 0; j < 4; ++j) u[240 + 4 * n + j] = uint8_t((uint8_t(b.qh[j] * kPow3[n]) * 3) >> 8);
+        for (int h = 0; h < 16; ++h) scale16[h] = 1;
+    }
+};
+
+// TQ2_0: value 128c + 32l + m in bits 2l of qs[32c + m]; u = those 2 bits, the level u - 1.
+struct UnpackTQ2 {
+    using Block = BlockTQ2_0;
+    static constexpr int kOffset = 1;
+    static constexpr float kTermScale = 1.0f;
+    static constexpr bool kScalePer32 = true;
+    static void unpack(const Block& b, uint8_t u[256], int32_t scale16[16]) {
+        const __m256i m2 = _mm256_set1_epi8(3);
+        for (int c = 0; c < 2; ++c) {
+            const __m256i q = load256(b.qs + 32 * c);
+            for (int l = 0; l < 4; ++l)
+                _mm256_storeu_si256(reinterpret_cast<__m256i*>(u + 128 * c + 32 * l),
+                                    _mm256_and_si256(_mm256_srli_epi16(q, 2 * l), m2));
+        }
+        for (int h = 0; h < 16; ++h) scale16[h] = 1;
+    }
+};
+
+// The block's float scale: its fp16 d, or what the unpacker reads (IQ1_M has no d field).
+template <class U>
+inline float block_scale(const typename U::Block& b) {
+    if constexpr (requires { U::scale(b); })
+        return U::scale(b);
+    else
+        return half_to_float(b.d);
+}
+
 // sum + ((dx * dy) * isum) [* kTermScale], the reference's float steps.
 template <class U>
 inline __m512 add_term(__m512 acc, __m512 dx, __m512 dy, __m512i isum) {
@@ -187,7 +296,7 @@ void unpack_tile(const typename U::Block* const rows[kRows], int64_t i, TileIQ& 
     alignas(64) float d[kRows];
     for (int t = 0; t < kRows; ++t) {
         U::unpack(rows[t][i], u[t], scales[t]);
-        d[t] = half_to_float(rows[t][i].d);
+        d[t] = block_scale<U>(rows[t][i]);
     }
     for (int k = 0; k < 8; ++k) {
         __m256i in[kRows];
@@ -297,6 +406,10 @@ GGML_GEMM_UNPACKED(iq3_xxs, UnpackIQ3XXS)
 GGML_GEMM_UNPACKED(iq2_xxs, UnpackIQ2XXS)
 GGML_GEMM_UNPACKED(iq2_xs, UnpackIQ2XS)
 GGML_GEMM_UNPACKED(iq2_s, UnpackIQ2S)
+GGML_GEMM_UNPACKED(iq1_s, UnpackIQ1S)
+GGML_GEMM_UNPACKED(iq1_m, UnpackIQ1M)
+GGML_GEMM_UNPACKED(tq1_0, UnpackTQ1)
+GGML_GEMM_UNPACKED(tq2_0, UnpackTQ2)
 #undef GGML_GEMM_UNPACKED
 }  // namespace avx512
 

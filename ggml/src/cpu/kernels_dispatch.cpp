@@ -73,8 +73,8 @@ const DotRow kDots[] = {
     {Type::Q6_K,   {REF(vec_dot_q6_K_q8_K_ref),    SIMD(avx2, q6_K),    SIMD(avx512, q6_K)}},
     {Type::IQ4_NL, {REF(vec_dot_iq4_nl_q8_0_ref),  SIMD(avx2, iq4_nl),  SIMD(avx512, iq4_nl), AMX(iq4_nl)}},
     {Type::MXFP4,  {REF(vec_dot_mxfp4_q8_0_ref),   SIMD(avx2, mxfp4),   SIMD(avx512, mxfp4)}},
-    // IQ4_XS, IQ3_S, IQ3_XXS, IQ2_*: AVX2's dot products at both levels, AVX-512 tiles (IQ4_XS and IQ3_S
-    // also one-column kernels).
+    // IQ4_XS and the grid and ternary formats: AVX2's dot products at both levels, AVX-512 tiles (IQ4_XS
+    // and IQ3_S also one-column kernels).
     {Type::IQ4_XS,  {REF(vec_dot_iq4_xs_q8_K_ref),  SIMD_DOT(avx2, iq4_xs),
                      SIMD_DOT_GEMM(avx2, avx512, iq4_xs)}},
     {Type::IQ2_XXS, {REF(vec_dot_iq2_xxs_q8_K_ref), SIMD_DOT(avx2, iq2_xxs), SIMD_DOT_GEMM(avx2, avx512, iq2_xxs)}},
@@ -82,12 +82,10 @@ const DotRow kDots[] = {
     {Type::IQ2_S,   {REF(vec_dot_iq2_s_q8_K_ref),   SIMD_DOT(avx2, iq2_s),   SIMD_DOT_GEMM(avx2, avx512, iq2_s)}},
     {Type::IQ3_XXS, {REF(vec_dot_iq3_xxs_q8_K_ref), SIMD_DOT(avx2, iq3_xxs), SIMD_DOT_GEMM(avx2, avx512, iq3_xxs)}},
     {Type::IQ3_S,   {REF(vec_dot_iq3_s_q8_K_ref),   SIMD_DOT(avx2, iq3_s),   SIMD_DOT_GEMM(avx2, avx512, iq3_s)}},
-    // (**): no tile kernel of their own (the tile calls vec_dot per output) and no AVX-512 versions: the
-    // AVX2 kernels run at the AVX-512 level too.
-    {Type::IQ1_S,   {REF(vec_dot_iq1_s_q8_K_ref),   SIMD_DOT(avx2, iq1_s),   {}}},  // (**)
-    {Type::IQ1_M,   {REF(vec_dot_iq1_m_q8_K_ref),   SIMD_DOT(avx2, iq1_m),   {}}},
-    {Type::TQ1_0,   {REF(vec_dot_tq1_0_q8_K_ref),   SIMD_DOT(avx2, tq1_0),   {}}},
-    {Type::TQ2_0,   {REF(vec_dot_tq2_0_q8_K_ref),   SIMD_DOT(avx2, tq2_0),   {}}},
+    {Type::IQ1_S,   {REF(vec_dot_iq1_s_q8_K_ref),   SIMD_DOT(avx2, iq1_s),   SIMD_DOT_GEMM(avx2, avx512, iq1_s)}},
+    {Type::IQ1_M,   {REF(vec_dot_iq1_m_q8_K_ref),   SIMD_DOT(avx2, iq1_m),   SIMD_DOT_GEMM(avx2, avx512, iq1_m)}},
+    {Type::TQ1_0,   {REF(vec_dot_tq1_0_q8_K_ref),   SIMD_DOT(avx2, tq1_0),   SIMD_DOT_GEMM(avx2, avx512, tq1_0)}},
+    {Type::TQ2_0,   {REF(vec_dot_tq2_0_q8_K_ref),   SIMD_DOT(avx2, tq2_0),   SIMD_DOT_GEMM(avx2, avx512, tq2_0)}},
 };
 // (*) needs the AVX512_BF16 extension too; on AVX-512 CPUs without it the AVX2 kernels run.
 // The AMX level has tile kernels of its own for the 32-value block formats, Q4_K and Q5_K only; every other entry of

@@ -120,7 +120,7 @@ GGML_DECLARE_DECODE(q4_K);
 GGML_DECLARE_DECODE(q5_K);
 GGML_DECLARE_DECODE(q6_K);
 GGML_DECLARE_DECODE(iq4_xs);
-// Tile kernels of IQ4_XS and of the grid formats (gemm_iq_avx512.cpp); their dot products are the AVX2 ones.
+// Tile kernels of IQ4_XS and of the grid and ternary formats (gemm_iq_avx512.cpp); their dot products are the AVX2 ones.
 #define GGML_DECLARE_GEMM_ONLY(name)                                                                      \
     void gemm_##name(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, size_t by, \
                      int nr, int nc)
@@ -130,6 +130,10 @@ GGML_DECLARE_GEMM_ONLY(iq3_xxs);
 GGML_DECLARE_GEMM_ONLY(iq2_xxs);
 GGML_DECLARE_GEMM_ONLY(iq2_xs);
 GGML_DECLARE_GEMM_ONLY(iq2_s);
+GGML_DECLARE_GEMM_ONLY(iq1_s);
+GGML_DECLARE_GEMM_ONLY(iq1_m);
+GGML_DECLARE_GEMM_ONLY(tq1_0);
+GGML_DECLARE_GEMM_ONLY(tq2_0);
 #undef GGML_DECLARE_GEMM_ONLY
 }  // namespace avx512
 
