@@ -385,6 +385,123 @@ void decode_iq3s_rows(int64_t n, float* s, const void* vx, size_t bx, const void
     }
 }
 
+// One column of IQ2_XXS and IQ3_XXS: a super-block at a time, in registers. The 8 words after the grid
+// indices of each group of 32 values (IQ2_XXS: interleaved with them) hold four 7-bit sign groups (the
+// eighth sign makes the count even: their parity) and the scale; the grid entries are gathered by index
+// (8 values per IQ2_XXS entry, 4 per IQ3_XXS one), offset to u = level + kOffset, negated by mask, and
+// meet the activation with vpdpbusd; lanes times their group's multiplier, less kOffset times the
+// multiplied bsums, add up to the reference's isum.
+struct GatherIQ2XXS {
+    using U = UnpackIQ2XXS;
+    static __m256i aux(const BlockIQ2_XXS& b, __m512i words) {
+        (void)b;
+        return _mm512_castsi512_si256(_mm512_permutexvar_epi32(
+            _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 0, 0, 0, 0, 0, 0, 0, 0), words));
+    }
+    static __m512i words(const BlockIQ2_XXS& b) { return _mm512_loadu_si512(b.qs); }
+    // g[m] = the magnitudes of values 64m .. 64m + 63 (entry l of group g indexed by byte 8g + l).
+    static void grid(const BlockIQ2_XXS& b, __m512i, __m512i g[4]) {
+        const auto* ib = reinterpret_cast<const uint8_t*>(b.qs);
+        const uint64_t* grid = iq::kIq2xxsGrid.v;
+        for (int m = 0; m < 4; ++m) {
+            const uint8_t* e = ib + 16 * m;
+            g[m] = _mm512_set_epi64(int64_t(grid[e[11]]), int64_t(grid[e[10]]), int64_t(grid[e[9]]),
+                                    int64_t(grid[e[8]]), int64_t(grid[e[3]]), int64_t(grid[e[2]]),
+                                    int64_t(grid[e[1]]), int64_t(grid[e[0]]));
+        }
+    }
+};
+
+struct GatherIQ3XXS {
+    using U = UnpackIQ3XXS;
+    static __m512i words(const BlockIQ3_XXS&) { return _mm512_setzero_si512(); }
+    static __m256i aux(const BlockIQ3_XXS& b, __m512i) { return load256(b.qs + 64); }
+    static void grid(const BlockIQ3_XXS& b, __m512i, __m512i g[4]) {
+        const uint32_t* grid = iq::kIq3xxsGrid.v;
+        for (int m = 0; m < 4; ++m) {
+            const uint8_t* e = b.qs + 16 * m;
+            const __m128i q0 =
+                _mm_set_epi32(int(grid[e[3]]), int(grid[e[2]]), int(grid[e[1]]), int(grid[e[0]]));
+            const __m128i q1 =
+                _mm_set_epi32(int(grid[e[7]]), int(grid[e[6]]), int(grid[e[5]]), int(grid[e[4]]));
+            const __m128i q2 =
+                _mm_set_epi32(int(grid[e[11]]), int(grid[e[10]]), int(grid[e[9]]), int(grid[e[8]]));
+            const __m128i q3 =
+                _mm_set_epi32(int(grid[e[15]]), int(grid[e[14]]), int(grid[e[13]]), int(grid[e[12]]));
+            g[m] = _mm512_inserti32x4(
+                _mm512_inserti32x4(_mm512_inserti32x4(_mm512_castsi128_si512(q0), q1, 1), q2, 2), q3, 3);
+        }
+    }
+};
+
+template <class G, class Block>
+inline float xxs_row(const Block* x, const BlockQ8_K* y, int64_t nb, const uint8_t* end) {
+    using U = typename G::U;
+    const __m512i field = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    const __m512i field_shift = _mm512_setr_epi32(0, 7, 14, 21, 0, 7, 14, 21, 0, 7, 14, 21, 0, 7, 14, 21);
+    const __m512i seven = _mm512_set1_epi32(127), one = _mm512_set1_epi32(1);
+    const __m512i off = _mm512_set1_epi8(char(U::kOffset));
+    const __m512i lane_group = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+    float sum = 0.0f;
+    for (int64_t i = 0; i < nb; ++i) {
+        const Block& b = x[i];
+        const BlockQ8_K& a = y[i];
+        prefetch_ahead(reinterpret_cast<const uint8_t*>(&b), sizeof(Block), end);
+        const __m512i words = G::words(b);
+        const __m256i aux = G::aux(b, words);
+        // Sign bytes of values 128h .. 128h + 127: field l of group 4h + k at byte 4k + l.
+        uint64_t negative[4];
+        for (int h = 0; h < 2; ++h) {
+            const __m512i f = _mm512_and_si512(
+                _mm512_srlv_epi32(_mm512_permutexvar_epi32(_mm512_add_epi32(field, _mm512_set1_epi32(4 * h)),
+                                                           _mm512_castsi256_si512(aux)),
+                                  field_shift),
+                seven);
+            __m512i p = _mm512_xor_si512(f, _mm512_srli_epi32(f, 4));
+            p = _mm512_xor_si512(p, _mm512_srli_epi32(p, 2));
+            p = _mm512_xor_si512(p, _mm512_srli_epi32(p, 1));
+            const __m128i bytes =
+                _mm512_cvtepi32_epi8(_mm512_or_si512(f, _mm512_slli_epi32(_mm512_and_si512(p, one), 7)));
+            negative[2 * h] = uint64_t(_mm_cvtsi128_si64(bytes));
+            negative[2 * h + 1] = uint64_t(_mm_extract_epi64(bytes, 1));
+        }
+        const __m256i scale8 =
+            _mm256_add_epi32(_mm256_slli_epi32(_mm256_srli_epi32(aux, 28), 1), _mm256_set1_epi32(1));
+        const __m512i scale = _mm512_castsi256_si512(scale8);
+        __m512i g[4];
+        G::grid(b, words, g);
+        // kOffset times the multiplied bsums, taken off in lanes 0-7.
+        const __m256i bsp = _mm256_madd_epi16(load256(a.bsums), _mm256_set1_epi16(1));
+        __m512i acc = _mm512_castsi256_si512(
+            _mm256_mullo_epi32(_mm256_mullo_epi32(scale8, bsp), _mm256_set1_epi32(-U::kOffset)));
+        acc = _mm512_inserti64x4(acc, _mm256_setzero_si256(), 1);
+        for (int m = 0; m < 4; ++m) {
+            const __m512i u =
+                _mm512_mask_sub_epi8(_mm512_add_epi8(off, g[m]), __mmask64(negative[m]), off, g[m]);
+            const __m512i d =
+                _mm512_dpbusd_epi32(_mm512_setzero_si512(), u, _mm512_loadu_si512(a.qs + 64 * m));
+            const __m512i sc =
+                _mm512_permutexvar_epi32(_mm512_add_epi32(lane_group, _mm512_set1_epi32(2 * m)), scale);
+            acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(sc, d));
+        }
+        const int32_t isum = _mm512_reduce_add_epi32(acc);
+        const __m128 t =
+            _mm_mul_ss(_mm_mul_ss(_mm_set_ss(half_to_float(b.d)), _mm_set_ss(a.d)), _mm_set_ss(float(isum)));
+        sum = _mm_cvtss_f32(_mm_add_ss(_mm_set_ss(sum), _mm_mul_ss(t, _mm_set_ss(U::kTermScale))));
+    }
+    return sum;
+}
+
+template <class G>
+void decode_xxs_rows(int64_t n, float* s, const void* vx, size_t bx, const void* vy, int nr) {
+    using Block = typename G::U::Block;
+    const auto* x = static_cast<const uint8_t*>(vx);
+    const uint8_t* end = x + size_t(nr) * bx;
+    for (int r = 0; r < nr; ++r)
+        s[r] = xxs_row<G>(reinterpret_cast<const Block*>(x + size_t(r) * bx),
+                          static_cast<const BlockQ8_K*>(vy), n / QK_K, end);
+}
+
 }  // namespace
 
 namespace avx512 {
@@ -402,8 +519,16 @@ void gemm_iq3_s(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const
             return scalar::gemm_by_vec_dot<avx2::vec_dot_##name>(n, s, ldc, x, bx, y, by, nr, nc);        \
         gemm_unpacked<unpack>(n, s, ldc, x, bx, y, by, nr, nc);                                           \
     }
-GGML_GEMM_UNPACKED(iq3_xxs, UnpackIQ3XXS)
-GGML_GEMM_UNPACKED(iq2_xxs, UnpackIQ2XXS)
+#define GGML_GEMM_UNPACKED_OR_DECODE(name, unpack, decode)                                                \
+    void gemm_##name(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, size_t by, \
+                     int nr, int nc) {                                                                    \
+        if (nc == 1) return decode(n, s, x, bx, y, nr);                                                   \
+        if (nc < kMinColumns)                                                                             \
+            return scalar::gemm_by_vec_dot<avx2::vec_dot_##name>(n, s, ldc, x, bx, y, by, nr, nc);        \
+        gemm_unpacked<unpack>(n, s, ldc, x, bx, y, by, nr, nc);                                           \
+    }
+GGML_GEMM_UNPACKED_OR_DECODE(iq3_xxs, UnpackIQ3XXS, decode_xxs_rows<GatherIQ3XXS>)
+GGML_GEMM_UNPACKED_OR_DECODE(iq2_xxs, UnpackIQ2XXS, decode_xxs_rows<GatherIQ2XXS>)
 GGML_GEMM_UNPACKED(iq2_xs, UnpackIQ2XS)
 GGML_GEMM_UNPACKED(iq2_s, UnpackIQ2S)
 GGML_GEMM_UNPACKED(iq1_s, UnpackIQ1S)
@@ -411,6 +536,7 @@ GGML_GEMM_UNPACKED(iq1_m, UnpackIQ1M)
 GGML_GEMM_UNPACKED(tq1_0, UnpackTQ1)
 GGML_GEMM_UNPACKED(tq2_0, UnpackTQ2)
 #undef GGML_GEMM_UNPACKED
+#undef GGML_GEMM_UNPACKED_OR_DECODE
 }  // namespace avx512
 
 }  // namespace ggml::cpu
