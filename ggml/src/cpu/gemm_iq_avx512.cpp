@@ -385,121 +385,272 @@ void decode_iq3s_rows(int64_t n, float* s, const void* vx, size_t bx, const void
     }
 }
 
-// One column of IQ2_XXS and IQ3_XXS: a super-block at a time, in registers. The 8 words after the grid
-// indices of each group of 32 values (IQ2_XXS: interleaved with them) hold four 7-bit sign groups (the
-// eighth sign makes the count even: their parity) and the scale; the grid entries are gathered by index
-// (8 values per IQ2_XXS entry, 4 per IQ3_XXS one), offset to u = level + kOffset, negated by mask, and
-// meet the activation with vpdpbusd; lanes times their group's multiplier, less kOffset times the
-// multiplied bsums, add up to the reference's isum.
-struct GatherIQ2XXS {
-    using U = UnpackIQ2XXS;
-    static __m256i aux(const BlockIQ2_XXS& b, __m512i words) {
-        (void)b;
-        return _mm512_castsi512_si256(_mm512_permutexvar_epi32(
-            _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 0, 0, 0, 0, 0, 0, 0, 0), words));
+// One column of the grid formats but IQ3_S: a super-block at a time, in registers. A reader gives each
+// 64 values as unsigned u = level + kOffset (grid entries loaded by index: AVX-512 gathers were slower on
+// Zen 4) and the multipliers of the 16 groups of 16 values; the values meet the activation with vpdpbusd,
+// lanes are multiplied by their group's multiplier, and kOffset times the multiplied bsums is taken off:
+// the reference's isum, then its float term.
+
+// Entries of 8 values: e[k] indexes qword k of the result.
+template <class Index>
+inline __m512i grid8x8(const uint64_t* grid, const Index* e) {
+    return _mm512_set_epi64(int64_t(grid[e[7]]), int64_t(grid[e[6]]), int64_t(grid[e[5]]),
+                            int64_t(grid[e[4]]), int64_t(grid[e[3]]), int64_t(grid[e[2]]),
+                            int64_t(grid[e[1]]), int64_t(grid[e[0]]));
+}
+
+// The 32 entry indices of a super-block, computed in 16-bit lanes: the low byte of entry k or'ed with
+// bits of word which[k] of `high`, shifted right then left and masked (IQ1: bits 8-10, IQ2_S: 8-9).
+struct alignas(64) Indices32 {
+    uint16_t v[32];
+};
+struct alignas(64) Words32 {
+    int16_t v[32];
+};
+template <class F>
+constexpr Words32 words32(F f) {
+    Words32 r{};
+    for (int k = 0; k < 32; ++k) r.v[k] = int16_t(f(k));
+    return r;
+}
+inline void entry_indices(Indices32& out, __m512i low, __m512i high, const Words32& which,
+                          const Words32& right, const Words32& left, int mask) {
+    const __m512i h =
+        _mm512_sllv_epi16(_mm512_srlv_epi16(_mm512_permutexvar_epi16(_mm512_load_si512(which.v), high),
+                                            _mm512_load_si512(right.v)),
+                          _mm512_load_si512(left.v));
+    _mm512_store_si512(out.v, _mm512_or_si512(low, _mm512_and_si512(h, _mm512_set1_epi16(int16_t(mask)))));
+}
+inline __m512i widen_bytes(const uint8_t* p, int n) {  // n = 8, 16 or 32 bytes to 16-bit lanes
+    const __m256i v = n == 32 ? load256(p)
+                      : n == 16
+                          ? _mm256_castsi128_si256(load128(p))
+                          : _mm256_castsi128_si256(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+    return _mm512_cvtepu8_epi16(v);
+}
+
+// u = offset + magnitude, or offset - magnitude where the value's bit of `negative` is set.
+inline __m512i signed_levels(__m512i magnitudes, uint64_t negative, int offset) {
+    const __m512i off = _mm512_set1_epi8(char(offset));
+    return _mm512_mask_sub_epi8(_mm512_add_epi8(off, magnitudes), __mmask64(negative), off, magnitudes);
+}
+
+// 7-bit sign groups (in the low bits of each 32- or 16-bit lane) with their eighth bit, the parity.
+inline __m512i with_parity32(__m512i f) {
+    __m512i p = _mm512_xor_si512(f, _mm512_srli_epi32(f, 4));
+    p = _mm512_xor_si512(p, _mm512_srli_epi32(p, 2));
+    p = _mm512_xor_si512(p, _mm512_srli_epi32(p, 1));
+    return _mm512_or_si512(f, _mm512_slli_epi32(_mm512_and_si512(p, _mm512_set1_epi32(1)), 7));
+}
+inline __m512i with_parity16(__m512i f) {
+    __m512i p = _mm512_xor_si512(f, _mm512_srli_epi16(f, 4));
+    p = _mm512_xor_si512(p, _mm512_srli_epi16(p, 2));
+    p = _mm512_xor_si512(p, _mm512_srli_epi16(p, 1));
+    return _mm512_or_si512(f, _mm512_slli_epi16(_mm512_and_si512(p, _mm512_set1_epi16(1)), 7));
+}
+
+// IQ2_XXS and IQ3_XXS: the 8 words after (IQ2_XXS: between) the indices of the groups of 32 values hold
+// four 7-bit sign groups each and the scale in bits 28-31. negative[m]: the signs of values 64m .. + 63.
+inline __m512i xxs_signs_and_scales(__m256i aux, uint64_t negative[4]) {
+    const __m512i field = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    const __m512i shift = _mm512_setr_epi32(0, 7, 14, 21, 0, 7, 14, 21, 0, 7, 14, 21, 0, 7, 14, 21);
+    for (int h = 0; h < 2; ++h) {  // groups 4h .. 4h + 3: field l of group 4h + k at byte 4k + l
+        const __m512i words = _mm512_permutexvar_epi32(_mm512_add_epi32(field, _mm512_set1_epi32(4 * h)),
+                                                       _mm512_castsi256_si512(aux));
+        const __m128i bytes = _mm512_cvtepi32_epi8(
+            with_parity32(_mm512_and_si512(_mm512_srlv_epi32(words, shift), _mm512_set1_epi32(127))));
+        negative[2 * h] = uint64_t(_mm_cvtsi128_si64(bytes));
+        negative[2 * h + 1] = uint64_t(_mm_extract_epi64(bytes, 1));
     }
-    static __m512i words(const BlockIQ2_XXS& b) { return _mm512_loadu_si512(b.qs); }
-    // g[m] = the magnitudes of values 64m .. 64m + 63 (entry l of group g indexed by byte 8g + l).
-    static void grid(const BlockIQ2_XXS& b, __m512i, __m512i g[4]) {
-        const auto* ib = reinterpret_cast<const uint8_t*>(b.qs);
-        const uint64_t* grid = iq::kIq2xxsGrid.v;
+    const __m512i scale8 = _mm512_castsi256_si512(
+        _mm256_add_epi32(_mm256_slli_epi32(_mm256_srli_epi32(aux, 28), 1), _mm256_set1_epi32(1)));
+    return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7),
+                                    scale8);
+}
+
+// IQ2_XS and IQ2_S: scales[g] holds the 4-bit scales of values 32g .. + 15 (low nibble) and + 16 .. + 31.
+inline __m512i nibble_pair_multipliers(const uint8_t scales[8]) {
+    const __m128i w = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(scales)));
+    const __m128i pairs =
+        _mm_or_si128(_mm_and_si128(w, _mm_set1_epi16(15)), _mm_slli_epi16(_mm_srli_epi16(w, 4), 8));
+    const __m512i s = _mm512_cvtepu8_epi32(pairs);  // byte 2g: low nibble, 2g + 1: high
+    return _mm512_add_epi32(_mm512_slli_epi32(s, 1), _mm512_set1_epi32(1));
+}
+
+struct ReadIQ2XXS {
+    using U = UnpackIQ2XXS;
+    static __m512i read(const BlockIQ2_XXS& b, __m512i u[4]) {
+        const __m512i words = _mm512_loadu_si512(b.qs);  // group g: index word 2g, sign/scale word 2g + 1
+        const __m256i aux = _mm512_castsi512_si256(_mm512_permutexvar_epi32(
+            _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 0, 0, 0, 0, 0, 0, 0, 0), words));
+        uint64_t negative[4];
+        const __m512i scale16 = xxs_signs_and_scales(aux, negative);
+        const auto* ib = reinterpret_cast<const uint8_t*>(b.qs);  // entry l of group g: byte 8g + l
         for (int m = 0; m < 4; ++m) {
             const uint8_t* e = ib + 16 * m;
-            g[m] = _mm512_set_epi64(int64_t(grid[e[11]]), int64_t(grid[e[10]]), int64_t(grid[e[9]]),
-                                    int64_t(grid[e[8]]), int64_t(grid[e[3]]), int64_t(grid[e[2]]),
-                                    int64_t(grid[e[1]]), int64_t(grid[e[0]]));
+            const int idx[8] = {e[0], e[1], e[2], e[3], e[8], e[9], e[10], e[11]};
+            u[m] = signed_levels(grid8x8(iq::kIq2xxsGrid.v, idx), negative[m], U::kOffset);
         }
+        return scale16;
     }
 };
 
-struct GatherIQ3XXS {
+struct ReadIQ3XXS {
     using U = UnpackIQ3XXS;
-    static __m512i words(const BlockIQ3_XXS&) { return _mm512_setzero_si512(); }
-    static __m256i aux(const BlockIQ3_XXS& b, __m512i) { return load256(b.qs + 64); }
-    static void grid(const BlockIQ3_XXS& b, __m512i, __m512i g[4]) {
+    static __m512i read(const BlockIQ3_XXS& b, __m512i u[4]) {
+        uint64_t negative[4];
+        const __m512i scale16 = xxs_signs_and_scales(load256(b.qs + 64), negative);
         const uint32_t* grid = iq::kIq3xxsGrid.v;
         for (int m = 0; m < 4; ++m) {
             const uint8_t* e = b.qs + 16 * m;
-            const __m128i q0 =
-                _mm_set_epi32(int(grid[e[3]]), int(grid[e[2]]), int(grid[e[1]]), int(grid[e[0]]));
-            const __m128i q1 =
-                _mm_set_epi32(int(grid[e[7]]), int(grid[e[6]]), int(grid[e[5]]), int(grid[e[4]]));
-            const __m128i q2 =
-                _mm_set_epi32(int(grid[e[11]]), int(grid[e[10]]), int(grid[e[9]]), int(grid[e[8]]));
-            const __m128i q3 =
-                _mm_set_epi32(int(grid[e[15]]), int(grid[e[14]]), int(grid[e[13]]), int(grid[e[12]]));
-            g[m] = _mm512_inserti32x4(
-                _mm512_inserti32x4(_mm512_inserti32x4(_mm512_castsi128_si512(q0), q1, 1), q2, 2), q3, 3);
+            auto four = [&](int k) {
+                return _mm_set_epi32(int(grid[e[k + 3]]), int(grid[e[k + 2]]), int(grid[e[k + 1]]),
+                                     int(grid[e[k]]));
+            };
+            const __m512i g = _mm512_inserti32x4(
+                _mm512_inserti32x4(_mm512_inserti32x4(_mm512_castsi128_si512(four(0)), four(4), 1), four(8),
+                                   2),
+                four(12), 3);
+            u[m] = signed_levels(g, negative[m], U::kOffset);
         }
+        return scale16;
     }
 };
 
-template <class G, class Block>
-inline float xxs_row(const Block* x, const BlockQ8_K* y, int64_t nb, const uint8_t* end) {
-    using U = typename G::U;
-    const __m512i field = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
-    const __m512i field_shift = _mm512_setr_epi32(0, 7, 14, 21, 0, 7, 14, 21, 0, 7, 14, 21, 0, 7, 14, 21);
-    const __m512i seven = _mm512_set1_epi32(127), one = _mm512_set1_epi32(1);
-    const __m512i off = _mm512_set1_epi8(char(U::kOffset));
-    const __m512i lane_group = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+// IQ2_XS: qs[e] = a 9-bit index and 7 sign bits (the eighth their parity).
+struct ReadIQ2XS {
+    using U = UnpackIQ2XS;
+    static __m512i read(const BlockIQ2_XS& b, __m512i u[4]) {
+        const __m256i signs =
+            _mm512_cvtepi16_epi8(with_parity16(_mm512_srli_epi16(_mm512_loadu_si512(b.qs), 9)));
+        Indices32 idx;
+        _mm512_store_si512(idx.v, _mm512_and_si512(_mm512_loadu_si512(b.qs), _mm512_set1_epi16(511)));
+        for (int m = 0; m < 4; ++m) {
+            const uint64_t negative = uint64_t(_mm256_extract_epi64(signs, m));
+            u[m] = signed_levels(grid8x8(iq::kIq2xsGrid.v, idx.v + 8 * m), negative, U::kOffset);
+        }
+        return nibble_pair_multipliers(b.scales);
+    }
+};
+
+// IQ2_S: 10-bit indices (qs[e], the top 2 bits of group g's entry l in qh[g] bits 2l, 2l + 1), one sign byte
+// per entry (qs[32 + e]).
+struct ReadIQ2S {
+    using U = UnpackIQ2S;
+    static __m512i read(const BlockIQ2_S& b, __m512i u[4]) {
+        static constexpr Words32 kWhich = words32([](int e) { return e / 4; });
+        static constexpr Words32 kLeft = words32([](int e) { return 8 - 2 * (e % 4); });
+        static constexpr Words32 kRight = words32([](int) { return 0; });
+        Indices32 idx;
+        entry_indices(idx, widen_bytes(b.qs, 32), widen_bytes(b.qh, 8), kWhich, kRight, kLeft, 0x300);
+        for (int m = 0; m < 4; ++m) {
+            uint64_t negative;
+            std::memcpy(&negative, b.qs + 32 + 8 * m, sizeof negative);
+            u[m] = signed_levels(grid8x8(iq::kIq2sGrid.v, idx.v + 8 * m), negative, U::kOffset);
+        }
+        return nibble_pair_multipliers(b.scales);
+    }
+};
+
+// 8 * grid for the {-1, 0, 1} bytes of IQ1's entries (shifted per 16-bit lane, the low byte's spill masked).
+inline __m512i times8(__m512i g) {
+    return _mm512_and_si512(_mm512_slli_epi16(g, 3), _mm512_set1_epi8(char(0xf8)));
+}
+
+// IQ1_S: u = 8 * grid + 9 +- 1 (the group's shift sign), its multiplier per group of 32 values.
+struct ReadIQ1S {
+    using U = UnpackIQ1S;
+    static __m512i read(const BlockIQ1_S& b, __m512i u[4]) {
+        // Entry k = 4g + l: qs[k], bits 3l .. 3l + 2 of qh[g] as bits 8-10.
+        static constexpr Words32 kWhich = words32([](int k) { return k / 4; });
+        static constexpr Words32 kLeft = words32([](int) { return 8; });
+        static constexpr Words32 kRight = words32([](int k) { return 3 * (k % 4); });
+        Indices32 idx;
+        entry_indices(idx, widen_bytes(b.qs, 32), _mm512_castsi128_si512(load128(b.qh)), kWhich, kRight,
+                      kLeft, 0x700);
+        for (int m = 0; m < 4; ++m) {
+            const int bias0 = U::kOffset + (b.qh[2 * m] & 0x8000 ? -1 : 1);
+            const int bias1 = U::kOffset + (b.qh[2 * m + 1] & 0x8000 ? -1 : 1);
+            const __m512i bias =
+                _mm512_inserti64x4(_mm512_set1_epi8(char(bias0)), _mm256_set1_epi8(char(bias1)), 1);
+            u[m] = _mm512_add_epi8(times8(grid8x8(iq::kIq1sGrid.v, idx.v + 8 * m)), bias);
+        }
+        const __m512i q = _mm512_castsi256_si512(_mm256_cvtepu16_epi32(load128(b.qh)));
+        const __m512i ls = _mm512_add_epi32(
+            _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(q, 12), _mm512_set1_epi32(7)), 1),
+            _mm512_set1_epi32(1));
+        return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7),
+                                        ls);
+    }
+};
+
+// IQ1_M: a shift sign per entry (qh bits 3 and 7: entry k of values 64m .. + 63 at bit 4k + 3 of the word
+// qh[4m .. 4m + 3]) and a 3-bit scale per 16 values.
+struct ReadIQ1M {
+    using U = UnpackIQ1M;
+    static __m512i read(const BlockIQ1_M& b, __m512i u[4]) {
+        // Entry k: qs[k], bits 4 (k % 2) .. + 2 of qh[k / 2] as bits 8-10.
+        static constexpr Words32 kWhich = words32([](int k) { return k / 2; });
+        static constexpr Words32 kLeft = words32([](int) { return 8; });
+        static constexpr Words32 kRight = words32([](int k) { return 4 * (k % 2); });
+        Indices32 idx;
+        entry_indices(idx, widen_bytes(b.qs, 32), widen_bytes(b.qh, 16), kWhich, kRight, kLeft, 0x700);
+        for (int m = 0; m < 4; ++m) {
+            uint32_t high;
+            std::memcpy(&high, b.qh + 4 * m, sizeof high);
+            const uint64_t negative = _pdep_u64(_pext_u32(high, 0x88888888u), 0x0101010101010101ull) * 0xff;
+            const __m512i up = _mm512_add_epi8(times8(grid8x8(iq::kIq1sGrid.v, idx.v + 8 * m)),
+                                               _mm512_set1_epi8(U::kOffset + 1));
+            u[m] = _mm512_mask_sub_epi8(up, __mmask64(negative), up, _mm512_set1_epi8(2));
+        }
+        // Multiplier h: 2 * (bits 3 (h % 4) .. + 2 of scale word h / 4) + 1, in registers (16 scalar stores
+        // read back as one vector stalled on store forwarding).
+        const __m256i words =
+            _mm256_castsi128_si256(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.scales)));
+        const __m256i spread = _mm256_permutexvar_epi16(
+            _mm256_setr_epi16(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3), words);
+        const __m256i s3 = _mm256_and_si256(
+            _mm256_srlv_epi16(spread, _mm256_setr_epi16(0, 3, 6, 9, 0, 3, 6, 9, 0, 3, 6, 9, 0, 3, 6, 9)),
+            _mm256_set1_epi16(7));
+        return _mm512_add_epi32(_mm512_slli_epi32(_mm512_cvtepu16_epi32(s3), 1), _mm512_set1_epi32(1));
+    }
+};
+
+template <class R>
+inline float grid_row(const typename R::U::Block* x, const BlockQ8_K* y, int64_t nb, const uint8_t* end) {
+    using U = typename R::U;
+    const __m512i group_of = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
     float sum = 0.0f;
     for (int64_t i = 0; i < nb; ++i) {
-        const Block& b = x[i];
+        const auto& b = x[i];
         const BlockQ8_K& a = y[i];
-        prefetch_ahead(reinterpret_cast<const uint8_t*>(&b), sizeof(Block), end);
-        const __m512i words = G::words(b);
-        const __m256i aux = G::aux(b, words);
-        // Sign bytes of values 128h .. 128h + 127: field l of group 4h + k at byte 4k + l.
-        uint64_t negative[4];
-        for (int h = 0; h < 2; ++h) {
-            const __m512i f = _mm512_and_si512(
-                _mm512_srlv_epi32(_mm512_permutexvar_epi32(_mm512_add_epi32(field, _mm512_set1_epi32(4 * h)),
-                                                           _mm512_castsi256_si512(aux)),
-                                  field_shift),
-                seven);
-            __m512i p = _mm512_xor_si512(f, _mm512_srli_epi32(f, 4));
-            p = _mm512_xor_si512(p, _mm512_srli_epi32(p, 2));
-            p = _mm512_xor_si512(p, _mm512_srli_epi32(p, 1));
-            const __m128i bytes =
-                _mm512_cvtepi32_epi8(_mm512_or_si512(f, _mm512_slli_epi32(_mm512_and_si512(p, one), 7)));
-            negative[2 * h] = uint64_t(_mm_cvtsi128_si64(bytes));
-            negative[2 * h + 1] = uint64_t(_mm_extract_epi64(bytes, 1));
-        }
-        const __m256i scale8 =
-            _mm256_add_epi32(_mm256_slli_epi32(_mm256_srli_epi32(aux, 28), 1), _mm256_set1_epi32(1));
-        const __m512i scale = _mm512_castsi256_si512(scale8);
-        __m512i g[4];
-        G::grid(b, words, g);
-        // kOffset times the multiplied bsums, taken off in lanes 0-7.
-        const __m256i bsp = _mm256_madd_epi16(load256(a.bsums), _mm256_set1_epi16(1));
-        __m512i acc = _mm512_castsi256_si512(
-            _mm256_mullo_epi32(_mm256_mullo_epi32(scale8, bsp), _mm256_set1_epi32(-U::kOffset)));
-        acc = _mm512_inserti64x4(acc, _mm256_setzero_si256(), 1);
+        prefetch_ahead(reinterpret_cast<const uint8_t*>(&b), sizeof b, end);
+        __m512i u[4];
+        const __m512i scale16 = R::read(b, u);
+        __m512i acc = _mm512_mullo_epi32(scale16, _mm512_mullo_epi32(_mm512_cvtepi16_epi32(load256(a.bsums)),
+                                                                     _mm512_set1_epi32(-U::kOffset)));
         for (int m = 0; m < 4; ++m) {
-            const __m512i u =
-                _mm512_mask_sub_epi8(_mm512_add_epi8(off, g[m]), __mmask64(negative[m]), off, g[m]);
             const __m512i d =
-                _mm512_dpbusd_epi32(_mm512_setzero_si512(), u, _mm512_loadu_si512(a.qs + 64 * m));
+                _mm512_dpbusd_epi32(_mm512_setzero_si512(), u[m], _mm512_loadu_si512(a.qs + 64 * m));
             const __m512i sc =
-                _mm512_permutexvar_epi32(_mm512_add_epi32(lane_group, _mm512_set1_epi32(2 * m)), scale);
+                _mm512_permutexvar_epi32(_mm512_add_epi32(group_of, _mm512_set1_epi32(4 * m)), scale16);
             acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(sc, d));
         }
-        const int32_t isum = _mm512_reduce_add_epi32(acc);
-        const __m128 t =
-            _mm_mul_ss(_mm_mul_ss(_mm_set_ss(half_to_float(b.d)), _mm_set_ss(a.d)), _mm_set_ss(float(isum)));
+        const __m128 t = _mm_mul_ss(_mm_mul_ss(_mm_set_ss(block_scale<U>(b)), _mm_set_ss(a.d)),
+                                    _mm_set_ss(float(_mm512_reduce_add_epi32(acc))));
         sum = _mm_cvtss_f32(_mm_add_ss(_mm_set_ss(sum), _mm_mul_ss(t, _mm_set_ss(U::kTermScale))));
     }
     return sum;
 }
 
-template <class G>
-void decode_xxs_rows(int64_t n, float* s, const void* vx, size_t bx, const void* vy, int nr) {
-    using Block = typename G::U::Block;
+template <class R>
+void decode_grid_rows(int64_t n, float* s, const void* vx, size_t bx, const void* vy, int nr) {
+    using Block = typename R::U::Block;
     const auto* x = static_cast<const uint8_t*>(vx);
     const uint8_t* end = x + size_t(nr) * bx;
     for (int r = 0; r < nr; ++r)
-        s[r] = xxs_row<G>(reinterpret_cast<const Block*>(x + size_t(r) * bx),
-                          static_cast<const BlockQ8_K*>(vy), n / QK_K, end);
+        s[r] = grid_row<R>(reinterpret_cast<const Block*>(x + size_t(r) * bx),
+                           static_cast<const BlockQ8_K*>(vy), n / QK_K, end);
 }
 
 }  // namespace
@@ -527,12 +678,12 @@ void gemm_iq3_s(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const
             return scalar::gemm_by_vec_dot<avx2::vec_dot_##name>(n, s, ldc, x, bx, y, by, nr, nc);        \
         gemm_unpacked<unpack>(n, s, ldc, x, bx, y, by, nr, nc);                                           \
     }
-GGML_GEMM_UNPACKED_OR_DECODE(iq3_xxs, UnpackIQ3XXS, decode_xxs_rows<GatherIQ3XXS>)
-GGML_GEMM_UNPACKED_OR_DECODE(iq2_xxs, UnpackIQ2XXS, decode_xxs_rows<GatherIQ2XXS>)
-GGML_GEMM_UNPACKED(iq2_xs, UnpackIQ2XS)
-GGML_GEMM_UNPACKED(iq2_s, UnpackIQ2S)
-GGML_GEMM_UNPACKED(iq1_s, UnpackIQ1S)
-GGML_GEMM_UNPACKED(iq1_m, UnpackIQ1M)
+GGML_GEMM_UNPACKED_OR_DECODE(iq3_xxs, UnpackIQ3XXS, decode_grid_rows<ReadIQ3XXS>)
+GGML_GEMM_UNPACKED_OR_DECODE(iq2_xxs, UnpackIQ2XXS, decode_grid_rows<ReadIQ2XXS>)
+GGML_GEMM_UNPACKED_OR_DECODE(iq2_xs, UnpackIQ2XS, decode_grid_rows<ReadIQ2XS>)
+GGML_GEMM_UNPACKED_OR_DECODE(iq2_s, UnpackIQ2S, decode_grid_rows<ReadIQ2S>)
+GGML_GEMM_UNPACKED_OR_DECODE(iq1_s, UnpackIQ1S, decode_grid_rows<ReadIQ1S>)
+GGML_GEMM_UNPACKED_OR_DECODE(iq1_m, UnpackIQ1M, decode_grid_rows<ReadIQ1M>)
 GGML_GEMM_UNPACKED(tq1_0, UnpackTQ1)
 GGML_GEMM_UNPACKED(tq2_0, UnpackTQ2)
 #undef GGML_GEMM_UNPACKED
