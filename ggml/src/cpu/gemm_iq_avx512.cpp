@@ -1,13 +1,14 @@
 // Tiles of the grid and ternary formats at the AVX-512 level (IQ3_S, IQ3_XXS, IQ2_XXS, IQ2_XS, IQ2_S,
-// IQ1_S, IQ1_M, TQ1_0, TQ2_0): each 16-row
-// tile's blocks are unpacked once into unsigned levels u = level + kOffset (grid values looked up by
-// index, negated where the sign bit is set) and multipliers per group of 16 values, transposed so that a
-// vector holds 4 values of each of the 16 rows, and then meet every activation column with vpdpbusd. Per
-// group the exact sum is scale * (sum(u * y) - kOffset * sum(y)); per super-block the reference's float
-// term (dx * dy) * isum [* kTermScale] is added in order: bit for bit the reference's.
+// IQ1_S, IQ1_M, TQ1_0, TQ2_0): each 16-row tile's blocks are unpacked once into unsigned levels
+// u = level + kOffset (grid values looked up by index, negated where the sign bit is set) and multipliers
+// per group of 16 values, transposed so that a vector holds 4 values of each of the 16 rows, and then meet
+// every activation column with vpdpbusd. Per group the exact sum is scale * (sum(u * y) - kOffset * sum(y));
+// per super-block the reference's float term (dx * dy) * isum [* kTermScale] is added in order: bit for
+// bit the reference's.
 //
 // With 2 or 3 columns the unpacking would cost more than it saves: the dot product per output. With one,
-// IQ3_S unpacks each row as it streams; the others use the dot product per output too.
+// IQ3_S unpacks each row as it streams, the other grid formats read a super-block at a time in registers
+// (decode_grid_rows), and TQ1_0 and TQ2_0 use the dot product per output.
 #include "kernels_x86_intrin.h"
 
 #include <algorithm>
