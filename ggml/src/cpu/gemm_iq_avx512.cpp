@@ -526,9 +526,10 @@ struct ReadIQ2XS {
             _mm512_cvtepi16_epi8(with_parity16(_mm512_srli_epi16(_mm512_loadu_si512(b.qs), 9)));
         Indices32 idx;
         _mm512_store_si512(idx.v, _mm512_and_si512(_mm512_loadu_si512(b.qs), _mm512_set1_epi16(511)));
+        alignas(32) uint64_t negative[4];
+        _mm256_store_si256(reinterpret_cast<__m256i*>(negative), signs);
         for (int m = 0; m < 4; ++m) {
-            const uint64_t negative = uint64_t(_mm256_extract_epi64(signs, m));
-            u[m] = signed_levels(grid8x8(iq::kIq2xsGrid.v, idx.v + 8 * m), negative, U::kOffset);
+            u[m] = signed_levels(grid8x8(iq::kIq2xsGrid.v, idx.v + 8 * m), negative[m], U::kOffset);
         }
         return nibble_pair_multipliers(b.scales);
     }
