@@ -7,8 +7,8 @@
 // bit the reference's.
 //
 // With 2 or 3 columns the unpacking would cost more than it saves: the dot product per output. With one,
-// IQ3_S unpacks each row as it streams, the other grid formats read a super-block at a time in registers
-// (decode_grid_rows), and TQ1_0 and TQ2_0 use the dot product per output.
+// IQ3_S unpacks each row as it streams; the other grid formats and the ternary ones read a super-block at a
+// time in registers (decode_grid_rows).
 #include "kernels_x86_intrin.h"
 
 #include <algorithm>
@@ -386,11 +386,11 @@ void decode_iq3s_rows(int64_t n, float* s, const void* vx, size_t bx, const void
     }
 }
 
-// One column of the grid formats but IQ3_S: a super-block at a time, in registers. A reader gives each
-// 64 values as unsigned u = level + kOffset (grid entries loaded by index: AVX-512 gathers were slower on
-// Zen 4) and the multipliers of the 16 groups of 16 values; the values meet the activation with vpdpbusd,
-// lanes are multiplied by their group's multiplier, and kOffset times the multiplied bsums is taken off:
-// the reference's isum, then its float term.
+// One column of the grid formats but IQ3_S, and of TQ1_0 and TQ2_0: a super-block at a time, in
+// registers. A reader gives each 64 values as unsigned u = level + kOffset (grid entries loaded by index:
+// AVX-512 gathers were slower on Zen 4) and the multipliers of the 16 groups of 16 values; the values meet
+// the activation with vpdpbusd, lanes are multiplied by their group's multiplier, and kOffset times the
+// multiplied bsums is taken off: the reference's isum, then its float term.
 
 // Entries of 8 values: e[k] indexes qword k of the result.
 template <class Index>
@@ -618,6 +618,63 @@ struct ReadIQ1M {
     }
 };
 
+// TQ1_0: trit n of a byte q is (uint8(q * 3^n) * 3) >> 8, computed in 16-bit lanes as the high half of
+// (q * 3^n * 256 mod 2^16) * 3; bytes 0-31 hold values 32n + m, bytes 32-47 values 160 + 16n + m, qh[j]
+// values 240 + 4n + j. u = the trit (0-2), the level u - 1.
+struct ReadTQ1 {
+    using U = UnpackTQ1;
+    static constexpr int16_t kPow[5] = {1 << 8, 3 << 8, 9 << 8, 27 << 8, 81 << 8};  // 3^n * 256
+    static __m256i trits32(__m512i words, __m512i pow) {  // 32 bytes from 32 widened bytes
+        return _mm512_cvtepi16_epi8(_mm512_mulhi_epu16(_mm512_mullo_epi16(words, pow), _mm512_set1_epi16(3)));
+    }
+    static __m128i trits16(__m256i words, __m256i pow) {  // 16 bytes from 16 widened bytes
+        return _mm256_cvtepi16_epi8(_mm256_mulhi_epu16(_mm256_mullo_epi16(words, pow), _mm256_set1_epi16(3)));
+    }
+    static __m512i read(const BlockTQ1_0& b, __m512i u[4]) {
+        const __m512i w0 = _mm512_cvtepu8_epi16(load256(b.qs));
+        __m256i t0[5];
+        for (int n = 0; n < 5; ++n) t0[n] = trits32(w0, _mm512_set1_epi16(kPow[n]));
+        const __m256i w1 = _mm256_cvtepu8_epi16(load128(b.qs + 32));
+        __m128i t1[5];
+        for (int n = 0; n < 5; ++n) t1[n] = trits16(w1, _mm256_set1_epi16(kPow[n]));
+        // qh: lane 4n + j holds qh[j], times 3^n.
+        uint32_t high;
+        std::memcpy(&high, b.qh, sizeof high);
+        const __m128i tq = trits16(
+            _mm256_cvtepu8_epi16(_mm_set1_epi32(int(high))),
+            _mm256_setr_epi16(kPow[0], kPow[0], kPow[0], kPow[0], kPow[1], kPow[1], kPow[1], kPow[1], kPow[2],
+                              kPow[2], kPow[2], kPow[2], kPow[3], kPow[3], kPow[3], kPow[3]));
+        auto join = [](__m256i lo, __m256i hi) {
+            return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+        };
+        auto join128 = [](__m128i lo, __m128i hi) {
+            return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+        };
+        u[0] = join(t0[0], t0[1]);
+        u[1] = join(t0[2], t0[3]);
+        u[2] = join(t0[4], join128(t1[0], t1[1]));
+        u[3] = join(join128(t1[2], t1[3]), join128(t1[4], tq));
+        return _mm512_set1_epi32(1);
+    }
+};
+
+// TQ2_0: value 128c + 32l + m in bits 2l of qs[32c + m]; u = those 2 bits, the level u - 1.
+struct ReadTQ2 {
+    using U = UnpackTQ2;
+    static __m512i read(const BlockTQ2_0& b, __m512i u[4]) {
+        // Lanes of the low half shift by 2 * (2h), of the high half by 2 * (2h + 1).
+        for (int c = 0; c < 2; ++c) {
+            const __m512i q = _mm512_broadcast_i64x4(load256(b.qs + 32 * c));
+            for (int h = 0; h < 2; ++h) {
+                const __m512i shift = _mm512_inserti64x4(_mm512_set1_epi16(int16_t(4 * h)),
+                                                         _mm256_set1_epi16(int16_t(4 * h + 2)), 1);
+                u[2 * c + h] = _mm512_and_si512(_mm512_srlv_epi16(q, shift), _mm512_set1_epi8(3));
+            }
+        }
+        return _mm512_set1_epi32(1);
+    }
+};
+
 template <class R>
 inline float grid_row(const typename R::U::Block* x, const BlockQ8_K* y, int64_t nb, const uint8_t* end) {
     using U = typename R::U;
@@ -686,8 +743,8 @@ GGML_GEMM_UNPACKED_OR_DECODE(iq2_xs, UnpackIQ2XS, decode_grid_rows<ReadIQ2XS>)
 GGML_GEMM_UNPACKED_OR_DECODE(iq2_s, UnpackIQ2S, decode_grid_rows<ReadIQ2S>)
 GGML_GEMM_UNPACKED_OR_DECODE(iq1_s, UnpackIQ1S, decode_grid_rows<ReadIQ1S>)
 GGML_GEMM_UNPACKED_OR_DECODE(iq1_m, UnpackIQ1M, decode_grid_rows<ReadIQ1M>)
-GGML_GEMM_UNPACKED(tq1_0, UnpackTQ1)
-GGML_GEMM_UNPACKED(tq2_0, UnpackTQ2)
+GGML_GEMM_UNPACKED_OR_DECODE(tq1_0, UnpackTQ1, decode_grid_rows<ReadTQ1>)
+GGML_GEMM_UNPACKED_OR_DECODE(tq2_0, UnpackTQ2, decode_grid_rows<ReadTQ2>)
 #undef GGML_GEMM_UNPACKED
 #undef GGML_GEMM_UNPACKED_OR_DECODE
 }  // namespace avx512
