@@ -436,18 +436,18 @@ inline __m512i signed_levels(__m512i magnitudes, uint64_t negative, int offset) 
     return _mm512_mask_sub_epi8(_mm512_add_epi8(off, magnitudes), __mmask64(negative), off, magnitudes);
 }
 
-// 7-bit sign groups (in the low bits of each 32- or 16-bit lane) with their eighth bit, the parity.
-inline __m512i with_parity32(__m512i f) {
-    __m512i p = _mm512_xor_si512(f, _mm512_srli_epi32(f, 4));
-    p = _mm512_xor_si512(p, _mm512_srli_epi32(p, 2));
-    p = _mm512_xor_si512(p, _mm512_srli_epi32(p, 1));
-    return _mm512_or_si512(f, _mm512_slli_epi32(_mm512_and_si512(p, _mm512_set1_epi32(1)), 7));
-}
-inline __m512i with_parity16(__m512i f) {
+// 7-bit sign groups (in the low bits of each 16-bit lane, or of each 32-bit lane: its high half is zero)
+// with their eighth bit, the parity.
+inline __m512i with_parity(__m512i f) {
     __m512i p = _mm512_xor_si512(f, _mm512_srli_epi16(f, 4));
     p = _mm512_xor_si512(p, _mm512_srli_epi16(p, 2));
     p = _mm512_xor_si512(p, _mm512_srli_epi16(p, 1));
     return _mm512_or_si512(f, _mm512_slli_epi16(_mm512_and_si512(p, _mm512_set1_epi16(1)), 7));
+}
+
+// Multipliers of 8 groups of 32 values (lanes 0-7) as those of the 16 groups of 16.
+inline __m512i per16_of_per32(__m512i eight) {
+    return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7), eight);
 }
 
 // IQ2_XXS and IQ3_XXS: the 8 words after (IQ2_XXS: between) the indices of the groups of 32 values hold
@@ -459,14 +459,13 @@ inline __m512i xxs_signs_and_scales(__m256i aux, uint64_t negative[4]) {
         const __m512i words = _mm512_permutexvar_epi32(_mm512_add_epi32(field, _mm512_set1_epi32(4 * h)),
                                                        _mm512_castsi256_si512(aux));
         const __m128i bytes = _mm512_cvtepi32_epi8(
-            with_parity32(_mm512_and_si512(_mm512_srlv_epi32(words, shift), _mm512_set1_epi32(127))));
+            with_parity(_mm512_and_si512(_mm512_srlv_epi32(words, shift), _mm512_set1_epi32(127))));
         negative[2 * h] = uint64_t(_mm_cvtsi128_si64(bytes));
         negative[2 * h + 1] = uint64_t(_mm_extract_epi64(bytes, 1));
     }
     const __m512i scale8 = _mm512_castsi256_si512(
         _mm256_add_epi32(_mm256_slli_epi32(_mm256_srli_epi32(aux, 28), 1), _mm256_set1_epi32(1)));
-    return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7),
-                                    scale8);
+    return per16_of_per32(scale8);
 }
 
 // IQ2_XS and IQ2_S: scales[g] holds the 4-bit scales of values 32g .. + 15 (low nibble) and + 16 .. + 31.
@@ -523,7 +522,7 @@ struct ReadIQ2XS {
     using U = UnpackIQ2XS;
     static __m512i read(const BlockIQ2_XS& b, __m512i u[4]) {
         const __m256i signs =
-            _mm512_cvtepi16_epi8(with_parity16(_mm512_srli_epi16(_mm512_loadu_si512(b.qs), 9)));
+            _mm512_cvtepi16_epi8(with_parity(_mm512_srli_epi16(_mm512_loadu_si512(b.qs), 9)));
         Indices32 idx;
         _mm512_store_si512(idx.v, _mm512_and_si512(_mm512_loadu_si512(b.qs), _mm512_set1_epi16(511)));
         alignas(32) uint64_t negative[4];
@@ -581,8 +580,7 @@ struct ReadIQ1S {
         const __m512i ls = _mm512_add_epi32(
             _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(q, 12), _mm512_set1_epi32(7)), 1),
             _mm512_set1_epi32(1));
-        return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7),
-                                        ls);
+        return per16_of_per32(ls);
     }
 };
 
