@@ -186,13 +186,21 @@ namespace avx512 {
         if (nc == 1) return decode_##name(n, s, x, bx, y, nr);                                           \
         engine<decode>(n, s, ldc, x, bx, y, by, nr, nc);                                                  \
     }
-GGML_GEMM_OR_DECODE(q4_0, gemm_blocks32, DecodeQ4_0)
-GGML_GEMM_OR_DECODE(q4_1, gemm_blocks32, DecodeQ4_1)
-GGML_GEMM_OR_DECODE(q5_0, gemm_blocks32, DecodeQ5_0)
-GGML_GEMM_OR_DECODE(q5_1, gemm_blocks32, DecodeQ5_1)
-GGML_GEMM_OR_DECODE(q8_0, gemm_blocks32, DecodeQ8_0)
-GGML_GEMM_OR_DECODE(iq4_nl, gemm_blocks32, DecodeIQ4_NL)
-GGML_GEMM_OR_DECODE(mxfp4, gemm_blocks32, DecodeMXFP4)
+// The 32-value block formats read each row once for up to kMaxDecodeColumns columns (a decode step of a few
+// streams, a short draft).
+#define GGML_GEMM_OR_DECODE_COLUMNS(name, engine, decode)                                                 \
+    void gemm_##name(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, size_t by, \
+                     int nr, int nc) {                                                                    \
+        if (nc <= kMaxDecodeColumns) return decode_columns_##name(n, s, ldc, x, bx, y, by, nr, nc);       \
+        engine<decode>(n, s, ldc, x, bx, y, by, nr, nc);                                                  \
+    }
+GGML_GEMM_OR_DECODE_COLUMNS(q4_0, gemm_blocks32, DecodeQ4_0)
+GGML_GEMM_OR_DECODE_COLUMNS(q4_1, gemm_blocks32, DecodeQ4_1)
+GGML_GEMM_OR_DECODE_COLUMNS(q5_0, gemm_blocks32, DecodeQ5_0)
+GGML_GEMM_OR_DECODE_COLUMNS(q5_1, gemm_blocks32, DecodeQ5_1)
+GGML_GEMM_OR_DECODE_COLUMNS(q8_0, gemm_blocks32, DecodeQ8_0)
+GGML_GEMM_OR_DECODE_COLUMNS(iq4_nl, gemm_blocks32, DecodeIQ4_NL)
+GGML_GEMM_OR_DECODE_COLUMNS(mxfp4, gemm_blocks32, DecodeMXFP4)
 GGML_GEMM(q2_K, gemm_superblocks, DecodeQ2_K)
 GGML_GEMM(q3_K, gemm_superblocks, DecodeQ3_K)
 GGML_GEMM_OR_DECODE(q4_K, gemm_superblocks, DecodeQ4_K)
@@ -201,6 +209,7 @@ GGML_GEMM_OR_DECODE(q6_K, gemm_superblocks, DecodeQ6_K)
 GGML_GEMM_OR_DECODE(iq4_xs, gemm_superblocks, DecodeIQ4_XS)
 #undef GGML_GEMM
 #undef GGML_GEMM_OR_DECODE
+#undef GGML_GEMM_OR_DECODE_COLUMNS
 }  // namespace avx512
 
 }  // namespace ggml::cpu

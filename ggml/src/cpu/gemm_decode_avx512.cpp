@@ -105,13 +105,12 @@ struct alignas(64) ActChunk32 {
 
 // Q8_0 or Q8_1 blocks (Q8_1's s read into sy).
 template <int kOffset, class Act>
-void prepare_act32(std::vector<ActChunk32>& out, const Act* y, int64_t nb) {
+void prepare_act32(ActChunk32* out, const Act* y, int64_t nb) {
     constexpr bool kSums = std::is_same_v<Act, BlockQ8_1>;
     const int64_t chunks = (nb + 15) / 16;
-    out.resize(size_t(chunks));
     const __m512i ones = _mm512_set1_epi8(1);
     for (int64_t c = 0; c < chunks; ++c) {
-        ActChunk32& a = out[size_t(c)];
+        ActChunk32& a = out[c];
         const int cnt = int(std::min<int64_t>(16, nb - 16 * c));
         const Act* b = y + 16 * c;
         alignas(32) uint16_t d[16] = {}, sums[16] = {};
@@ -326,13 +325,12 @@ struct alignas(64) Terms16 {
     float v[16];
 };
 
-// The terms (dx * dy) * isum of one chunk of a row, per element, plus mx * sy for the types with a
-// minimum.
-template <class D, bool kFull>
-inline __m512 chunk_terms(const uint8_t* p, int cnt, const ActChunk32& a) {
-    __m512i q1[4], q2[4], s[4];
-    __m512 mx;
-    const __m512 dx = D::template load<kFull>(p, cnt, q1, q2, &mx);
+// The terms (dx * dy) * isum of one chunk of a row against one column, per element, plus mx * sy for the
+// types with a minimum.
+template <class D>
+inline __m512 column_terms(const __m512i q1[4], const __m512i q2[4], __m512 dx, __m512 mx,
+                           const ActChunk32& a) {
+    __m512i s[4];
     for (int g = 0; g < 4; ++g)
         s[g] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), q1[g], a.lo[g]), q2[g], a.hi[g]);
     __m512i isum = reduce_4x4(s);
@@ -342,16 +340,28 @@ inline __m512 chunk_terms(const uint8_t* p, int cnt, const ActChunk32& a) {
     return t;
 }
 
-template <class D>
-void decode_blocks32(int64_t n, float* s, const void* vx, size_t bx, const void* vy, int nr) {
+// kCols activation columns (a decode step of several streams, or a short draft): each chunk of weights is
+// read and decoded once for all of them.
+template <class D, int kCols>
+void decode_blocks32(int64_t n, float* s, size_t ldc, const void* vx, size_t bx, const void* vy, size_t by,
+                     int nr) {
     const int64_t nb = n / 32;
     const int64_t chunks = (nb + 15) / 16, full = nb / 16;
     const int tail = int(nb - 16 * full);
+    // act: column col's chunks at col * chunks; terms: column col, row r, chunk c at (col * 16 + r) * chunks
+    // + c.
     thread_local std::vector<ActChunk32> act;
     thread_local std::vector<Terms16> terms;
     using Act = std::conditional_t<D::kHasMin, BlockQ8_1, BlockQ8_0>;
-    prepare_act32<D::kOffset>(act, static_cast<const Act*>(vy), nb);
-    terms.resize(size_t(16 * chunks));
+    act.resize(size_t(kCols * chunks));
+    for (int col = 0; col < kCols; ++col)
+        prepare_act32<D::kOffset>(
+            act.data() + col * chunks,
+            reinterpret_cast<const Act*>(static_cast<const uint8_t*>(vy) + size_t(col) * by), nb);
+    terms.resize(size_t(kCols * 16 * chunks));
+    // Plain pointers: the vectors are thread_local, and a float store through an __m512 may alias anything.
+    const ActChunk32* const a = act.data();
+    Terms16* const t = terms.data();
     const auto* x = static_cast<const uint8_t*>(vx);
     const uint8_t* end = x + size_t(nr) * bx;
     constexpr int64_t kChunkBytes = 16 * D::kBlockBytes;
@@ -359,32 +369,60 @@ void decode_blocks32(int64_t n, float* s, const void* vx, size_t bx, const void*
         const int rows = std::min(16, nr - r0);
         for (int r = 0; r < rows; ++r) {
             const uint8_t* row = x + size_t(r0 + r) * bx;
-            Terms16* t = &terms[size_t(r * chunks)];
+            Terms16* row_terms = t + r * chunks;  // column col's at + col * 16 * chunks
+            __m512i q1[4], q2[4];
+            __m512 dx, mx = _mm512_setzero_ps();
             for (int64_t c = 0; c < full; ++c) {
                 prefetch_ahead(row + c * kChunkBytes, kChunkBytes, end);
-                _mm512_store_ps(t[c].v, chunk_terms<D, true>(row + c * kChunkBytes, 16, act[size_t(c)]));
+                dx = D::template load<true>(row + c * kChunkBytes, 16, q1, q2, &mx);
+                for (int col = 0; col < kCols; ++col)
+                    _mm512_store_ps(row_terms[col * 16 * chunks + c].v,
+                                    column_terms<D>(q1, q2, dx, mx, a[col * chunks + c]));
             }
             if (tail) {
                 prefetch_ahead(row + full * kChunkBytes, int64_t(tail) * D::kBlockBytes, end);
                 // The last, partial chunk is read whole where the bytes after the row are this call's next
                 // rows: its lanes past the row hold terms that are never added, and masked loads made a
                 // 2880-value row (90 blocks: 10 in the last chunk) 20 % slower than a 4096-value one.
-                const uint8_t* last = row + full * 16 * D::kBlockBytes;
+                const uint8_t* last = row + full * kChunkBytes;
                 const bool readable = size_t(nr - (r0 + r) - 1) * bx >= size_t(16 - tail) * D::kBlockBytes;
-                _mm512_store_ps(t[full].v, readable ? chunk_terms<D, true>(last, 16, act[size_t(full)])
-                                                    : chunk_terms<D, false>(last, tail, act[size_t(full)]));
+                dx = readable ? D::template load<true>(last, 16, q1, q2, &mx)
+                              : D::template load<false>(last, tail, q1, q2, &mx);
+                for (int col = 0; col < kCols; ++col)
+                    _mm512_store_ps(row_terms[col * 16 * chunks + full].v,
+                                    column_terms<D>(q1, q2, dx, mx, a[col * chunks + full]));
             }
         }
         // Each row's terms added in block order, 16 rows side by side.
-        __m512 acc = _mm512_setzero_ps();
-        for (int64_t c = 0; c < chunks; ++c) {
-            __m512 in[16], col[16];
-            for (int r = 0; r < 16; ++r) in[r] = r < rows ? _mm512_load_ps(terms[size_t(r * chunks + c)].v) : _mm512_setzero_ps();
-            transpose_16x16(in, col);
-            const int cnt = c < full ? 16 : tail;
-            for (int k = 0; k < cnt; ++k) acc = _mm512_add_ps(acc, col[element_of(k)]);
+        for (int col = 0; col < kCols; ++col) {
+            const Terms16* col_terms = t + col * 16 * chunks;
+            __m512 acc = _mm512_setzero_ps();
+            for (int64_t c = 0; c < chunks; ++c) {
+                __m512 in[16], out[16];
+                for (int r = 0; r < 16; ++r)
+                    in[r] = r < rows ? _mm512_load_ps(col_terms[r * chunks + c].v) : _mm512_setzero_ps();
+                transpose_16x16(in, out);
+                const int cnt = c < full ? 16 : tail;
+                for (int k = 0; k < cnt; ++k) acc = _mm512_add_ps(acc, out[element_of(k)]);
+            }
+            _mm512_mask_storeu_ps(s + size_t(col) * ldc + r0, __mmask16((1u << rows) - 1), acc);
         }
-        _mm512_mask_storeu_ps(s + r0, __mmask16((1u << rows) - 1), acc);
+    }
+}
+
+// nc columns, at most kMaxDecodeColumns.
+template <class D>
+void decode_blocks32_columns(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y,
+                             size_t by, int nr, int nc) {
+    switch (nc) {
+        case 1:
+            return decode_blocks32<D, 1>(n, s, ldc, x, bx, y, by, nr);
+        case 2:
+            return decode_blocks32<D, 2>(n, s, ldc, x, bx, y, by, nr);
+        case 3:
+            return decode_blocks32<D, 3>(n, s, ldc, x, bx, y, by, nr);
+        default:
+            return decode_blocks32<D, 4>(n, s, ldc, x, bx, y, by, nr);
     }
 }
 
@@ -631,26 +669,33 @@ void decode_superblock_rows(int64_t n, float* s, const void* vx, size_t bx, cons
 }  // namespace
 
 namespace avx512 {
-void decode_q4_0(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
-    decode_blocks32<Nibbles<18>>(n, s, x, bx, y, nr);
+void decode_columns_q4_0(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, size_t by,
+                         int nr, int nc) {
+    decode_blocks32_columns<Nibbles<18>>(n, s, ldc, x, bx, y, by, nr, nc);
 }
-void decode_q4_1(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
-    decode_blocks32<Nibbles<20>>(n, s, x, bx, y, nr);
+void decode_columns_q4_1(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, size_t by,
+                         int nr, int nc) {
+    decode_blocks32_columns<Nibbles<20>>(n, s, ldc, x, bx, y, by, nr, nc);
 }
-void decode_iq4_nl(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
-    decode_blocks32<Nibbles<18, true>>(n, s, x, bx, y, nr);
+void decode_columns_iq4_nl(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y,
+                           size_t by, int nr, int nc) {
+    decode_blocks32_columns<Nibbles<18, true>>(n, s, ldc, x, bx, y, by, nr, nc);
 }
-void decode_q5_0(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
-    decode_blocks32<Bits5Nibbles<22>>(n, s, x, bx, y, nr);
+void decode_columns_q5_0(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, size_t by,
+                         int nr, int nc) {
+    decode_blocks32_columns<Bits5Nibbles<22>>(n, s, ldc, x, bx, y, by, nr, nc);
 }
-void decode_q5_1(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
-    decode_blocks32<Bits5Nibbles<24>>(n, s, x, bx, y, nr);
+void decode_columns_q5_1(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, size_t by,
+                         int nr, int nc) {
+    decode_blocks32_columns<Bits5Nibbles<24>>(n, s, ldc, x, bx, y, by, nr, nc);
 }
-void decode_q8_0(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
-    decode_blocks32<Bytes34>(n, s, x, bx, y, nr);
+void decode_columns_q8_0(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, size_t by,
+                         int nr, int nc) {
+    decode_blocks32_columns<Bytes34>(n, s, ldc, x, bx, y, by, nr, nc);
 }
-void decode_mxfp4(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
-    decode_blocks32<Nibbles17>(n, s, x, bx, y, nr);
+void decode_columns_mxfp4(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, size_t by,
+                          int nr, int nc) {
+    decode_blocks32_columns<Nibbles17>(n, s, ldc, x, bx, y, by, nr, nc);
 }
 void decode_q4_K(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
     decode_superblock_rows<BlockQ4_K, ActQ4K, prepare_act_q4k, k4_row<BlockQ4_K, false>>(n, s, x, bx, y, nr);

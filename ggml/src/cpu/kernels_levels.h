@@ -109,13 +109,19 @@ GGML_DECLARE_TO_FLOAT(bf16);
 void f16_to_f32_row(const uint16_t* x, float* y, int64_t n);
 void axpy_f32(int64_t n, float a, const float* x, float* y);
 // One activation column (gemm_decode_avx512.cpp): s[r] = dot(row r, y) for r < nr, rows bx bytes apart.
-GGML_DECLARE_DECODE(q4_0);
-GGML_DECLARE_DECODE(q4_1);
-GGML_DECLARE_DECODE(q5_0);
-GGML_DECLARE_DECODE(q5_1);
-GGML_DECLARE_DECODE(q8_0);
-GGML_DECLARE_DECODE(iq4_nl);
-GGML_DECLARE_DECODE(mxfp4);
+// The 32-value block formats: 1 to kMaxDecodeColumns columns, column c's outputs at s + c * ldc.
+constexpr int kMaxDecodeColumns = 4;
+#define GGML_DECLARE_DECODE_COLUMNS(name)                                                                \
+    void decode_columns_##name(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, \
+                               size_t by, int nr, int nc)
+GGML_DECLARE_DECODE_COLUMNS(q4_0);
+GGML_DECLARE_DECODE_COLUMNS(q4_1);
+GGML_DECLARE_DECODE_COLUMNS(q5_0);
+GGML_DECLARE_DECODE_COLUMNS(q5_1);
+GGML_DECLARE_DECODE_COLUMNS(q8_0);
+GGML_DECLARE_DECODE_COLUMNS(iq4_nl);
+GGML_DECLARE_DECODE_COLUMNS(mxfp4);
+#undef GGML_DECLARE_DECODE_COLUMNS
 GGML_DECLARE_DECODE(q4_K);
 GGML_DECLARE_DECODE(q5_K);
 GGML_DECLARE_DECODE(q6_K);
