@@ -178,38 +178,29 @@ namespace avx512 {
                      int nr, int nc) {                                                                    \
         engine<decode>(n, s, ldc, x, bx, y, by, nr, nc);                                                  \
     }
-// With one column, the types that have a decode kernel stream each row once instead of transposing
-// 16 rows per block.
-#define GGML_GEMM_OR_DECODE(name, engine, decode)                                                         \
+// With up to max_columns activation columns (one: decode; a few: a step of several streams, a short draft)
+// the types that have a decode kernel read each weight row once instead of transposing 16 rows per block.
+#define GGML_GEMM_OR_DECODE(name, engine, decode, max_columns)                                            \
     void gemm_##name(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, size_t by, \
                      int nr, int nc) {                                                                    \
-        if (nc == 1) return decode_##name(n, s, x, bx, y, nr);                                           \
+        if (nc <= max_columns) return decode_columns_##name(n, s, ldc, x, bx, y, by, nr, nc);             \
         engine<decode>(n, s, ldc, x, bx, y, by, nr, nc);                                                  \
     }
-// The 32-value block formats read each row once for up to kMaxDecodeColumns columns (a decode step of a few
-// streams, a short draft).
-#define GGML_GEMM_OR_DECODE_COLUMNS(name, engine, decode)                                                 \
-    void gemm_##name(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, size_t by, \
-                     int nr, int nc) {                                                                    \
-        if (nc <= kMaxDecodeColumns) return decode_columns_##name(n, s, ldc, x, bx, y, by, nr, nc);       \
-        engine<decode>(n, s, ldc, x, bx, y, by, nr, nc);                                                  \
-    }
-GGML_GEMM_OR_DECODE_COLUMNS(q4_0, gemm_blocks32, DecodeQ4_0)
-GGML_GEMM_OR_DECODE_COLUMNS(q4_1, gemm_blocks32, DecodeQ4_1)
-GGML_GEMM_OR_DECODE_COLUMNS(q5_0, gemm_blocks32, DecodeQ5_0)
-GGML_GEMM_OR_DECODE_COLUMNS(q5_1, gemm_blocks32, DecodeQ5_1)
-GGML_GEMM_OR_DECODE_COLUMNS(q8_0, gemm_blocks32, DecodeQ8_0)
-GGML_GEMM_OR_DECODE_COLUMNS(iq4_nl, gemm_blocks32, DecodeIQ4_NL)
-GGML_GEMM_OR_DECODE_COLUMNS(mxfp4, gemm_blocks32, DecodeMXFP4)
+GGML_GEMM_OR_DECODE(q4_0, gemm_blocks32, DecodeQ4_0, kMaxDecodeColumns)
+GGML_GEMM_OR_DECODE(q4_1, gemm_blocks32, DecodeQ4_1, kMaxDecodeColumns)
+GGML_GEMM_OR_DECODE(q5_0, gemm_blocks32, DecodeQ5_0, kMaxDecodeColumns)
+GGML_GEMM_OR_DECODE(q5_1, gemm_blocks32, DecodeQ5_1, kMaxDecodeColumns)
+GGML_GEMM_OR_DECODE(q8_0, gemm_blocks32, DecodeQ8_0, kMaxDecodeColumns)
+GGML_GEMM_OR_DECODE(iq4_nl, gemm_blocks32, DecodeIQ4_NL, kMaxDecodeColumns)
+GGML_GEMM_OR_DECODE(mxfp4, gemm_blocks32, DecodeMXFP4, kMaxDecodeColumns)
 GGML_GEMM(q2_K, gemm_superblocks, DecodeQ2_K)
 GGML_GEMM(q3_K, gemm_superblocks, DecodeQ3_K)
-GGML_GEMM_OR_DECODE(q4_K, gemm_superblocks, DecodeQ4_K)
-GGML_GEMM_OR_DECODE(q5_K, gemm_superblocks, DecodeQ5_K)
-GGML_GEMM_OR_DECODE(q6_K, gemm_superblocks, DecodeQ6_K)
-GGML_GEMM_OR_DECODE(iq4_xs, gemm_superblocks, DecodeIQ4_XS)
+GGML_GEMM_OR_DECODE(q4_K, gemm_superblocks, DecodeQ4_K, kMaxSuperblockDecodeColumns)
+GGML_GEMM_OR_DECODE(q5_K, gemm_superblocks, DecodeQ5_K, kMaxSuperblockDecodeColumns)
+GGML_GEMM_OR_DECODE(q6_K, gemm_superblocks, DecodeQ6_K, kMaxSuperblockDecodeColumns)
+GGML_GEMM_OR_DECODE(iq4_xs, gemm_superblocks, DecodeIQ4_XS, kMaxSuperblockDecodeColumns)
 #undef GGML_GEMM
 #undef GGML_GEMM_OR_DECODE
-#undef GGML_GEMM_OR_DECODE_COLUMNS
 }  // namespace avx512
 
 }  // namespace ggml::cpu

@@ -438,11 +438,10 @@ struct alignas(64) ActQ4K {
     float d;
 };
 
-void prepare_act_q4k(std::vector<ActQ4K>& out, const BlockQ8_K* y, int64_t nb) {
-    out.resize(size_t(nb));
+void prepare_act_q4k(ActQ4K* out, const BlockQ8_K* y, int64_t nb) {
     for (int64_t i = 0; i < nb; ++i) {
         const int8_t* q = y[i].qs;
-        ActQ4K& a = out[size_t(i)];
+        ActQ4K& a = out[i];
         for (int c = 0; c < 2; ++c) {
             a.y[2 * c] = _mm512_inserti64x4(_mm512_castsi256_si512(load256(q + 128 * c)), load256(q + 128 * c + 64), 1);
             a.y[2 * c + 1] =
@@ -484,9 +483,10 @@ inline __m512i q5k_shift(int k) {
                               _mm256_set1_epi16(int16_t(s + 2)), 1);
 }
 
-// One row's dot product: Q4_K, or Q5_K (kFifthBit: each value's bit 4 from qh).
-template <class Block, bool kFifthBit>
-inline float k4_row(const Block* x, const ActQ4K* act, int64_t nb, const uint8_t* end) {
+// One row's dot products with kCols columns: Q4_K, or Q5_K (kFifthBit: each value's bit 4 from qh).
+template <class Block, bool kFifthBit, int kCols>
+inline void k4_row(const Block* x, const ActQ4K* const act[kCols], int64_t nb, const uint8_t* end,
+                   float* out) {
     static constexpr Idx32 kPair[4] = {scale_pair_index(0, 2), scale_pair_index(1, 3), scale_pair_index(4, 6),
                                        scale_pair_index(5, 7)};
     const __m512i m4 = _mm512_set1_epi8(0x0f);
@@ -495,10 +495,10 @@ inline float k4_row(const Block* x, const ActQ4K* act, int64_t nb, const uint8_t
         for (int k = 0; k < 4; ++k) shift[k] = q5k_shift(k);
         one = _mm512_set1_epi8(1);
     }
-    __m128 sum = _mm_setzero_ps();
+    __m128 sum[kCols];
+    for (int col = 0; col < kCols; ++col) sum[col] = _mm_setzero_ps();
     for (int64_t i = 0; i < nb; ++i) {
         const Block& b = x[i];
-        const ActQ4K& a = act[i];
         prefetch_ahead(reinterpret_cast<const uint8_t*>(&b), sizeof(Block), end);
         const __m512i q0 = _mm512_loadu_si512(b.qs), q1 = _mm512_loadu_si512(b.qs + 64);
         const __m256i w = k4_scale_words(b.scales);
@@ -511,22 +511,26 @@ inline float k4_row(const Block* x, const ActQ4K* act, int64_t nb, const uint8_t
                 nib[k] = _mm512_or_si512(
                     nib[k], _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, shift[k]), one), 4));
         }
-        __m512i acc = _mm512_setzero_si512();
-        for (int j = 0; j < 4; ++j)
-            acc = _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(nib[j], a.y[j]),
-                                      _mm512_permutexvar_epi16(_mm512_load_si512(kPair[j].v), w512));
-        const __m256i mins = _mm256_madd_epi16(w, a.bsp);
-        const __m256i h8 = _mm256_add_epi32(_mm512_castsi512_si256(acc), _mm512_extracti64x4_epi64(acc, 1));
-        const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(h8, mins), _mm256_setzero_si256());
-        // [isum, imins, 0, 0]
-        const __m128i sums = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+        __m512i scale[4];
+        for (int j = 0; j < 4; ++j) scale[j] = _mm512_permutexvar_epi16(_mm512_load_si512(kPair[j].v), w512);
         const __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128(load_i32(&b.d)));  // [d, dmin, 0, 0]
-        const __m128 t = _mm_mul_ps(_mm_mul_ps(_mm_set1_ps(a.d), dd), _mm_cvtepi32_ps(sums));
-        sum = _mm_add_ss(sum, _mm_sub_ss(t, _mm_movehdup_ps(t)));
+        for (int col = 0; col < kCols; ++col) {
+            const ActQ4K& a = act[col][i];
+            __m512i acc = _mm512_setzero_si512();
+            for (int j = 0; j < 4; ++j)
+                acc = _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(nib[j], a.y[j]), scale[j]);
+            const __m256i mins = _mm256_madd_epi16(w, a.bsp);
+            const __m256i h8 =
+                _mm256_add_epi32(_mm512_castsi512_si256(acc), _mm512_extracti64x4_epi64(acc, 1));
+            const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(h8, mins), _mm256_setzero_si256());
+            // [isum, imins, 0, 0]
+            const __m128i sums = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+            const __m128 t = _mm_mul_ps(_mm_mul_ps(_mm_set1_ps(a.d), dd), _mm_cvtepi32_ps(sums));
+            sum[col] = _mm_add_ss(sum[col], _mm_sub_ss(t, _mm_movehdup_ps(t)));
+        }
     }
-    return _mm_cvtss_f32(sum);
+    for (int col = 0; col < kCols; ++col) out[col] = _mm_cvtss_f32(sum[col]);
 }
-
 
 // ---------------------------------------------------------------------------------------------------
 // Q6_K.
@@ -542,7 +546,9 @@ constexpr Idx32 q6k_group_index(int m) {
 // One row's dot product. Values are 0-63 (the reference's q - 32 + 32): their products with the activation
 // (vpdpbusd) go by group, each lane's four (|sum| < 2^15) times its group's scale with vpdpwssd, and the
 // -32 of every value is taken back as 32 * scale * bsum. The integer total is the reference's isum.
-inline float q6k_row(const BlockQ6_K* x, const BlockQ8_K* act, int64_t nb, const uint8_t* end) {
+template <int kCols>
+inline void q6k_row(const BlockQ6_K* x, const BlockQ8_K* const act[kCols], int64_t nb, const uint8_t* end,
+                    float* out) {
     static constexpr Idx32 kGroup[4] = {q6k_group_index(0), q6k_group_index(1), q6k_group_index(2),
                                         q6k_group_index(3)};
     const __m512i m4 = _mm512_set1_epi8(0x0f), m2 = _mm512_set1_epi8(0x03);
@@ -550,43 +556,50 @@ inline float q6k_row(const BlockQ6_K* x, const BlockQ8_K* act, int64_t nb, const
     const __m512i shift_lo = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
     const __m512i shift_hi =
         _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi16(4)), _mm256_set1_epi16(6), 1);
-    float sum = 0.0f;
+    float sum[kCols] = {};
     for (int64_t i = 0; i < nb; ++i) {
         const BlockQ6_K& b = x[i];
-        const BlockQ8_K& a = act[i];  // read as it is: the values in order and the group sums
         prefetch_ahead(reinterpret_cast<const uint8_t*>(&b), sizeof(BlockQ6_K), end);
         // Scales as words, one per group, each in the low word of a 32-bit pair whose high word is 0.
         const __m256i sc16 = _mm256_cvtepi8_epi16(load128(b.scales));
         const __m512i sc_pairs = _mm512_cvtepu16_epi32(sc16);
-        __m512i acc = _mm512_setzero_si512();
+        // Values 128c .. 128c + 63 (lo[c]) and 128c + 64 .. 128c + 127 (hi[c]), and their groups' scales.
+        __m512i lo[2], hi[2], scale[4];
         for (int c = 0; c < 2; ++c) {
             const __m512i ql = _mm512_loadu_si512(b.ql + 64 * c);
             const __m512i qh = _mm512_broadcast_i64x4(load256(b.qh + 32 * c));
-            const __m512i lo =
+            lo[c] =
                 _mm512_or_si512(_mm512_and_si512(ql, m4),
                                 _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, shift_lo), m2), 4));
-            const __m512i hi =
+            hi[c] =
                 _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4),
                                 _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, shift_hi), m2), 4));
-            const __m512i p_lo = _mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, _mm512_loadu_si512(a.qs + 128 * c));
-            const __m512i p_hi = _mm512_dpbusd_epi32(_mm512_setzero_si512(), hi, _mm512_loadu_si512(a.qs + 128 * c + 64));
-            acc = _mm512_dpwssd_epi32(acc, p_lo,
-                                      _mm512_permutexvar_epi16(_mm512_load_si512(kGroup[2 * c].v), sc_pairs));
-            acc = _mm512_dpwssd_epi32(
-                acc, p_hi, _mm512_permutexvar_epi16(_mm512_load_si512(kGroup[2 * c + 1].v), sc_pairs));
         }
-        // 32 * sum over groups of scale * bsum, the offset of the unsigned values.
-        const __m256i corr = _mm256_slli_epi32(_mm256_madd_epi16(sc16, load256(a.bsums)), 5);
-        const int32_t isum =
-            _mm512_reduce_add_epi32(acc) - _mm512_reduce_add_epi32(_mm512_zextsi256_si512(corr));
+        for (int k = 0; k < 4; ++k)
+            scale[k] = _mm512_permutexvar_epi16(_mm512_load_si512(kGroup[k].v), sc_pairs);
         uint16_t dh;
         std::memcpy(&dh, &b.d, sizeof dh);  // the block's last field: no wider load
         const float dd = _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(dh)));
-        sum = add_block_term(sum, a.d, dd, isum);
+        for (int col = 0; col < kCols; ++col) {
+            const BlockQ8_K& a = act[col][i];  // read as it is: the values in order and the group sums
+            __m512i acc = _mm512_setzero_si512();
+            for (int c = 0; c < 2; ++c) {
+                const __m512i p_lo =
+                    _mm512_dpbusd_epi32(_mm512_setzero_si512(), lo[c], _mm512_loadu_si512(a.qs + 128 * c));
+                const __m512i p_hi = _mm512_dpbusd_epi32(_mm512_setzero_si512(), hi[c],
+                                                         _mm512_loadu_si512(a.qs + 128 * c + 64));
+                acc = _mm512_dpwssd_epi32(acc, p_lo, scale[2 * c]);
+                acc = _mm512_dpwssd_epi32(acc, p_hi, scale[2 * c + 1]);
+            }
+            // 32 * sum over groups of scale * bsum, the offset of the unsigned values.
+            const __m256i corr = _mm256_slli_epi32(_mm256_madd_epi16(sc16, load256(a.bsums)), 5);
+            const int32_t isum =
+                _mm512_reduce_add_epi32(acc) - _mm512_reduce_add_epi32(_mm512_zextsi256_si512(corr));
+            sum[col] = add_block_term(sum[col], a.d, dd, isum);
+        }
     }
-    return sum;
+    for (int col = 0; col < kCols; ++col) out[col] = sum[col];
 }
-
 
 // ---------------------------------------------------------------------------------------------------
 // IQ4_XS.
@@ -600,10 +613,9 @@ struct alignas(64) ActIQ4XS {
     float d;
 };
 
-void prepare_act_iq4xs(std::vector<ActIQ4XS>& out, const BlockQ8_K* y, int64_t nb) {
-    out.resize(size_t(nb));
+void prepare_act_iq4xs(ActIQ4XS* out, const BlockQ8_K* y, int64_t nb) {
     for (int64_t i = 0; i < nb; ++i) {
-        ActIQ4XS& a = out[size_t(i)];
+        ActIQ4XS& a = out[i];
         for (int h = 0; h < 2; ++h) {
             const __m512i y0 = _mm512_loadu_si512(y[i].qs + 128 * h), y1 = _mm512_loadu_si512(y[i].qs + 128 * h + 64);
             a.lo[h] = _mm512_shuffle_i64x2(y0, y1, _MM_SHUFFLE(2, 0, 2, 0));
@@ -616,54 +628,83 @@ void prepare_act_iq4xs(std::vector<ActIQ4XS>& out, const BlockQ8_K* y, int64_t n
 
 // One row's dot product: levels + 128 against the activation (vpdpbusd), each lane times its group's scale,
 // the offset taken back as 128 * scale * group sum. The integer total is the reference's isum.
-inline float iq4xs_row(const BlockIQ4_XS* x, const ActIQ4XS* act, int64_t nb, const uint8_t* end) {
+template <int kCols>
+inline void iq4xs_row(const BlockIQ4_XS* x, const ActIQ4XS* const act[kCols], int64_t nb, const uint8_t* end,
+                      float* out) {
     const __m512i m4 = _mm512_set1_epi8(0x0f);
     const __m512i table = _mm512_broadcast_i32x4(load128(kIq4nlBiased));
     // Lane l of half h belongs to group 4h + l / 4.
     const __m512i group_of[2] = {_mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),
                                  _mm512_setr_epi32(4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7)};
-    float sum = 0.0f;
+    float sum[kCols] = {};
     for (int64_t i = 0; i < nb; ++i) {
         const BlockIQ4_XS& b = x[i];
-        const ActIQ4XS& a = act[i];
         prefetch_ahead(reinterpret_cast<const uint8_t*>(&b), sizeof(BlockIQ4_XS), end);
         const __m256i sc = iq4xs_group_scales(b);
-        __m512i acc = _mm512_setzero_si512();
+        __m512i lo[2], hi[2], scale[2];
         for (int h = 0; h < 2; ++h) {
             const __m512i q = _mm512_loadu_si512(b.qs + 64 * h);
-            const __m512i lo = _mm512_shuffle_epi8(table, _mm512_and_si512(q, m4));
-            const __m512i hi = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(q, 4), m4));
-            const __m512i dp = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, a.lo[h]), hi, a.hi[h]);
-            acc = _mm512_add_epi32(acc,
-                                   _mm512_mullo_epi32(dp, _mm512_permutexvar_epi32(group_of[h], _mm512_castsi256_si512(sc))));
+            lo[h] = _mm512_shuffle_epi8(table, _mm512_and_si512(q, m4));
+            hi[h] = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(q, 4), m4));
+            scale[h] = _mm512_permutexvar_epi32(group_of[h], _mm512_castsi256_si512(sc));
         }
-        const __m256i corr = _mm256_slli_epi32(_mm256_mullo_epi32(sc, a.group_sums), 7);
-        const int32_t isum = _mm512_reduce_add_epi32(acc) - _mm512_reduce_add_epi32(_mm512_zextsi256_si512(corr));
         const float dd = _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(b.d)));
-        sum = add_block_term(sum, dd, a.d, isum);
+        for (int col = 0; col < kCols; ++col) {
+            const ActIQ4XS& a = act[col][i];
+            __m512i acc = _mm512_setzero_si512();
+            for (int h = 0; h < 2; ++h) {
+                const __m512i dp = _mm512_dpbusd_epi32(
+                    _mm512_dpbusd_epi32(_mm512_setzero_si512(), lo[h], a.lo[h]), hi[h], a.hi[h]);
+                acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(dp, scale[h]));
+            }
+            const __m256i corr = _mm256_slli_epi32(_mm256_mullo_epi32(sc, a.group_sums), 7);
+            const int32_t isum =
+                _mm512_reduce_add_epi32(acc) - _mm512_reduce_add_epi32(_mm512_zextsi256_si512(corr));
+            sum[col] = add_block_term(sum[col], dd, a.d, isum);
+        }
     }
-    return sum;
+    for (int col = 0; col < kCols; ++col) out[col] = sum[col];
 }
 
-
-// Rows of super-blocks against one activation column: the activation arranged once per call (Prepare) or
-// read as it is (nullptr), then each
-// row's dot product (`Row`, prefetching ahead within the call's rows).
-template <class Block, class Act, void (*Prepare)(std::vector<Act>&, const BlockQ8_K*, int64_t),
-          float (*Row)(const Block*, const Act*, int64_t, const uint8_t*)>
-void decode_superblock_rows(int64_t n, float* s, const void* vx, size_t bx, const void* vy, int nr) {
+// Rows of super-blocks against kCols activation columns: each column arranged once per call (Prepare) or
+// read as it is (nullptr), then each row's dot products (`Row`: the row's blocks decoded once for all the
+// columns, prefetching ahead within the call's rows).
+template <class Block, class Act, void (*Prepare)(Act*, const BlockQ8_K*, int64_t), int kCols,
+          void (*Row)(const Block*, const Act* const*, int64_t, const uint8_t*, float*)>
+void decode_superblock_rows(int64_t n, float* s, size_t ldc, const void* vx, size_t bx, const void* vy,
+                            size_t by, int nr) {
     const int64_t nb = n / QK_K;
-    const Act* a;
+    const Act* a[kCols];
     if constexpr (Prepare == nullptr) {  // the rows read the activation blocks as they are
-        a = static_cast<const Act*>(vy);
+        for (int col = 0; col < kCols; ++col)
+            a[col] = reinterpret_cast<const Act*>(static_cast<const uint8_t*>(vy) + size_t(col) * by);
     } else {
         thread_local std::vector<Act> act;
-        Prepare(act, static_cast<const BlockQ8_K*>(vy), nb);
-        a = act.data();
+        act.resize(size_t(kCols * nb));
+        for (int col = 0; col < kCols; ++col) {
+            Prepare(act.data() + col * nb,
+                    reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(vy) + size_t(col) * by),
+                    nb);
+            a[col] = act.data() + col * nb;
+        }
     }
     const auto* x = static_cast<const uint8_t*>(vx);
     const uint8_t* end = x + size_t(nr) * bx;
-    for (int r = 0; r < nr; ++r) s[r] = Row(reinterpret_cast<const Block*>(x + size_t(r) * bx), a, nb, end);
+    for (int r = 0; r < nr; ++r) {
+        float out[kCols];
+        Row(reinterpret_cast<const Block*>(x + size_t(r) * bx), a, nb, end, out);
+        for (int col = 0; col < kCols; ++col) s[size_t(col) * ldc + size_t(r)] = out[col];
+    }
+}
+
+// nc columns, at most kMaxSuperblockDecodeColumns (2).
+template <class Block, class Act, void (*Prepare)(Act*, const BlockQ8_K*, int64_t),
+          void (*Row1)(const Block*, const Act* const*, int64_t, const uint8_t*, float*),
+          void (*Row2)(const Block*, const Act* const*, int64_t, const uint8_t*, float*)>
+void decode_superblock_columns(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y,
+                               size_t by, int nr, int nc) {
+    if (nc == 1) return decode_superblock_rows<Block, Act, Prepare, 1, Row1>(n, s, ldc, x, bx, y, by, nr);
+    decode_superblock_rows<Block, Act, Prepare, 2, Row2>(n, s, ldc, x, bx, y, by, nr);
 }
 
 }  // namespace
@@ -697,18 +738,24 @@ void decode_columns_mxfp4(int64_t n, float* s, size_t ldc, const void* x, size_t
                           int nr, int nc) {
     decode_blocks32_columns<Nibbles17>(n, s, ldc, x, bx, y, by, nr, nc);
 }
-void decode_q4_K(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
-    decode_superblock_rows<BlockQ4_K, ActQ4K, prepare_act_q4k, k4_row<BlockQ4_K, false>>(n, s, x, bx, y, nr);
+#define GGML_DECODE_SUPERBLOCK_COLUMNS(name, Block, Act, prepare, row)                                   \
+    void decode_columns_##name(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, \
+                               size_t by, int nr, int nc) {                                              \
+        decode_superblock_columns<Block, Act, prepare, row<1>, row<2>>(n, s, ldc, x, bx, y, by, nr, nc); \
+    }
+template <int kCols>
+void q4k_row(const BlockQ4_K* x, const ActQ4K* const* a, int64_t nb, const uint8_t* end, float* out) {
+    k4_row<BlockQ4_K, false, kCols>(x, a, nb, end, out);
 }
-void decode_q5_K(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
-    decode_superblock_rows<BlockQ5_K, ActQ4K, prepare_act_q4k, k4_row<BlockQ5_K, true>>(n, s, x, bx, y, nr);
+template <int kCols>
+void q5k_row(const BlockQ5_K* x, const ActQ4K* const* a, int64_t nb, const uint8_t* end, float* out) {
+    k4_row<BlockQ5_K, true, kCols>(x, a, nb, end, out);
 }
-void decode_q6_K(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
-    decode_superblock_rows<BlockQ6_K, BlockQ8_K, nullptr, q6k_row>(n, s, x, bx, y, nr);
-}
-void decode_iq4_xs(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr) {
-    decode_superblock_rows<BlockIQ4_XS, ActIQ4XS, prepare_act_iq4xs, iq4xs_row>(n, s, x, bx, y, nr);
-}
+GGML_DECODE_SUPERBLOCK_COLUMNS(q4_K, BlockQ4_K, ActQ4K, prepare_act_q4k, q4k_row)
+GGML_DECODE_SUPERBLOCK_COLUMNS(q5_K, BlockQ5_K, ActQ4K, prepare_act_q4k, q5k_row)
+GGML_DECODE_SUPERBLOCK_COLUMNS(q6_K, BlockQ6_K, BlockQ8_K, nullptr, q6k_row)
+GGML_DECODE_SUPERBLOCK_COLUMNS(iq4_xs, BlockIQ4_XS, ActIQ4XS, prepare_act_iq4xs, iq4xs_row)
+#undef GGML_DECODE_SUPERBLOCK_COLUMNS
 }  // namespace avx512
 
 }  // namespace ggml::cpu

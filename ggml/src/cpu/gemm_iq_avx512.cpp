@@ -625,6 +625,12 @@ struct ReadTQ1 {
     static __m256i trits32(__m512i words, __m512i pow) {  // 32 bytes from 32 widened bytes
         return _mm512_cvtepi16_epi8(_mm512_mulhi_epu16(_mm512_mullo_epi16(words, pow), _mm512_set1_epi16(3)));
     }
+    static __m512i join(__m256i lo, __m256i hi) {
+        return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+    }
+    static __m256i join(__m128i lo, __m128i hi) {
+        return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+    }
     static __m128i trits16(__m256i words, __m256i pow) {  // 16 bytes from 16 widened bytes
         return _mm256_cvtepi16_epi8(_mm256_mulhi_epu16(_mm256_mullo_epi16(words, pow), _mm256_set1_epi16(3)));
     }
@@ -642,16 +648,10 @@ struct ReadTQ1 {
             _mm256_cvtepu8_epi16(_mm_set1_epi32(int(high))),
             _mm256_setr_epi16(kPow[0], kPow[0], kPow[0], kPow[0], kPow[1], kPow[1], kPow[1], kPow[1], kPow[2],
                               kPow[2], kPow[2], kPow[2], kPow[3], kPow[3], kPow[3], kPow[3]));
-        auto join = [](__m256i lo, __m256i hi) {
-            return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
-        };
-        auto join128 = [](__m128i lo, __m128i hi) {
-            return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
-        };
         u[0] = join(t0[0], t0[1]);
         u[1] = join(t0[2], t0[3]);
-        u[2] = join(t0[4], join128(t1[0], t1[1]));
-        u[3] = join(join128(t1[2], t1[3]), join128(t1[4], tq));
+        u[2] = join(t0[4], join(t1[0], t1[1]));
+        u[3] = join(join(t1[2], t1[3]), join(t1[4], tq));
         return _mm512_set1_epi32(1);
     }
 };

@@ -11,8 +11,10 @@
     void vec_dot_##name(int64_t n, float* s, const void* x, const void* y);                               \
     void gemm_##name(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, size_t by, \
                      int nr, int nc)
-#define GGML_DECLARE_DECODE(name) \
-    void decode_##name(int64_t n, float* s, const void* x, size_t bx, const void* y, int nr)
+// Decode kernels: 1 to a few activation columns, column c's outputs at s + c * ldc.
+#define GGML_DECLARE_DECODE_COLUMNS(name)                                                                \
+    void decode_columns_##name(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, \
+                               size_t by, int nr, int nc)
 #define GGML_DECLARE_TO_FLOAT(name) void to_float_##name(const void* x, float* y, int64_t n)
 #define GGML_DECLARE_QUANTIZE(name) void quantize_##name(const float* x, void* y, int64_t n)
 
@@ -108,12 +110,9 @@ GGML_DECLARE_TO_FLOAT(f16);
 GGML_DECLARE_TO_FLOAT(bf16);
 void f16_to_f32_row(const uint16_t* x, float* y, int64_t n);
 void axpy_f32(int64_t n, float a, const float* x, float* y);
-// One activation column (gemm_decode_avx512.cpp): s[r] = dot(row r, y) for r < nr, rows bx bytes apart.
-// The 32-value block formats: 1 to kMaxDecodeColumns columns, column c's outputs at s + c * ldc.
+// Decode kernels (gemm_decode_avx512.cpp): s[c * ldc + r] = dot(row r, column c) for r < nr and c < nc, rows
+// bx and columns by bytes apart. The 32-value block formats take 1 to kMaxDecodeColumns columns.
 constexpr int kMaxDecodeColumns = 4;
-#define GGML_DECLARE_DECODE_COLUMNS(name)                                                                \
-    void decode_columns_##name(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, \
-                               size_t by, int nr, int nc)
 GGML_DECLARE_DECODE_COLUMNS(q4_0);
 GGML_DECLARE_DECODE_COLUMNS(q4_1);
 GGML_DECLARE_DECODE_COLUMNS(q5_0);
@@ -121,11 +120,13 @@ GGML_DECLARE_DECODE_COLUMNS(q5_1);
 GGML_DECLARE_DECODE_COLUMNS(q8_0);
 GGML_DECLARE_DECODE_COLUMNS(iq4_nl);
 GGML_DECLARE_DECODE_COLUMNS(mxfp4);
-#undef GGML_DECLARE_DECODE_COLUMNS
-GGML_DECLARE_DECODE(q4_K);
-GGML_DECLARE_DECODE(q5_K);
-GGML_DECLARE_DECODE(q6_K);
-GGML_DECLARE_DECODE(iq4_xs);
+// The super-block formats: 1 or kMaxSuperblockDecodeColumns columns (their per-column work is most of a
+// block's, so more columns go to the tile engine).
+constexpr int kMaxSuperblockDecodeColumns = 2;
+GGML_DECLARE_DECODE_COLUMNS(q4_K);
+GGML_DECLARE_DECODE_COLUMNS(q5_K);
+GGML_DECLARE_DECODE_COLUMNS(q6_K);
+GGML_DECLARE_DECODE_COLUMNS(iq4_xs);
 // Tile kernels of IQ4_XS and of the grid and ternary formats (gemm_iq_avx512.cpp); their dot products are the AVX2 ones.
 #define GGML_DECLARE_GEMM_ONLY(name)                                                                      \
     void gemm_##name(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, size_t by, \
@@ -174,5 +175,5 @@ GGML_DECLARE_DOT(bf16);
 
 #undef GGML_DECLARE_DOT
 #undef GGML_DECLARE_TO_FLOAT
-#undef GGML_DECLARE_DECODE
+#undef GGML_DECLARE_DECODE_COLUMNS
 #undef GGML_DECLARE_QUANTIZE
