@@ -1,5 +1,6 @@
-// Decode kernels (one activation column) for block formats at the AVX-512 level: each weight row is
-// streamed once, in memory order, with no transposes; bit-identical to the reference.
+// Decode kernels (one activation column, or a few: a step of several streams, a short draft) for block
+// formats at the AVX-512 level: each weight row is streamed once, in memory order, with no transposes, and
+// decoded once for all the columns; bit-identical to the reference.
 //
 // 32-value blocks (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4, Q8_0): 16 blocks of a row at a time. Each block's
 // 32 quants go to one 128-bit lane (4 blocks per vector, picked out of the row with word permutes), meet the
