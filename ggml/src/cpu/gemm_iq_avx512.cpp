@@ -6,9 +6,9 @@
 // per super-block the reference's float term (dx * dy) * isum [* kTermScale] is added in order: bit for
 // bit the reference's.
 //
-// With 2 or 3 columns the unpacking would cost more than it saves: the dot product per output. With one,
-// IQ3_S unpacks each row as it streams; the other grid formats and the ternary ones read a super-block at a
-// time in registers (decode_grid_rows).
+// With a few columns the unpacking would cost more than it saves: IQ3_S unpacks each row as it streams (one
+// column; the dot product per output for 2 or 3); the other grid formats and the ternary ones read a
+// super-block at a time in registers, once for up to 4 columns (decode_grid_rows).
 #include "kernels_x86_intrin.h"
 
 #include <algorithm>
@@ -673,41 +673,71 @@ struct ReadTQ2 {
     }
 };
 
-template <class R>
-inline float grid_row(const typename R::U::Block* x, const BlockQ8_K* y, int64_t nb, const uint8_t* end) {
+template <class R, int kCols>
+inline void grid_row(const typename R::U::Block* x, const BlockQ8_K* const y[kCols], int64_t nb,
+                     const uint8_t* end, float* out) {
     using U = typename R::U;
     const __m512i group_of = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
-    float sum = 0.0f;
+    float sum[kCols] = {};
     for (int64_t i = 0; i < nb; ++i) {
         const auto& b = x[i];
-        const BlockQ8_K& a = y[i];
         prefetch_ahead(reinterpret_cast<const uint8_t*>(&b), sizeof b, end);
-        __m512i u[4];
+        __m512i u[4], sc[4];
         const __m512i scale16 = R::read(b, u);
-        __m512i acc = _mm512_mullo_epi32(scale16, _mm512_mullo_epi32(_mm512_cvtepi16_epi32(load256(a.bsums)),
-                                                                     _mm512_set1_epi32(-U::kOffset)));
-        for (int m = 0; m < 4; ++m) {
-            const __m512i d =
-                _mm512_dpbusd_epi32(_mm512_setzero_si512(), u[m], _mm512_loadu_si512(a.qs + 64 * m));
-            const __m512i sc =
-                _mm512_permutexvar_epi32(_mm512_add_epi32(group_of, _mm512_set1_epi32(4 * m)), scale16);
-            acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(sc, d));
+        for (int m = 0; m < 4; ++m)
+            sc[m] = _mm512_permutexvar_epi32(_mm512_add_epi32(group_of, _mm512_set1_epi32(4 * m)), scale16);
+        const float dx = block_scale<U>(b);
+        for (int col = 0; col < kCols; ++col) {
+            const BlockQ8_K& a = y[col][i];
+            __m512i acc = _mm512_mullo_epi32(
+                scale16,
+                _mm512_mullo_epi32(_mm512_cvtepi16_epi32(load256(a.bsums)), _mm512_set1_epi32(-U::kOffset)));
+            for (int m = 0; m < 4; ++m) {
+                const __m512i d =
+                    _mm512_dpbusd_epi32(_mm512_setzero_si512(), u[m], _mm512_loadu_si512(a.qs + 64 * m));
+                acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(sc[m], d));
+            }
+            const __m128 t = _mm_mul_ss(_mm_mul_ss(_mm_set_ss(dx), _mm_set_ss(a.d)),
+                                        _mm_set_ss(float(_mm512_reduce_add_epi32(acc))));
+            sum[col] =
+                _mm_cvtss_f32(_mm_add_ss(_mm_set_ss(sum[col]), _mm_mul_ss(t, _mm_set_ss(U::kTermScale))));
         }
-        const __m128 t = _mm_mul_ss(_mm_mul_ss(_mm_set_ss(block_scale<U>(b)), _mm_set_ss(a.d)),
-                                    _mm_set_ss(float(_mm512_reduce_add_epi32(acc))));
-        sum = _mm_cvtss_f32(_mm_add_ss(_mm_set_ss(sum), _mm_mul_ss(t, _mm_set_ss(U::kTermScale))));
     }
-    return sum;
+    for (int col = 0; col < kCols; ++col) out[col] = sum[col];
 }
 
-template <class R>
-void decode_grid_rows(int64_t n, float* s, const void* vx, size_t bx, const void* vy, int nr) {
+template <class R, int kCols>
+void decode_grid_rows(int64_t n, float* s, size_t ldc, const void* vx, size_t bx, const void* vy, size_t by,
+                      int nr) {
     using Block = typename R::U::Block;
+    const BlockQ8_K* y[kCols];
+    for (int col = 0; col < kCols; ++col)
+        y[col] = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(vy) + size_t(col) * by);
     const auto* x = static_cast<const uint8_t*>(vx);
     const uint8_t* end = x + size_t(nr) * bx;
-    for (int r = 0; r < nr; ++r)
-        s[r] = grid_row<R>(reinterpret_cast<const Block*>(x + size_t(r) * bx),
-                           static_cast<const BlockQ8_K*>(vy), n / QK_K, end);
+    for (int r = 0; r < nr; ++r) {
+        float out[kCols];
+        grid_row<R, kCols>(reinterpret_cast<const Block*>(x + size_t(r) * bx), y, n / QK_K, end, out);
+        for (int col = 0; col < kCols; ++col) s[size_t(col) * ldc + size_t(r)] = out[col];
+    }
+}
+
+// 1 to kMaxGridDecodeColumns columns (a decode step of a few streams, a short draft): each super-block read
+// once for all of them; more go to the tile engine.
+constexpr int kMaxGridDecodeColumns = 4;
+template <class R>
+void decode_grid_columns(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, size_t by,
+                         int nr, int nc) {
+    switch (nc) {
+        case 1:
+            return decode_grid_rows<R, 1>(n, s, ldc, x, bx, y, by, nr);
+        case 2:
+            return decode_grid_rows<R, 2>(n, s, ldc, x, bx, y, by, nr);
+        case 3:
+            return decode_grid_rows<R, 3>(n, s, ldc, x, bx, y, by, nr);
+        default:
+            return decode_grid_rows<R, 4>(n, s, ldc, x, bx, y, by, nr);
+    }
 }
 
 }  // namespace
@@ -720,30 +750,22 @@ void gemm_iq3_s(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const
         return scalar::gemm_by_vec_dot<avx2::vec_dot_iq3_s>(n, s, ldc, x, bx, y, by, nr, nc);
     gemm_unpacked<UnpackIQ3S>(n, s, ldc, x, bx, y, by, nr, nc);
 }
-#define GGML_GEMM_UNPACKED(name, unpack)                                                                  \
+// With up to kMaxGridDecodeColumns columns each super-block is read once for all of them (a reader per type).
+#define GGML_GEMM_UNPACKED_OR_DECODE(name, unpack, reader)                                                \
     void gemm_##name(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, size_t by, \
                      int nr, int nc) {                                                                    \
-        if (nc < kMinColumns)                                                                             \
-            return scalar::gemm_by_vec_dot<avx2::vec_dot_##name>(n, s, ldc, x, bx, y, by, nr, nc);        \
+        if (nc <= kMaxGridDecodeColumns)                                                                  \
+            return decode_grid_columns<reader>(n, s, ldc, x, bx, y, by, nr, nc);                          \
         gemm_unpacked<unpack>(n, s, ldc, x, bx, y, by, nr, nc);                                           \
     }
-#define GGML_GEMM_UNPACKED_OR_DECODE(name, unpack, decode)                                                \
-    void gemm_##name(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, size_t by, \
-                     int nr, int nc) {                                                                    \
-        if (nc == 1) return decode(n, s, x, bx, y, nr);                                                   \
-        if (nc < kMinColumns)                                                                             \
-            return scalar::gemm_by_vec_dot<avx2::vec_dot_##name>(n, s, ldc, x, bx, y, by, nr, nc);        \
-        gemm_unpacked<unpack>(n, s, ldc, x, bx, y, by, nr, nc);                                           \
-    }
-GGML_GEMM_UNPACKED_OR_DECODE(iq3_xxs, UnpackIQ3XXS, decode_grid_rows<ReadIQ3XXS>)
-GGML_GEMM_UNPACKED_OR_DECODE(iq2_xxs, UnpackIQ2XXS, decode_grid_rows<ReadIQ2XXS>)
-GGML_GEMM_UNPACKED_OR_DECODE(iq2_xs, UnpackIQ2XS, decode_grid_rows<ReadIQ2XS>)
-GGML_GEMM_UNPACKED_OR_DECODE(iq2_s, UnpackIQ2S, decode_grid_rows<ReadIQ2S>)
-GGML_GEMM_UNPACKED_OR_DECODE(iq1_s, UnpackIQ1S, decode_grid_rows<ReadIQ1S>)
-GGML_GEMM_UNPACKED_OR_DECODE(iq1_m, UnpackIQ1M, decode_grid_rows<ReadIQ1M>)
-GGML_GEMM_UNPACKED_OR_DECODE(tq1_0, UnpackTQ1, decode_grid_rows<ReadTQ1>)
-GGML_GEMM_UNPACKED_OR_DECODE(tq2_0, UnpackTQ2, decode_grid_rows<ReadTQ2>)
-#undef GGML_GEMM_UNPACKED
+GGML_GEMM_UNPACKED_OR_DECODE(iq3_xxs, UnpackIQ3XXS, ReadIQ3XXS)
+GGML_GEMM_UNPACKED_OR_DECODE(iq2_xxs, UnpackIQ2XXS, ReadIQ2XXS)
+GGML_GEMM_UNPACKED_OR_DECODE(iq2_xs, UnpackIQ2XS, ReadIQ2XS)
+GGML_GEMM_UNPACKED_OR_DECODE(iq2_s, UnpackIQ2S, ReadIQ2S)
+GGML_GEMM_UNPACKED_OR_DECODE(iq1_s, UnpackIQ1S, ReadIQ1S)
+GGML_GEMM_UNPACKED_OR_DECODE(iq1_m, UnpackIQ1M, ReadIQ1M)
+GGML_GEMM_UNPACKED_OR_DECODE(tq1_0, UnpackTQ1, ReadTQ1)
+GGML_GEMM_UNPACKED_OR_DECODE(tq2_0, UnpackTQ2, ReadTQ2)
 #undef GGML_GEMM_UNPACKED_OR_DECODE
 }  // namespace avx512
 
