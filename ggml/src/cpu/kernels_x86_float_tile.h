@@ -11,11 +11,13 @@
 namespace ggml::cpu {
 namespace {
 
-// With one column (`ahead` given: the next tile's first row, `ahead_rows` of them bx apart), each row of a
-// tile asks for the line kFloatPrefetchAhead bytes ahead of the one it reads, past its end in the same row
-// of the next tile: one core's demand loads alone do not stream weights at the memory's rate (bench_kernels
-// tile1, same run: f16 19.9 -> 41.3 GB/s, f32 25.5 -> 40.0, bf16 24.4 -> 38.5; 1.5, 3 and 6 KiB tried, 3 best
-// for f32 and bf16).
+// With the columns in one register tile (`ahead` given: the next tile's first row, `ahead_rows` of them bx
+// apart), each weight row is read once, and each row of a tile asks for the line kFloatPrefetchAhead bytes
+// ahead of the one it reads, past its end in the same row of the next tile: one core's demand loads alone do
+// not stream weights at the memory's rate (bench_kernels tile1, same run: f16 19.9 -> 41.3 GB/s, f32 25.5
+// -> 40.0, bf16 24.4 -> 38.5; 1.5, 3 and 6 KiB tried, 3 best for f32 and bf16; with 2 to 4 columns, on
+// 2026-11-29: tile2 / tile4 f16 20.3 / 17.5 -> 43.0 / 42.9, f32 27.7 / 21.6 -> 30.4 / 29.0, bf16 28.2 / 21.3
+// -> 31.3 / 32.9).
 constexpr int64_t kFloatPrefetchAhead = 3072;
 
 template <class L, int R, int C>
@@ -80,9 +82,9 @@ void float_gemm(int64_t n, float* s, size_t ldc, const void* vx, size_t bx, cons
         for (int c0 = 0; c0 < nc; c0 += kC) {
             const int cols = nc - c0 < kC ? nc - c0 : kC;
             const int next = nr - r0 - rows;  // rows after this tile
-            kTiles[rows - 1][cols - 1](n, s + size_t(c0) * ldc + size_t(r0), ldc, x + size_t(r0) * bx, bx,
-                                       y + size_t(c0) * by, by,
-                                       nc == 1 ? x + size_t(r0 + rows) * bx : nullptr, next < kR ? next : kR);
+            kTiles[rows - 1][cols - 1](
+                n, s + size_t(c0) * ldc + size_t(r0), ldc, x + size_t(r0) * bx, bx, y + size_t(c0) * by, by,
+                nc <= kC ? x + size_t(r0 + rows) * bx : nullptr, next < kR ? next : kR);
         }
     }
 }
