@@ -1,18 +1,16 @@
 // Tiles of the grid and ternary formats at the AVX-512 level (IQ3_S, IQ3_XXS, IQ2_XXS, IQ2_XS, IQ2_S,
-// IQ1_S, IQ1_M, TQ1_0, TQ2_0): each 16-row tile's blocks are unpacked once into unsigned levels
-// u = level + kOffset (grid values looked up by index, negated where the sign bit is set) and multipliers
-// per group of 16 values, transposed so that a vector holds 4 values of each of the 16 rows, and then meet
-// every activation column with vpdpbusd. Per group the exact sum is scale * (sum(u * y) - kOffset * sum(y));
-// per super-block the reference's float term (dx * dy) * isum [* kTermScale] is added in order: bit for
-// bit the reference's.
+// IQ1_S, IQ1_M, TQ1_0, TQ2_0): each 16-row tile's blocks are read once by the format's reader into unsigned
+// levels u = level + kOffset (grid values looked up by index, negated where the sign bit is set) and
+// multipliers per group of 16 values, transposed so that a vector holds 4 values of each of the 16 rows, and
+// then meet every activation column with vpdpbusd. Per group the exact sum is scale * (sum(u * y) - kOffset *
+// sum(y)); per super-block the reference's float term (dx * dy) * isum [* kTermScale] is added in order: bit
+// for bit the reference's.
 //
-// With a few columns the unpacking would cost more than it saves: IQ3_S unpacks each row as it streams (one
-// column); the grid formats and the ternary ones read a super-block at a time in registers, once for all the
-// columns (decode_grid_rows: up to 4, IQ3_S 2 or 3).
+// With up to 4 columns the transposes would cost more than they save: the same readers give a super-block
+// at a time in registers, once for all the columns (decode_grid_rows).
 #include "kernels_x86_intrin.h"
 
 #include <algorithm>
-#include <array>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -32,240 +30,13 @@ namespace {
 
 constexpr int kRows = 16;
 constexpr int kColumns = 4;  // columns whose sums stay in registers
-constexpr int kMinColumns = 4;
 
-// The 8 sign bits of each 7-bit sign group (iq::signs_of), looked up.
-constexpr auto kSignsOf = [] {
-    std::array<uint8_t, 128> t{};
-    for (uint32_t i = 0; i < 128; ++i) t[i] = iq::signs_of(i);
-    return t;
-}();
+// Each format's reader (ReadIQ3S ... ReadTQ2, below) gives a super-block in registers: read(block, u) puts
+// values 64m .. 64m + 63 in u[m] as unsigned u = level + kOffset and returns the multipliers of the 16
+// groups of 16 values; kTermScale is the reference's factor after (dx * dy) * isum, kScalePer32 says both
+// halves of each 32 values share a multiplier. The tile engine and the few-column kernel both use it.
 
-// Values 8e .. 8e + 7 (grid entry e of 8 values) with their signs, as u = level + offset.
-inline void put_entry8(uint8_t* u, uint64_t grid, uint8_t negative, int offset) {
-    const __m128i g = _mm_cvtsi64_si128(int64_t(grid)), off = _mm_set1_epi8(char(offset));
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(u),
-                     _mm_mask_sub_epi8(_mm_add_epi8(off, g), __mmask16(negative), off, g));
-}
-
-// Values 64m .. 64m + 63 as 16 grid entries of 4 values (`grid` looked up at idx), negated where `negative`
-// has their bit, stored as u = level + offset.
-inline void put_entries4x16(uint8_t* u, const uint32_t* grid, __m512i idx, uint64_t negative, int offset) {
-    const __m512i off = _mm512_set1_epi8(char(offset));
-    const __m512i g = _mm512_i32gather_epi32(idx, reinterpret_cast<const int*>(grid), 4);
-    _mm512_storeu_si512(u, _mm512_mask_sub_epi8(_mm512_add_epi8(off, g), __mmask64(negative), off, g));
-}
-
-// IQ2_XS and IQ2_S: scales[g] holds the 4-bit scales of values 0-15 (low nibble) and 16-31 of group g.
-inline void nibble_pair_scales(const uint8_t scales[8], int32_t scale16[16]) {
-    for (int g = 0; g < 8; ++g) {
-        scale16[2 * g] = 2 * (scales[g] & 0xf) + 1;
-        scale16[2 * g + 1] = 2 * (scales[g] >> 4) + 1;
-    }
-}
-
-// Each unpacker: Block, kOffset (above every level), kTermScale (the reference's factor after (dx * dy) *
-// isum), kScalePer32 (both halves of each 32 values share a multiplier), and unpack(block, u[256] in value
-// order, multipliers of the 16 groups of 16).
-struct UnpackIQ3S {
-    using Block = BlockIQ3_S;
-    static constexpr int kOffset = 16;
-    static constexpr float kTermScale = 1.0f;
-    static constexpr bool kScalePer32 = true;
-    static void unpack(const Block& b, uint8_t u[256], int32_t scale16[16]) {
-        const __m512i bit_of = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-        for (int m = 0; m < 4; ++m) {
-            // Entries 16m .. 16m + 15: index qs[e] | (bit e % 8 of qh[e / 8]) << 8; bit v of the signs is
-            // value v's.
-            uint16_t high;
-            std::memcpy(&high, b.qh + 2 * m, sizeof high);
-            const __m512i hi_bits =
-                _mm512_and_si512(_mm512_srlv_epi32(_mm512_set1_epi32(high), bit_of), _mm512_set1_epi32(1));
-            const __m512i idx =
-                _mm512_or_si512(_mm512_cvtepu8_epi32(load128(b.qs + 16 * m)), _mm512_slli_epi32(hi_bits, 8));
-            uint64_t neg;
-            std::memcpy(&neg, b.signs + 8 * m, sizeof neg);
-            put_entries4x16(u + 64 * m, iq::kIq3sGrid.v, idx, neg, kOffset);
-        }
-        for (int k = 0; k < 8; ++k)
-            scale16[2 * k] = scale16[2 * k + 1] = 1 + 2 * ((b.scales[k / 2] >> (4 * (k % 2))) & 0xf);
-    }
-};
-
-// IQ3_XXS: qs[8g + k] indexes kIq3xxsGrid (4 values); the group's uint32 after the 64 indices holds four
-// 7-bit sign groups (8 values each) and the scale in bits 28-31.
-struct UnpackIQ3XXS {
-    using Block = BlockIQ3_XXS;
-    static constexpr int kOffset = 64;
-    static constexpr float kTermScale = 0.25f;
-    static constexpr bool kScalePer32 = true;
-    static void unpack(const Block& b, uint8_t u[256], int32_t scale16[16]) {
-        for (int m = 0; m < 4; ++m) {
-            uint64_t neg = 0;
-            for (int h = 0; h < 2; ++h) {  // groups 2m and 2m + 1
-                uint32_t aux;
-                std::memcpy(&aux, b.qs + 64 + 4 * (2 * m + h), sizeof aux);
-                for (int l = 0; l < 4; ++l)
-                    neg |= uint64_t(kSignsOf[(aux >> (7 * l)) & 127]) << (32 * h + 8 * l);
-                scale16[2 * (2 * m + h)] = scale16[2 * (2 * m + h) + 1] = int32_t(2 * (aux >> 28) + 1);
-            }
-            put_entries4x16(u + 64 * m, iq::kIq3xxsGrid.v, _mm512_cvtepu8_epi32(load128(b.qs + 16 * m)), neg,
-                            kOffset);
-        }
-    }
-};
-
-// IQ2_XXS: per group, a uint32 of 4 kIq2xxsGrid indices (8 values each) and a uint32 of four 7-bit sign
-// groups and the scale in bits 28-31.
-struct UnpackIQ2XXS {
-    using Block = BlockIQ2_XXS;
-    static constexpr int kOffset = 64;
-    static constexpr float kTermScale = 0.125f;
-    static constexpr bool kScalePer32 = true;
-    static void unpack(const Block& b, uint8_t u[256], int32_t scale16[16]) {
-        for (int g = 0; g < 8; ++g) {
-            uint32_t idx, aux;
-            std::memcpy(&idx, b.qs + 4 * g, sizeof idx);
-            std::memcpy(&aux, b.qs + 4 * g + 2, sizeof aux);
-            for (int l = 0; l < 4; ++l)
-                put_entry8(u + 32 * g + 8 * l, iq::kIq2xxsGrid[(idx >> (8 * l)) & 255],
-                           kSignsOf[(aux >> (7 * l)) & 127], kOffset);
-            scale16[2 * g] = scale16[2 * g + 1] = int32_t(2 * (aux >> 28) + 1);
-        }
-    }
-};
-
-// IQ2_XS: qs[e] is a 9-bit kIq2xsGrid index with 7 sign bits above it; scales[g] the 4-bit scales of
-// values 0-15 (low nibble) and 16-31 of group g.
-struct UnpackIQ2XS {
-    using Block = BlockIQ2_XS;
-    static constexpr int kOffset = 64;
-    static constexpr float kTermScale = 0.125f;
-    static constexpr bool kScalePer32 = false;
-    static void unpack(const Block& b, uint8_t u[256], int32_t scale16[16]) {
-        for (int e = 0; e < 32; ++e)
-            put_entry8(u + 8 * e, iq::kIq2xsGrid[b.qs[e] & 511], kSignsOf[b.qs[e] >> 9], kOffset);
-        nibble_pair_scales(b.scales, scale16);
-    }
-};
-
-// IQ2_S: 10-bit kIq2sGrid indices (low 8 bits in qs[e], the top 2 of group g's entry l in qh[g] bits 2l,
-// 2l + 1), explicit sign bytes in qs[32 + e]; scales as IQ2_XS.
-struct UnpackIQ2S {
-    using Block = BlockIQ2_S;
-    static constexpr int kOffset = 64;
-    static constexpr float kTermScale = 0.125f;
-    static constexpr bool kScalePer32 = false;
-    static void unpack(const Block& b, uint8_t u[256], int32_t scale16[16]) {
-        for (int e = 0; e < 32; ++e) {
-            const int g = e / 4, l = e % 4;
-            put_entry8(u + 8 * e, iq::kIq2sGrid[b.qs[e] | ((b.qh[g] << (8 - 2 * l)) & 0x300)], b.qs[32 + e],
-                       kOffset);
-        }
-        nibble_pair_scales(b.scales, scale16);
-    }
-};
-
-// IQ1_S and IQ1_M: 8 values of a {-1, 0, 1} grid entry as u = 8 * grid + bias.
-inline void put_ternary8(uint8_t* u, uint64_t grid, int bias) {
-    const __m128i g = _mm_cvtsi64_si128(int64_t(grid));
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(u),
-                     _mm_add_epi8(_mm_sign_epi8(_mm_set1_epi8(8), g), _mm_set1_epi8(char(bias))));
-}
-
-// IQ1_S: group g of 32 values is 4 kIq1sGrid entries (11-bit indices: qs[4g + l] and bits 3l .. 3l + 2 of
-// qh[g]) with the scale 2 s + 1 (qh[g] bits 12-14) and the sign of the group's shift of 1/8 (bit 15).
-// The reference's (dx * dy) * (isum + ishift / 8) is ((dx * dy) * (8 isum + ishift)) / 8 bit for bit (8
-// isum + ishift is an integer under 2^24, and the scalings by 8 are exact): one level 8 * grid +- 1 per
-// value.
-struct UnpackIQ1S {
-    using Block = BlockIQ1_S;
-    static constexpr int kOffset = 9;
-    static constexpr float kTermScale = 0.125f;
-    static constexpr bool kScalePer32 = true;
-    static void unpack(const Block& b, uint8_t u[256], int32_t scale16[16]) {
-        for (int g = 0; g < 8; ++g) {
-            const int bias = kOffset + (b.qh[g] & 0x8000 ? -1 : 1);
-            for (int l = 0; l < 4; ++l)
-                put_ternary8(u + 32 * g + 8 * l, iq::kIq1sGrid[b.qs[4 * g + l] | (((b.qh[g] >> (3 * l)) & 7) << 8)],
-                             bias);
-            scale16[2 * g] = scale16[2 * g + 1] = 2 * ((b.qh[g] >> 12) & 7) + 1;
-        }
-    }
-};
-
-// IQ1_M: as IQ1_S with a shift sign per entry and a 3-bit scale per 16 values; qh[2g + h] holds the high
-// index bits of entries 2h (bits 0-2) and 2h + 1 (bits 4-6) of group g and their shift signs (bits 3 and
-// 7); the block's fp16 scale is the top nibbles of the four scale words.
-struct UnpackIQ1M {
-    using Block = BlockIQ1_M;
-    static constexpr int kOffset = 9;
-    static constexpr float kTermScale = 0.125f;
-    static constexpr bool kScalePer32 = false;
-    static float scale(const Block& b) {
-        uint16_t sc[4];
-        std::memcpy(sc, b.scales, sizeof sc);
-        return half_to_float(uint16_t((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) |
-                                      (sc[3] & 0xf000)));
-    }
-    static void unpack(const Block& b, uint8_t u[256], int32_t scale16[16]) {
-        uint16_t sc[4];
-        std::memcpy(sc, b.scales, sizeof sc);
-        for (int g = 0; g < 8; ++g)
-            for (int l = 0; l < 4; ++l) {
-                const int high = b.qh[2 * g + l / 2] >> (4 * (l % 2));
-                put_ternary8(u + 32 * g + 8 * l, iq::kIq1sGrid[b.qs[4 * g + l] | ((high & 7) << 8)],
-                             kOffset + (high & 8 ? -1 : 1));
-                if (l % 2 == 0) scale16[2 * g + l / 2] = 2 * ((sc[g / 2] >> (6 * (g % 2) + 3 * (l / 2))) & 7) + 1;
-            }
-    }
-};
-
-// TQ1_0: trit n of a byte q is (uint8(q * 3^n) * 3) >> 8; bytes 0-31 hold values 32n + m, bytes 32-47
-// values 160 + 16n + m, qh[j] values 240 + 4n + j. u = the trit (0-2), the level u - 1.
-struct UnpackTQ1 {
-    using Block = BlockTQ1_0;
-    static constexpr int kOffset = 1;
-    static constexpr float kTermScale = 1.0f;
-    static constexpr bool kScalePer32 = true;
-    static void unpack(const Block& b, uint8_t u[256], int32_t scale16[16]) {
-        static constexpr int kPow3[5] = {1, 3, 9, 27, 81};
-        const __m512i low = _mm512_set1_epi16(0xff), three = _mm512_set1_epi16(3);
-        auto trits = [&](__m512i words, int n) {  // words: bytes widened to 16 bits
-            const __m512i q = _mm512_and_si512(_mm512_mullo_epi16(words, _mm512_set1_epi16(int16_t(kPow3[n]))), low);
-            return _mm512_cvtepi16_epi8(_mm512_srli_epi16(_mm512_mullo_epi16(q, three), 8));
-        };
-        const __m512i w0 = _mm512_cvtepu8_epi16(load256(b.qs));
-        const __m512i w1 = _mm512_cvtepu8_epi16(_mm256_castsi128_si256(load128(b.qs + 32)));
-        for (int n = 0; n < 5; ++n) {
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(u + 32 * n), trits(w0, n));
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(u + 160 + 16 * n), _mm256_castsi256_si128(trits(w1, n)));
-        }
-        for (int n = 0; n < 4; ++n)
-            for (int j = 0; j < 4; ++j) u[240 + 4 * n + j] = uint8_t((uint8_t(b.qh[j] * kPow3[n]) * 3) >> 8);
-        for (int h = 0; h < 16; ++h) scale16[h] = 1;
-    }
-};
-
-// TQ2_0: value 128c + 32l + m in bits 2l of qs[32c + m]; u = those 2 bits, the level u - 1.
-struct UnpackTQ2 {
-    using Block = BlockTQ2_0;
-    static constexpr int kOffset = 1;
-    static constexpr float kTermScale = 1.0f;
-    static constexpr bool kScalePer32 = true;
-    static void unpack(const Block& b, uint8_t u[256], int32_t scale16[16]) {
-        const __m256i m2 = _mm256_set1_epi8(3);
-        for (int c = 0; c < 2; ++c) {
-            const __m256i q = load256(b.qs + 32 * c);
-            for (int l = 0; l < 4; ++l)
-                _mm256_storeu_si256(reinterpret_cast<__m256i*>(u + 128 * c + 32 * l),
-                                    _mm256_and_si256(_mm256_srli_epi16(q, 2 * l), m2));
-        }
-        for (int h = 0; h < 16; ++h) scale16[h] = 1;
-    }
-};
-
-// The block's float scale: its fp16 d, or what the unpacker reads (IQ1_M has no d field).
+// The block's float scale: its fp16 d, or what the reader computes (IQ1_M has no d field).
 template <class U>
 inline float block_scale(const typename U::Block& b) {
     if constexpr (requires { U::scale(b); })
@@ -290,14 +61,16 @@ struct alignas(64) TileIQ {
     __m512 dx;
 };
 
-template <class U>
-void unpack_tile(const typename U::Block* const rows[kRows], int64_t i, TileIQ& out) {
+template <class R>
+void unpack_tile(const typename R::Block* const rows[kRows], int64_t i, TileIQ& out) {
     alignas(64) uint8_t u[kRows][256];
     alignas(64) int32_t scales[kRows][16];
     alignas(64) float d[kRows];
     for (int t = 0; t < kRows; ++t) {
-        U::unpack(rows[t][i], u[t], scales[t]);
-        d[t] = block_scale<U>(rows[t][i]);
+        __m512i v[4];
+        _mm512_store_si512(scales[t], R::read(rows[t][i], v));
+        for (int m = 0; m < 4; ++m) _mm512_store_si512(u[t] + 64 * m, v[m]);
+        d[t] = block_scale<R>(rows[t][i]);
     }
     for (int k = 0; k < 8; ++k) {
         __m256i in[kRows];
@@ -312,17 +85,17 @@ void unpack_tile(const typename U::Block* const rows[kRows], int64_t i, TileIQ& 
     out.dx = _mm512_load_ps(d);
 }
 
-template <class U>
+template <class R>
 void gemm_unpacked(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, size_t by,
                    int nr, int nc) {
-    using Block = typename U::Block;
+    using Block = typename R::Block;
     const int64_t nb = n / QK_K;
     thread_local std::vector<TileIQ> tiles;
     tiles.resize(size_t(nb));
     for (int r0 = 0; r0 < nr; r0 += kRows) {
         const Block* rows[kRows];
         tile_rows<Block, kRows>(rows, x, bx, r0, nr);
-        for (int64_t i = 0; i < nb; ++i) unpack_tile<U>(rows, i, tiles[size_t(i)]);
+        for (int64_t i = 0; i < nb; ++i) unpack_tile<R>(rows, i, tiles[size_t(i)]);
         const __mmask16 mask = __mmask16((1u << std::min(kRows, nr - r0)) - 1);
         for (int c0 = 0; c0 < nc; c0 += kColumns) {
             const int cn = std::min(kColumns, nc - c0);
@@ -334,17 +107,17 @@ void gemm_unpacked(int64_t n, float* s, size_t ldc, const void* x, size_t bx, co
                     const BlockQ8_K& a = q8k_block(y, by, c0 + c, i);
                     // Values 16h .. 16h + 15 are vectors 4h .. 4h + 3; formats with one scale per 32 values
                     // take both halves at once.
-                    constexpr int kSpan = U::kScalePer32 ? 2 : 1;
+                    constexpr int kSpan = R::kScalePer32 ? 2 : 1;
                     __m512i isum = _mm512_setzero_si512();
                     for (int h = 0; h < 16; h += kSpan) {
                         const int bsum = kSpan == 2 ? a.bsums[h] + a.bsums[h + 1] : a.bsums[h];
-                        __m512i p = _mm512_set1_epi32(-U::kOffset * bsum);
+                        __m512i p = _mm512_set1_epi32(-R::kOffset * bsum);
                         for (int j = 0; j < 4 * kSpan; ++j)
                             p = _mm512_dpbusd_epi32(p, tile.w[4 * h + j],
                                                     _mm512_set1_epi32(load_i32(a.qs + 16 * h + 4 * j)));
                         isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(tile.scale[h], p));
                     }
-                    acc[c] = add_term<U>(acc[c], tile.dx, _mm512_set1_ps(a.d), isum);
+                    acc[c] = add_term<R>(acc[c], tile.dx, _mm512_set1_ps(a.d), isum);
                 }
             }
             for (int c = 0; c < cn; ++c) _mm512_mask_storeu_ps(s + size_t(c0 + c) * ldc + r0, mask, acc[c]);
@@ -352,45 +125,11 @@ void gemm_unpacked(int64_t n, float* s, size_t ldc, const void* x, size_t bx, co
     }
 }
 
-// One column of IQ3_S: each row unpacked and multiplied as it streams (prefetched ahead, as the other
-// decode kernels do); lanes 4h .. 4h + 3 of a 64-value chunk m are group 4m + h of 16 values.
-void decode_iq3s_rows(int64_t n, float* s, const void* vx, size_t bx, const void* vy, int nr) {
-    const int64_t nb = n / QK_K;
-    const auto* y = static_cast<const BlockQ8_K*>(vy);
-    const auto* x = static_cast<const uint8_t*>(vx);
-    const uint8_t* end = x + size_t(nr) * bx;
-    const __m512i group_of = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
-    for (int r = 0; r < nr; ++r) {
-        const auto* row = reinterpret_cast<const BlockIQ3_S*>(x + size_t(r) * bx);
-        float sum = 0.0f;
-        for (int64_t i = 0; i < nb; ++i) {
-            prefetch_ahead(reinterpret_cast<const uint8_t*>(&row[i]), sizeof(BlockIQ3_S), end);
-            alignas(64) uint8_t u[256];
-            alignas(64) int32_t scale16[16];
-            UnpackIQ3S::unpack(row[i], u, scale16);
-            const __m512i sc = _mm512_load_si512(scale16);
-            __m512i acc = _mm512_setzero_si512();
-            for (int m = 0; m < 4; ++m) {
-                const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_load_si512(u + 64 * m),
-                                                      _mm512_loadu_si512(y[i].qs + 64 * m));
-                const __m512i scale =
-                    _mm512_permutexvar_epi32(_mm512_add_epi32(group_of, _mm512_set1_epi32(4 * m)), sc);
-                acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(scale, p));
-            }
-            int32_t offset = 0;
-            for (int h = 0; h < 16; ++h) offset += scale16[h] * y[i].bsums[h];
-            const int32_t isum = _mm512_reduce_add_epi32(acc) - UnpackIQ3S::kOffset * offset;
-            sum = add_block_term(sum, half_to_float(row[i].d), y[i].d, isum);
-        }
-        s[r] = sum;
-    }
-}
-
-// One column of the grid formats but IQ3_S, and of TQ1_0 and TQ2_0: a super-block at a time, in
-// registers. A reader gives each 64 values as unsigned u = level + kOffset (grid entries loaded by index:
-// AVX-512 gathers were slower on Zen 4) and the multipliers of the 16 groups of 16 values; the values meet
-// the activation with vpdpbusd, lanes are multiplied by their group's multiplier, and kOffset times the
-// multiplied bsums is taken off: the reference's isum, then its float term.
+// A few columns of the grid and ternary formats: a super-block at a time, in registers. A reader gives
+// each 64 values as unsigned u = level + kOffset (grid entries loaded by index: AVX-512 gathers of 8-byte
+// entries were slower on Zen 4 than scalar loads, of IQ3_S's 4-byte ones faster) and the multipliers of the
+// 16 groups of 16 values; the values meet the activation with vpdpbusd, lanes are multiplied by their group's
+// multiplier, and kOffset times the multiplied bsums is taken off: the reference's isum, then its float term.
 
 // Entries of 8 values: e[k] indexes qword k of the result.
 template <class Index>
@@ -489,7 +228,10 @@ inline __m512i nibble_pair_multipliers(const uint8_t scales[8]) {
 }
 
 struct ReadIQ2XXS {
-    using U = UnpackIQ2XXS;
+    using Block = BlockIQ2_XXS;
+    static constexpr int kOffset = 64;
+    static constexpr float kTermScale = 0.125f;
+    static constexpr bool kScalePer32 = true;
     static __m512i read(const BlockIQ2_XXS& b, __m512i u[4]) {
         const __m512i words = _mm512_loadu_si512(b.qs);  // group g: index word 2g, sign/scale word 2g + 1
         const __m256i aux = _mm512_castsi512_si256(_mm512_permutexvar_epi32(
@@ -500,19 +242,22 @@ struct ReadIQ2XXS {
         for (int m = 0; m < 4; ++m) {
             const uint8_t* e = ib + 16 * m;
             const int idx[8] = {e[0], e[1], e[2], e[3], e[8], e[9], e[10], e[11]};
-            u[m] = signed_levels(grid8x8(iq::kIq2xxsGrid.v, idx), negative[m], U::kOffset);
+            u[m] = signed_levels(grid8x8(iq::kIq2xxsGrid.v, idx), negative[m], kOffset);
         }
         return scale16;
     }
 };
 
 struct ReadIQ3XXS {
-    using U = UnpackIQ3XXS;
+    using Block = BlockIQ3_XXS;
+    static constexpr int kOffset = 64;
+    static constexpr float kTermScale = 0.25f;
+    static constexpr bool kScalePer32 = true;
     static __m512i read(const BlockIQ3_XXS& b, __m512i u[4]) {
         uint64_t negative[4];
         const __m512i scale16 = xxs_signs_and_scales(load256(b.qs + 64), negative);
         for (int m = 0; m < 4; ++m)
-            u[m] = signed_levels(grid4x16(iq::kIq3xxsGrid.v, b.qs + 16 * m), negative[m], U::kOffset);
+            u[m] = signed_levels(grid4x16(iq::kIq3xxsGrid.v, b.qs + 16 * m), negative[m], kOffset);
         return scale16;
     }
 };
@@ -520,7 +265,10 @@ struct ReadIQ3XXS {
 // IQ3_S: 9-bit indices (qs[e], bit e % 8 of qh[e / 8]) of 4-value entries, one sign bit per value, a 4-bit
 // scale per 32 values (scales[k / 2] >> 4 (k % 2)).
 struct ReadIQ3S {
-    using U = UnpackIQ3S;
+    using Block = BlockIQ3_S;
+    static constexpr int kOffset = 16;
+    static constexpr float kTermScale = 1.0f;
+    static constexpr bool kScalePer32 = true;
     static __m512i read(const BlockIQ3_S& b, __m512i u[4]) {
         static constexpr Words32 kWhich = words32([](int e) { return e / 8; });
         static constexpr Words32 kRight = words32([](int e) { return e % 8; });
@@ -532,8 +280,10 @@ struct ReadIQ3S {
         uint64_t negative[4];
         std::memcpy(negative, b.signs, sizeof negative);
         for (int m = 0; m < 4; ++m)
-            u[m] = signed_levels(grid4x16(iq::kIq3sGrid.v, idx[m / 2].v + 16 * (m % 2)), negative[m],
-                                 U::kOffset);
+            u[m] = signed_levels(
+                _mm512_i32gather_epi32(_mm512_cvtepu16_epi32(load256(idx[m / 2].v + 16 * (m % 2))),
+                                       reinterpret_cast<const int*>(iq::kIq3sGrid.v), 4),
+                negative[m], kOffset);
         const __m128i bytes = _mm_cvtsi32_si128(load_i32(b.scales));
         const __m128i m4 = _mm_set1_epi8(0x0f);
         const __m128i nibbles =
@@ -546,7 +296,10 @@ struct ReadIQ3S {
 
 // IQ2_XS: qs[e] = a 9-bit index and 7 sign bits (the eighth their parity).
 struct ReadIQ2XS {
-    using U = UnpackIQ2XS;
+    using Block = BlockIQ2_XS;
+    static constexpr int kOffset = 64;
+    static constexpr float kTermScale = 0.125f;
+    static constexpr bool kScalePer32 = false;
     static __m512i read(const BlockIQ2_XS& b, __m512i u[4]) {
         const __m256i signs =
             _mm512_cvtepi16_epi8(with_parity(_mm512_srli_epi16(_mm512_loadu_si512(b.qs), 9)));
@@ -555,7 +308,7 @@ struct ReadIQ2XS {
         alignas(32) uint64_t negative[4];
         _mm256_store_si256(reinterpret_cast<__m256i*>(negative), signs);
         for (int m = 0; m < 4; ++m) {
-            u[m] = signed_levels(grid8x8(iq::kIq2xsGrid.v, idx.v + 8 * m), negative[m], U::kOffset);
+            u[m] = signed_levels(grid8x8(iq::kIq2xsGrid.v, idx.v + 8 * m), negative[m], kOffset);
         }
         return nibble_pair_multipliers(b.scales);
     }
@@ -564,7 +317,10 @@ struct ReadIQ2XS {
 // IQ2_S: 10-bit indices (qs[e], the top 2 bits of group g's entry l in qh[g] bits 2l, 2l + 1), one sign byte
 // per entry (qs[32 + e]).
 struct ReadIQ2S {
-    using U = UnpackIQ2S;
+    using Block = BlockIQ2_S;
+    static constexpr int kOffset = 64;
+    static constexpr float kTermScale = 0.125f;
+    static constexpr bool kScalePer32 = false;
     static __m512i read(const BlockIQ2_S& b, __m512i u[4]) {
         static constexpr Words32 kWhich = words32([](int e) { return e / 4; });
         static constexpr Words32 kLeft = words32([](int e) { return 8 - 2 * (e % 4); });
@@ -574,7 +330,7 @@ struct ReadIQ2S {
         for (int m = 0; m < 4; ++m) {
             uint64_t negative;
             std::memcpy(&negative, b.qs + 32 + 8 * m, sizeof negative);
-            u[m] = signed_levels(grid8x8(iq::kIq2sGrid.v, idx.v + 8 * m), negative, U::kOffset);
+            u[m] = signed_levels(grid8x8(iq::kIq2sGrid.v, idx.v + 8 * m), negative, kOffset);
         }
         return nibble_pair_multipliers(b.scales);
     }
@@ -585,9 +341,15 @@ inline __m512i times8(__m512i g) {
     return _mm512_and_si512(_mm512_slli_epi16(g, 3), _mm512_set1_epi8(char(0xf8)));
 }
 
-// IQ1_S: u = 8 * grid + 9 +- 1 (the group's shift sign), its multiplier per group of 32 values.
+// IQ1_S: group g of 32 values is 4 kIq1sGrid entries (11-bit indices: qs[4g + l] and bits 3l .. 3l + 2 of
+// qh[g]) with the scale 2 s + 1 (qh[g] bits 12-14) and the sign of the group's shift of 1/8 (bit 15). The
+// reference's (dx * dy) * (isum + ishift / 8) is ((dx * dy) * (8 isum + ishift)) / 8 bit for bit (8 isum +
+// ishift is an integer under 2^24, and the scalings by 8 are exact): u = 8 * grid + 9 +- 1 per value.
 struct ReadIQ1S {
-    using U = UnpackIQ1S;
+    using Block = BlockIQ1_S;
+    static constexpr int kOffset = 9;
+    static constexpr float kTermScale = 0.125f;
+    static constexpr bool kScalePer32 = true;
     static __m512i read(const BlockIQ1_S& b, __m512i u[4]) {
         // Entry k = 4g + l: qs[k], bits 3l .. 3l + 2 of qh[g] as bits 8-10.
         static constexpr Words32 kWhich = words32([](int k) { return k / 4; });
@@ -597,8 +359,8 @@ struct ReadIQ1S {
         entry_indices(idx, widen_bytes(b.qs, 32), _mm512_castsi128_si512(load128(b.qh)), kWhich, kRight,
                       kLeft, 0x700);
         for (int m = 0; m < 4; ++m) {
-            const int bias0 = U::kOffset + (b.qh[2 * m] & 0x8000 ? -1 : 1);
-            const int bias1 = U::kOffset + (b.qh[2 * m + 1] & 0x8000 ? -1 : 1);
+            const int bias0 = kOffset + (b.qh[2 * m] & 0x8000 ? -1 : 1);
+            const int bias1 = kOffset + (b.qh[2 * m + 1] & 0x8000 ? -1 : 1);
             const __m512i bias =
                 _mm512_inserti64x4(_mm512_set1_epi8(char(bias0)), _mm256_set1_epi8(char(bias1)), 1);
             u[m] = _mm512_add_epi8(times8(grid8x8(iq::kIq1sGrid.v, idx.v + 8 * m)), bias);
@@ -614,7 +376,17 @@ struct ReadIQ1S {
 // IQ1_M: a shift sign per entry (qh bits 3 and 7: entry k of values 64m .. + 63 at bit 4k + 3 of the word
 // qh[4m .. 4m + 3]) and a 3-bit scale per 16 values.
 struct ReadIQ1M {
-    using U = UnpackIQ1M;
+    using Block = BlockIQ1_M;
+    static constexpr int kOffset = 9;
+    static constexpr float kTermScale = 0.125f;
+    static constexpr bool kScalePer32 = false;
+    // The block's fp16 scale: the top nibbles of the four scale words.
+    static float scale(const Block& b) {
+        uint16_t sc[4];
+        std::memcpy(sc, b.scales, sizeof sc);
+        return half_to_float(
+            uint16_t((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000)));
+    }
     static __m512i read(const BlockIQ1_M& b, __m512i u[4]) {
         // Entry k: qs[k], bits 4 (k % 2) .. + 2 of qh[k / 2] as bits 8-10.
         static constexpr Words32 kWhich = words32([](int k) { return k / 2; });
@@ -627,7 +399,7 @@ struct ReadIQ1M {
             std::memcpy(&high, b.qh + 4 * m, sizeof high);
             const uint64_t negative = _pdep_u64(_pext_u32(high, 0x88888888u), 0x0101010101010101ull) * 0xff;
             const __m512i up = _mm512_add_epi8(times8(grid8x8(iq::kIq1sGrid.v, idx.v + 8 * m)),
-                                               _mm512_set1_epi8(U::kOffset + 1));
+                                               _mm512_set1_epi8(kOffset + 1));
             u[m] = _mm512_mask_sub_epi8(up, __mmask64(negative), up, _mm512_set1_epi8(2));
         }
         // Multiplier h: 2 * (bits 3 (h % 4) .. + 2 of scale word h / 4) + 1, in registers (16 scalar stores
@@ -647,7 +419,10 @@ struct ReadIQ1M {
 // (q * 3^n * 256 mod 2^16) * 3; bytes 0-31 hold values 32n + m, bytes 32-47 values 160 + 16n + m, qh[j]
 // values 240 + 4n + j. u = the trit (0-2), the level u - 1.
 struct ReadTQ1 {
-    using U = UnpackTQ1;
+    using Block = BlockTQ1_0;
+    static constexpr int kOffset = 1;
+    static constexpr float kTermScale = 1.0f;
+    static constexpr bool kScalePer32 = true;
     static constexpr int16_t kPow[5] = {1 << 8, 3 << 8, 9 << 8, 27 << 8, 81 << 8};  // 3^n * 256
     static __m256i trits32(__m512i words, __m512i pow) {  // 32 bytes from 32 widened bytes
         return _mm512_cvtepi16_epi8(_mm512_mulhi_epu16(_mm512_mullo_epi16(words, pow), _mm512_set1_epi16(3)));
@@ -685,7 +460,10 @@ struct ReadTQ1 {
 
 // TQ2_0: value 128c + 32l + m in bits 2l of qs[32c + m]; u = those 2 bits, the level u - 1.
 struct ReadTQ2 {
-    using U = UnpackTQ2;
+    using Block = BlockTQ2_0;
+    static constexpr int kOffset = 1;
+    static constexpr float kTermScale = 1.0f;
+    static constexpr bool kScalePer32 = true;
     static __m512i read(const BlockTQ2_0& b, __m512i u[4]) {
         // Lanes of the low half shift by 2 * (2h), of the high half by 2 * (2h + 1).
         for (int c = 0; c < 2; ++c) {
@@ -701,9 +479,8 @@ struct ReadTQ2 {
 };
 
 template <class R, int kCols>
-inline void grid_row(const typename R::U::Block* x, const BlockQ8_K* const y[kCols], int64_t nb,
+inline void grid_row(const typename R::Block* x, const BlockQ8_K* const y[kCols], int64_t nb,
                      const uint8_t* end, float* out) {
-    using U = typename R::U;
     const __m512i group_of = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
     float sum[kCols] = {};
     for (int64_t i = 0; i < nb; ++i) {
@@ -713,12 +490,12 @@ inline void grid_row(const typename R::U::Block* x, const BlockQ8_K* const y[kCo
         const __m512i scale16 = R::read(b, u);
         for (int m = 0; m < 4; ++m)
             sc[m] = _mm512_permutexvar_epi32(_mm512_add_epi32(group_of, _mm512_set1_epi32(4 * m)), scale16);
-        const float dx = block_scale<U>(b);
+        const float dx = block_scale<R>(b);
         for (int col = 0; col < kCols; ++col) {
             const BlockQ8_K& a = y[col][i];
             __m512i acc = _mm512_mullo_epi32(
                 scale16,
-                _mm512_mullo_epi32(_mm512_cvtepi16_epi32(load256(a.bsums)), _mm512_set1_epi32(-U::kOffset)));
+                _mm512_mullo_epi32(_mm512_cvtepi16_epi32(load256(a.bsums)), _mm512_set1_epi32(-R::kOffset)));
             for (int m = 0; m < 4; ++m) {
                 const __m512i d =
                     _mm512_dpbusd_epi32(_mm512_setzero_si512(), u[m], _mm512_loadu_si512(a.qs + 64 * m));
@@ -727,7 +504,7 @@ inline void grid_row(const typename R::U::Block* x, const BlockQ8_K* const y[kCo
             const __m128 t = _mm_mul_ss(_mm_mul_ss(_mm_set_ss(dx), _mm_set_ss(a.d)),
                                         _mm_set_ss(float(_mm512_reduce_add_epi32(acc))));
             sum[col] =
-                _mm_cvtss_f32(_mm_add_ss(_mm_set_ss(sum[col]), _mm_mul_ss(t, _mm_set_ss(U::kTermScale))));
+                _mm_cvtss_f32(_mm_add_ss(_mm_set_ss(sum[col]), _mm_mul_ss(t, _mm_set_ss(R::kTermScale))));
         }
     }
     for (int col = 0; col < kCols; ++col) out[col] = sum[col];
@@ -736,7 +513,7 @@ inline void grid_row(const typename R::U::Block* x, const BlockQ8_K* const y[kCo
 template <class R, int kCols>
 void decode_grid_rows(int64_t n, float* s, size_t ldc, const void* vx, size_t bx, const void* vy, size_t by,
                       int nr) {
-    using Block = typename R::U::Block;
+    using Block = typename R::Block;
     const BlockQ8_K* y[kCols];
     for (int col = 0; col < kCols; ++col)
         y[col] = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(vy) + size_t(col) * by);
@@ -770,31 +547,23 @@ void decode_grid_columns(int64_t n, float* s, size_t ldc, const void* x, size_t 
 }  // namespace
 
 namespace avx512 {
-// IQ3_S: one column unpacks each row as it streams (faster than its reader: 4.4-4.6 against 4.2-4.3 GB/s),
-// 2 or 3 read each super-block once for all of them, 4 or more go to the tile engine (its reader at 4
-// columns: 3.1 against 3.3).
-void gemm_iq3_s(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, size_t by, int nr,
-                int nc) {
-    if (nc == 1) return decode_iq3s_rows(n, s, x, bx, y, nr);
-    if (nc < kMinColumns) return decode_grid_columns<ReadIQ3S>(n, s, ldc, x, bx, y, by, nr, nc);
-    gemm_unpacked<UnpackIQ3S>(n, s, ldc, x, bx, y, by, nr, nc);
-}
 // With up to kMaxGridDecodeColumns columns each super-block is read once for all of them (a reader per type).
-#define GGML_GEMM_UNPACKED_OR_DECODE(name, unpack, reader)                                                \
+#define GGML_GEMM_UNPACKED_OR_DECODE(name, reader)                                                        \
     void gemm_##name(int64_t n, float* s, size_t ldc, const void* x, size_t bx, const void* y, size_t by, \
                      int nr, int nc) {                                                                    \
         if (nc <= kMaxGridDecodeColumns)                                                                  \
             return decode_grid_columns<reader>(n, s, ldc, x, bx, y, by, nr, nc);                          \
-        gemm_unpacked<unpack>(n, s, ldc, x, bx, y, by, nr, nc);                                           \
+        gemm_unpacked<reader>(n, s, ldc, x, bx, y, by, nr, nc);                                           \
     }
-GGML_GEMM_UNPACKED_OR_DECODE(iq3_xxs, UnpackIQ3XXS, ReadIQ3XXS)
-GGML_GEMM_UNPACKED_OR_DECODE(iq2_xxs, UnpackIQ2XXS, ReadIQ2XXS)
-GGML_GEMM_UNPACKED_OR_DECODE(iq2_xs, UnpackIQ2XS, ReadIQ2XS)
-GGML_GEMM_UNPACKED_OR_DECODE(iq2_s, UnpackIQ2S, ReadIQ2S)
-GGML_GEMM_UNPACKED_OR_DECODE(iq1_s, UnpackIQ1S, ReadIQ1S)
-GGML_GEMM_UNPACKED_OR_DECODE(iq1_m, UnpackIQ1M, ReadIQ1M)
-GGML_GEMM_UNPACKED_OR_DECODE(tq1_0, UnpackTQ1, ReadTQ1)
-GGML_GEMM_UNPACKED_OR_DECODE(tq2_0, UnpackTQ2, ReadTQ2)
+GGML_GEMM_UNPACKED_OR_DECODE(iq3_s, ReadIQ3S)
+GGML_GEMM_UNPACKED_OR_DECODE(iq3_xxs, ReadIQ3XXS)
+GGML_GEMM_UNPACKED_OR_DECODE(iq2_xxs, ReadIQ2XXS)
+GGML_GEMM_UNPACKED_OR_DECODE(iq2_xs, ReadIQ2XS)
+GGML_GEMM_UNPACKED_OR_DECODE(iq2_s, ReadIQ2S)
+GGML_GEMM_UNPACKED_OR_DECODE(iq1_s, ReadIQ1S)
+GGML_GEMM_UNPACKED_OR_DECODE(iq1_m, ReadIQ1M)
+GGML_GEMM_UNPACKED_OR_DECODE(tq1_0, ReadTQ1)
+GGML_GEMM_UNPACKED_OR_DECODE(tq2_0, ReadTQ2)
 #undef GGML_GEMM_UNPACKED_OR_DECODE
 }  // namespace avx512
 
