@@ -74,7 +74,7 @@ const DotRow kDots[] = {
     {Type::IQ4_NL, {REF(vec_dot_iq4_nl_q8_0_ref),  SIMD(avx2, iq4_nl),  SIMD(avx512, iq4_nl), AMX(iq4_nl)}},
     {Type::MXFP4,  {REF(vec_dot_mxfp4_q8_0_ref),   SIMD(avx2, mxfp4),   SIMD(avx512, mxfp4)}},
     // IQ4_XS and the grid and ternary formats: AVX2's dot products at both levels, AVX-512 tiles and
-    // one-column kernels.
+    // kernels for one to a few columns.
     {Type::IQ4_XS,  {REF(vec_dot_iq4_xs_q8_K_ref),  SIMD_DOT(avx2, iq4_xs),
                      SIMD_DOT_GEMM(avx2, avx512, iq4_xs)}},
     {Type::IQ2_XXS, {REF(vec_dot_iq2_xxs_q8_K_ref), SIMD_DOT(avx2, iq2_xxs), SIMD_DOT_GEMM(avx2, avx512, iq2_xxs)}},
