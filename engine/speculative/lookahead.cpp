@@ -51,29 +51,42 @@ void NgramPool::reset(int32_t n, int32_t cap) {
     map_.clear();
 }
 
-void NgramPool::add(Token key, std::span<const Token> rest, Token prev, int32_t at) {
+void NgramPool::add(Token key, std::span<const Token> rest, std::span<const Token> before, bool text) {
     if (n_ < 2 || (int32_t)rest.size() != n_ - 1) return;
+    const int32_t n_before = (int32_t)std::min(before.size(), (size_t)kMaxMatch);
+    const auto set_context = [&](Entry& e) {
+        std::copy_n(before.begin(), n_before, e.before.begin());
+        e.n_before = n_before;
+    };
     auto& list = map_[key];
     for (size_t i = 0; i < list.size(); ++i)
         if (std::equal(rest.begin(), rest.end(), list[i].rest.begin())) {
-            if (prev >= 0) list[i].prev = prev;
-            if (at >= 0) list[i].at = at;
+            if (n_before >= list[i].n_before) set_context(list[i]);
+            list[i].text = list[i].text || text;
             std::rotate(list.begin(), list.begin() + (long)i, list.begin() + (long)i + 1);
             return;
         }
     if ((int32_t)list.size() >= cap_) {
-        list.pop_back();
+        // Guesses go before text: a window adds several n-grams a step, which would otherwise push the
+        // request's own n-grams (the ones that come true) out of a busy key.
+        auto victim = std::find_if(list.rbegin(), list.rend(), [](const Entry& e) { return !e.text; });
+        list.erase(victim != list.rend() ? std::next(victim).base() : std::prev(list.end()));
         --size_;
     }
-    list.insert(list.begin(), Entry{std::vector<Token>(rest.begin(), rest.end()), prev, at});
+    list.insert(list.begin(), Entry{std::vector<Token>(rest.begin(), rest.end()), {}, 0, text});
+    set_context(list.front());
     ++size_;
 }
 
 void NgramPool::add_sequence(std::span<const Token> toks, size_t from) {
     if (n_ < 2 || toks.size() < (size_t)n_) return;
+    std::array<Token, kMaxMatch> before{};
     for (size_t end = std::max(from, (size_t)n_ - 1); end < toks.size(); ++end) {
         const size_t start = end + 1 - (size_t)n_;
-        add(toks[start], toks.subspan(start + 1, (size_t)n_ - 1), start > 0 ? toks[start - 1] : -1, (int32_t)start);
+        const size_t nb = std::min(start, (size_t)kMaxMatch);
+        for (size_t k = 0; k < nb; ++k) before[k] = toks[start - 1 - k];
+        add(toks[start], toks.subspan(start + 1, (size_t)n_ - 1), std::span<const Token>(before).first(nb),
+            true);
     }
 }
 
@@ -90,17 +103,11 @@ std::vector<std::vector<Token>> NgramPool::best(std::span<const Token> context, 
     if (context.empty() || g <= 0) return out;
     const std::span<const Entry> all = find(context.back());
     const size_t cur = context.size() - 1;
-    const Token prev = cur > 0 ? context[cur - 1] : -1;
     std::vector<std::pair<int, size_t>> order;  // (-match, recency)
     for (size_t i = 0; i < all.size(); ++i) {
         const Entry& e = all[i];
         int m = 0;
-        if (e.at >= 0 && (size_t)e.at < cur) {
-            while (m < kMaxMatch && (size_t)m < (size_t)e.at && context[(size_t)e.at - 1 - (size_t)m] == context[cur - 1 - (size_t)m])
-                ++m;
-        } else if (prev >= 0 && e.prev == prev) {
-            m = 1;
-        }
+        while (m < e.n_before && (size_t)m < cur && e.before[(size_t)m] == context[cur - 1 - (size_t)m]) ++m;
         order.emplace_back(-m, i);
     }
     std::sort(order.begin(), order.end());
@@ -114,13 +121,15 @@ std::vector<std::vector<Token>> NgramPool::best(std::span<const Token> context, 
 
 // ---- LookaheadState
 
-void LookaheadState::begin(const LookaheadParams& p, std::span<const Token> prompt, uint32_t seed) {
+void LookaheadState::begin(const LookaheadParams& p, std::span<const Token> prompt, bool keep_pool,
+                           uint32_t seed) {
     p_ = p;
     rng_.seed(seed);
     lv_.assign((size_t)(p.n - 1), std::vector<Token>((size_t)p.w, 0));
     for (auto& level : lv_)
         for (Token& t : level) t = filler(prompt);
-    pool_.reset(p.n, p.g);
+    if (!keep_pool || pool_.n() != p.n || pool_.cap() != std::max(p.g, 1) || pool_.size() > kMaxKeptPool)
+        pool_.reset(p.n, p.g);
     pool_.add_sequence(prompt);
     history_seen_ = prompt.size();
 }
@@ -197,7 +206,9 @@ void LookaheadState::update(const LookaheadLayout& l, Token x, std::span<const T
         rest[(size_t)(n - 2)] = column_next[(size_t)i];
         const Token prev = i == 0 ? (history.size() >= 2 ? history[history.size() - 2] : -1)
                                   : i == 1 ? x : lv_[0][(size_t)(i - 1)];
-        pool_.add(i == 0 ? x : lv_[0][(size_t)i], rest, prev);
+        const Token before[1] = {prev};
+        pool_.add(i == 0 ? x : lv_[0][(size_t)i], rest,
+                  std::span<const Token>(before).first(prev >= 0 ? 1 : 0));
     }
     // The window moves one position per emitted token: levels move down (each token keeps its position);
     // the top level takes the new guesses, where a column has none the guess its right neighbour held for
@@ -213,6 +224,11 @@ void LookaheadState::update(const LookaheadLayout& l, Token x, std::span<const T
         }
     }
     // The request's own n-grams (prompt and output) are the best guesses there are.
+    pool_.add_sequence(history, history_seen_);
+    history_seen_ = history.size();
+}
+
+void LookaheadState::end(std::span<const Token> history) {
     pool_.add_sequence(history, history_seen_);
     history_seen_ = history.size();
 }

@@ -14,6 +14,7 @@
 //   branch b (0 <= b < g): its N-1 tokens at positions p+1 .. p+N-1, lane w+b, logits for every token.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <random>
@@ -48,32 +49,37 @@ int32_t lookahead_step_reach(const LookaheadParams& p);
 std::string lookahead_fit_error(const LookaheadParams& p, uint32_t n_batch, int32_t n_ctx_slot, int32_t n_lanes);
 
 // N-grams keyed by their first token: per key at most `cap` continuations of N-1 tokens, most recently
-// added first; adding one that is already there moves it to the front; the oldest falls out. Each
-// remembers the token seen before its key (-1: none) and, when it comes from the request's own tokens,
-// where its key stands in them, so that a lookup can prefer the continuations whose context matches.
+// added first; adding one that is already there moves it to the front; when a key is full, its oldest
+// window n-gram (a guess) falls out, or its oldest n-gram of the text when it holds no guesses. Each
+// remembers up to kMaxMatch tokens seen before its key (one for a window n-gram: the token before its
+// column), so that a lookup can prefer the continuations whose context matches; the context is stored,
+// not looked up in the request, so that n-grams of earlier requests rank the same way.
 class NgramPool {
   public:
+    static constexpr int32_t kMaxMatch = 8;
     struct Entry {
         std::vector<Token> rest;
-        Token prev = -1;
-        int32_t at = -1;  // index of the key in the request's tokens (-1: a window n-gram)
+        std::array<Token, kMaxMatch>
+            before{};  // before[0]: the token right before the key, then further back
+        int32_t n_before = 0;
+        bool text = false;  // from the request's tokens (add_sequence), not a window's guess
     };
     void reset(int32_t n, int32_t cap);
-    // rest.size() == n - 1 (else ignored)
-    void add(Token key, std::span<const Token> rest, Token prev = -1, int32_t at = -1);
+    // rest.size() == n - 1 (else ignored). before: the tokens before the key, nearest first (at most
+    // kMaxMatch are kept); an n-gram added again keeps the longer of its two contexts.
+    void add(Token key, std::span<const Token> rest, std::span<const Token> before = {}, bool text = false);
     // Every n-gram of toks (the request's tokens) that ends at index >= from (from 0: all of them).
     void add_sequence(std::span<const Token> toks, size_t from = 0);
     // Continuations of `key`, most recent first (empty span: none).
     std::span<const Entry> find(Token key) const;
     // At most g continuations of context.back(): by how many tokens before the key match the context's
-    // (up to 8; a window n-gram: 1 when its previous token matches), then most recent first. context:
-    // the request's tokens up to and including the key. matches (optional): each one's matching context
-    // length, the same order.
+    // (up to kMaxMatch), then most recent first. context: the request's tokens up to and including the
+    // key. matches (optional): each one's matching context length, the same order.
     std::vector<std::vector<Token>> best(std::span<const Token> context, int32_t g,
                                          std::vector<int32_t>* matches = nullptr) const;
-    static constexpr int32_t kMaxMatch = 8;
     size_t size() const { return size_; }
     int32_t n() const { return n_; }
+    int32_t cap() const { return cap_; }
 
   private:
     int32_t n_ = 0, cap_ = 0;
@@ -100,8 +106,13 @@ struct LookaheadLayout {
 
 class LookaheadState {
   public:
-    // A new request: the window starts from tokens drawn from the prompt, the pool from its n-grams.
-    void begin(const LookaheadParams& p, std::span<const Token> prompt, uint32_t seed = 0x1a4eadu);
+    // A new request: the window starts from tokens drawn from the prompt, the pool takes its n-grams.
+    // With keep_pool the pool learned from the slot's earlier requests stays (when N and G are unchanged
+    // and it holds at most kMaxKeptPool n-grams), so that a reply repeating an earlier reply's text, or
+    // text of an earlier prompt, is drafted from it, as the n-gram drafters that keep a pool do.
+    void begin(const LookaheadParams& p, std::span<const Token> prompt, bool keep_pool = false,
+               uint32_t seed = 0x1a4eadu);
+    static constexpr size_t kMaxKeptPool = size_t{1} << 16;
     const LookaheadParams& params() const { return p_; }
     const NgramPool& pool() const { return pool_; }
 
@@ -116,9 +127,14 @@ class LookaheadState {
     // own): column_next[i] is the target's greedy pick at window_rows[i]. The window's trajectories go to
     // the pool and the window moves along with the emitted tokens. Also right after a plain step (an
     // empty layout), so the window keeps its place. `history` (the request's tokens up to and including
-    // the emitted ones) fills the window's new guesses where it has none and feeds the pool its n-grams.
+    // x, not yet the emitted ones) fills the window's new guesses where it has none and feeds the pool
+    // its n-grams.
     void update(const LookaheadLayout& l, Token x, std::span<const Token> column_next,
                 std::span<const Token> emitted, std::span<const Token> history);
+
+    // The request ended with this history: its last n-grams go to the pool too (update() sees the
+    // tokens only up to each step's input), for the slot's next request.
+    void end(std::span<const Token> history);
 
     // The window, for tests: level j, column i (level 0, column 0 stands for the input token).
     Token window(int32_t level, int32_t column) const { return lv_[(size_t)level][(size_t)column]; }

@@ -627,7 +627,8 @@ void Scheduler::start_task(Slot& slot, std::shared_ptr<Task> task) {
     slot.la_steps = slot.la_evaluated = slot.la_accepted = 0;
     if (slot.la_on) {
         const engine::spec::LookaheadParams lp = lookahead_params(t);
-        slot.la.begin(lp, t.prompt);
+        // The pool stays from the slot's earlier requests (n-grams of their prompts and replies).
+        slot.la.begin(lp, t.prompt, /*keep_pool=*/true);
         slot.la_fixed = t.spec.la_fixed >= 0 ? t.spec.la_fixed == 1 : config_.spec.lookahead_fixed;
         // What the controller learned about step shapes holds for the next request with the same shapes.
         if (!(slot.la_ctl_params == lp)) {
@@ -1594,6 +1595,7 @@ void Scheduler::finish(Slot& slot, const PipelineEnd& end, TokenOutput out) {
     slot.timings.predicted_ms = ms_between(slot.t_prompt_done, Clock::now());
     f.timings = slot.timings;
     for (auto& d : slot.drafters) d->end(slot.history);
+    if (slot.la_on) slot.la.end(slot.history);
     // The slot is idle in /slots and the metrics before the client hears that its request is done.
     const std::shared_ptr<Task> task = slot.task;
     release(slot);

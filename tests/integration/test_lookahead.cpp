@@ -77,6 +77,36 @@ TEST_CASE("lookahead: greedy output equals the stories260K goldens, adaptive and
     REQUIRE(metric(m, "ggserve:lookahead_pool_ngrams") == 0);  // no request running now
 }
 
+TEST_CASE(
+    "lookahead: a slot's pool remembers its earlier replies, so a repeated request is drafted from them",
+    "[integration][lookahead]") {
+    const json g = stories_golden();
+    ServerProcess s(la_args({"-np", "1"}));
+    // Fixed windows: every step verifies branches, so what is accepted depends on the pool alone.
+    const json body = {{"prompt", g["cases"][1]["prompt"]},
+                       {"n_predict", 96},
+                       {"temperature", 0},
+                       {"lookahead", fixed(4, 5, 4)}};
+    const json first = complete(s.port(), body);
+    // A different request in between: the pool keeps both.
+    const json other = complete(s.port(), {{"prompt", g["cases"][3]["prompt"]},
+                                           {"n_predict", 32},
+                                           {"temperature", 0},
+                                           {"lookahead", fixed(4, 5, 4)}});
+    REQUIRE(tokens_of(other) == std::vector<int>(g["cases"][3]["completion_tokens"].begin(),
+                                                 g["cases"][3]["completion_tokens"].begin() + 32));
+    const json again = complete(s.port(), body);
+    const std::vector<int> want = g["cases"][1]["completion_tokens"].get<std::vector<int>>();
+    REQUIRE(tokens_of(first) == want);
+    REQUIRE(tokens_of(again) == want);
+    const int a1 = first["timings"]["draft_n_accepted"].get<int>();
+    const int a2 = again["timings"]["draft_n_accepted"].get<int>();
+    INFO("accepted: first " << a1 << ", again " << a2);
+    // Branches of N - 1 = 4 tokens: with the reply in the pool most steps accept a whole one.
+    REQUIRE(a2 >= 60);
+    REQUIRE(a2 > 2 * a1);
+}
+
 TEST_CASE("lookahead: streamed text equals non-streamed text, /slots shows the window while it runs",
           "[integration][lookahead]") {
     ServerProcess s(la_args());

@@ -64,10 +64,13 @@ struct LoopResult {
 };
 
 // Decodes n tokens after `prompt` with lookahead steps of shape (w, g), verifying as the server does.
-LoopResult run_loop(const ToyModel& m, std::vector<Token> prompt, const LookaheadParams& p, int32_t w, int32_t g,
-                    size_t n, float temperature = 0.0f, uint32_t seed = 1, int32_t budget = 1 << 20) {
-    LookaheadState st;
-    st.begin(p, prompt);
+LoopResult run_loop(const ToyModel& m, std::vector<Token> prompt, const LookaheadParams& p, int32_t w,
+                    int32_t g, size_t n, float temperature = 0.0f, uint32_t seed = 1,
+                    int32_t budget = 1 << 20, LookaheadState* slot_state = nullptr) {
+    // A fresh state per request, or the slot's, whose pool stays from its earlier requests.
+    LookaheadState fresh;
+    LookaheadState& st = slot_state ? *slot_state : fresh;
+    st.begin(p, prompt, slot_state != nullptr);
     const std::vector<std::string> pieces((size_t)m.n_vocab);
     SamplerChain chain(params(seed, temperature), m.n_vocab, 4096, pieces);
     std::vector<Token> history = prompt;
@@ -110,6 +113,7 @@ LoopResult run_loop(const ToyModel& m, std::vector<Token> prompt, const Lookahea
         res.accepted += (int64_t)v.n_accepted();
         res.evaluated += (int64_t)l.tokens.size();
     }
+    st.end(history);
     res.out.assign(history.begin() + (long)prompt.size(), history.begin() + (long)(prompt.size() + n));
     return res;
 }
@@ -180,10 +184,12 @@ TEST_CASE("n-gram pool: keyed by the first token, newest first, no duplicates, a
     REQUIRE(pool.find(10).size() == 2);
     CHECK(pool.find(10)[0].rest == std::vector<Token>{11, 13});
     CHECK(pool.find(10)[1].rest == std::vector<Token>{11, 12});
-    // Continuations seen after the same token come first.
-    CHECK(pool.find(10)[0].prev == 12);
-    CHECK(pool.find(10)[1].prev == -1);
-    CHECK(pool.find(10)[0].at == 3);
+    // Each keeps the tokens before its key, nearest first.
+    CHECK(pool.find(10)[0].n_before == 3);
+    CHECK(pool.find(10)[0].before[0] == 12);
+    CHECK(pool.find(10)[0].before[1] == 11);
+    CHECK(pool.find(10)[0].before[2] == 10);
+    CHECK(pool.find(10)[1].n_before == 0);
     // Ranked by how far the context before the key matches (the context continues the seeded tokens).
     std::vector<Token> ctx = prompt;
     ctx.insert(ctx.end(), {12, 10});
@@ -200,8 +206,8 @@ TEST_CASE("n-gram pool: keyed by the first token, newest first, no duplicates, a
     CHECK(pool.best(text, 2) == std::vector<std::vector<Token>>{{4}, {5}});
     // Window n-grams rank by their previous token.
     pool.reset(3, 4);
-    pool.add(10, std::vector<Token>{11, 12}, 7);
-    pool.add(10, std::vector<Token>{11, 13}, 5);
+    pool.add(10, std::vector<Token>{11, 12}, std::vector<Token>{7});
+    pool.add(10, std::vector<Token>{11, 13}, std::vector<Token>{5});
     CHECK(pool.best(std::vector<Token>{7, 10}, 4) == std::vector<std::vector<Token>>{{11, 12}, {11, 13}});
     CHECK(pool.best(std::vector<Token>{5, 10}, 4) == std::vector<std::vector<Token>>{{11, 13}, {11, 12}});
     // Only the n-grams that end at or after `from`.
@@ -534,4 +540,80 @@ TEST_CASE("branch gate: runs branches where their context match pays, for as lon
     for (int i = 0; i < 10; ++i) tiles.observe(6, 4, 4);
     CHECK(tiles.length(6, 4, 1, [](int32_t k) { return k <= 1 ? 0.1 : 3.0; }) == 1);
     CHECK(tiles.length(6, 4, 1, [](int32_t k) { return k <= 1 ? 0.1 : 0.2; }) == 4);
+}
+
+TEST_CASE("n-gram pool: contexts are stored, so n-grams of an earlier text rank by how well they match",
+          "[speculative][lookahead]") {
+    NgramPool pool;
+    pool.reset(2, 4);
+    // An earlier text: 3 continues with 4 after "1 2" and with 5 after "7 2".
+    pool.add_sequence(std::vector<Token>{1, 2, 3, 4, 7, 2, 3, 5});
+    std::vector<int32_t> m;
+    // A new text that knows nothing of the earlier one's positions.
+    CHECK(pool.best(std::vector<Token>{9, 1, 2, 3}, 2, &m) == std::vector<std::vector<Token>>{{4}, {5}});
+    CHECK(m == std::vector<int32_t>{2, 1});
+    CHECK(pool.best(std::vector<Token>{7, 2, 3}, 2, &m) == std::vector<std::vector<Token>>{{5}, {4}});
+    CHECK(m == std::vector<int32_t>{2, 1});
+    // Contexts are at most kMaxMatch tokens; an n-gram added again keeps the longer context.
+    std::vector<Token> longer(20);
+    for (size_t i = 0; i < longer.size(); ++i) longer[i] = (Token)(40 + i);
+    pool.add_sequence(longer);
+    CHECK(pool.find(55)[0].n_before == NgramPool::kMaxMatch);
+    pool.add(55, std::vector<Token>{56}, std::vector<Token>{54});
+    CHECK(pool.find(55)[0].n_before == NgramPool::kMaxMatch);
+    const std::vector<Token> ctx(longer.begin(), longer.begin() + 16);
+    CHECK(pool.best(ctx, 1, &m) == std::vector<std::vector<Token>>{{56}});
+    CHECK(m == std::vector<int32_t>{NgramPool::kMaxMatch});
+
+    // A full key drops its oldest guess (a window n-gram) before any n-gram of the text.
+    pool.reset(2, 2);
+    pool.add_sequence(std::vector<Token>{5, 6});
+    pool.add(5, std::vector<Token>{7}, std::vector<Token>{1});
+    pool.add(5, std::vector<Token>{8}, std::vector<Token>{1});
+    REQUIRE(pool.find(5).size() == 2);
+    CHECK(pool.find(5)[0].rest == std::vector<Token>{8});
+    CHECK(pool.find(5)[1].rest == std::vector<Token>{6});
+    CHECK(pool.find(5)[1].text);
+    pool.add_sequence(std::vector<Token>{5, 9});
+    pool.add_sequence(std::vector<Token>{5, 4});  // only text left: the oldest of it goes
+    CHECK(pool.find(5)[0].rest == std::vector<Token>{4});
+    CHECK(pool.find(5)[1].rest == std::vector<Token>{9});
+    CHECK(pool.size() == 2);
+}
+
+TEST_CASE("lookahead pool: a slot's next request is drafted from its earlier replies, and stays exact",
+          "[speculative][lookahead]") {
+    ToyModel m;  // the next token depends on the position too: a reply does not repeat itself
+    const std::vector<Token> prompt = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5};
+    const std::vector<Token> other = {8, 8, 2, 7, 1, 4};
+    const LookaheadParams p{4, 5, 4};
+    const std::vector<Token> want = plain_loop(m, prompt, 200);
+    // Branches alone: what they accept is what the pool knew.
+    const LoopResult first = run_loop(m, prompt, p, 0, p.g, 200);
+    const LoopResult again_fresh = run_loop(m, prompt, p, 0, p.g, 200);
+    REQUIRE(first.out == want);
+    REQUIRE(again_fresh.out == want);
+    CHECK(again_fresh.accepted == first.accepted);  // a fresh state learns nothing from the first request
+
+    LookaheadState slot;
+    const LoopResult r1 = run_loop(m, prompt, p, 0, p.g, 200, 0.0f, 1, 1 << 20, &slot);
+    const LoopResult r2 =
+        run_loop(m, other, p, 0, p.g, 50, 0.0f, 1, 1 << 20, &slot);  // another request between
+    const LoopResult r3 = run_loop(m, prompt, p, 0, p.g, 200, 0.0f, 1, 1 << 20, &slot);
+    INFO("first " << r1.accepted << " accepted in " << r1.steps << " steps; again " << r3.accepted << " in "
+                  << r3.steps);
+    CHECK(r1.out == want);
+    CHECK(r2.out == plain_loop(m, other, 50));
+    CHECK(r3.out == want);
+    CHECK(r1.accepted == first.accepted);
+    // The repeated reply is drafted from the slot's memory of it: nearly every step accepts a whole branch.
+    CHECK(r3.accepted >= 140);
+    CHECK(r3.steps <= 60);
+    CHECK(r1.accepted < 40);
+
+    // Different N or G: the pool starts over.
+    run_loop(m, other, LookaheadParams{4, 3, 4}, 0, 4, 20, 0.0f, 1, 1 << 20, &slot);
+    const LoopResult r4 = run_loop(m, prompt, p, 0, p.g, 200, 0.0f, 1, 1 << 20, &slot);
+    CHECK(r4.out == want);
+    CHECK(r4.accepted == first.accepted);
 }
