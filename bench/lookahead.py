@@ -9,6 +9,9 @@ Starts `ggserve serve` once per configuration and measures, for each workload (b
   - four streams at once: aggregate generated tokens / wall time.
 "vs plain" compares with the same requests sent plainly (`speculative.n_max` 0) to the same server,
 alternating with the lookahead ones (bench/speculative.py's paired()); the "none" rows are a plain server.
+Each prompt is asked once per round: from the second round on, a slot's n-gram pool holds the replies it
+gave before (lookahead's pool stays from a slot's earlier requests), so "first round vs plain" gives the
+first round's medians apart, where the pool knew only the prompt.
 Configurations: plain decoding, lookahead with the adaptive step shape (the default), and lookahead with
 the full W, N, G on every step (--lookahead-fixed: what llama.cpp's llama-lookahead runs).
 With --llamacpp PREFIX (e.g. "bench/llamacpp.sh", which runs Debian's llama.cpp binaries), llama.cpp's
@@ -109,9 +112,9 @@ def main():
           f"load {open('/proc/loadavg').read().split()[:3]}")
     print(f"model {os.path.basename(a.model)}, W {w} N {n} G {g}, n_predict {a.n_predict}, greedy, "
           f"{a.rounds} rounds\n")
-    print("| config | workload | 1 stream t/s | vs plain | tokens per pass | accepted per pass "
+    print("| config | workload | 1 stream t/s | vs plain | first round vs plain | tokens per pass | accepted per pass "
           "| evaluated per accepted | 4 streams t/s | vs plain |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     ggserve_tps = {}  # config -> workload -> ggserve's one-stream rate, for the llama.cpp rows
     for cfg in a.configs.split(","):
         cmd = [a.bin, "serve", "-m", a.model, "--port", "0", "-c", "4096", "-np", "4", "-t", a.threads]
@@ -128,6 +131,7 @@ def main():
                     four = speculative.four_streams(s.port, prompts, a.n_predict, max(1, a.rounds - 1))
                     p1, p4 = one["tps"], four
                     evaluated, accepted, steps = 0, 0, 0
+                    first = "-"
                 else:
                     # Each request also plainly on the same server, alternating (speculative.paired): this VM
                     # drifts by 10-30 % within minutes, more than the differences measured here.
@@ -135,11 +139,13 @@ def main():
                     one = {"tps": st["tps"], "tokens_per_pass": st["tokens_per_pass"]}
                     evaluated, accepted = st["draft_n"], st["accepted"]
                     steps = st["steps"]
+                    # The first round: the slot's pool has not seen these replies yet.
+                    first = f"{st['first_vs_plain']:.2f}x"
                 ggserve_tps.setdefault(cfg, {})[wl] = one["tps"]
                 ggserve_tps.setdefault("none", {}).setdefault(wl, p1)
                 acc = accepted / steps if steps else 0.0
                 cost = f"{evaluated / accepted:.1f}" if accepted else "-"
-                print(f"| {cfg} | {wl} | {one['tps']:.0f} | {one['tps'] / p1:.2f}x | {one['tokens_per_pass']:.2f} | "
+                print(f"| {cfg} | {wl} | {one['tps']:.0f} | {one['tps'] / p1:.2f}x | {first} | {one['tokens_per_pass']:.2f} | "
                       f"{acc:.2f} | {cost} | {four:.0f} | {four / p4:.2f}x |", flush=True)
         finally:
             s.stop()

@@ -111,8 +111,13 @@ def paired(port, prompts, n, rounds):
     for _ in range(3 * rounds):  # a four-stream batch lasts a fraction of a second here: many of them
         spec_four.append(four_streams(port, prompts, n, 1))
         plain_four.append(four_streams(port, prompts, n, 1, lambda p, k: body(p, k, spec_off=True)))
+    # The first round apart: drafters that remember earlier requests (ngram-mod, ngram-cache, lookahead's
+    # pool) have not seen these replies yet there.
+    k = len(prompts)
+    first = statistics.median(spec_one[:k]) / statistics.median(plain_one[:k])
     return ({"tps": statistics.median(spec_one), "draft_n": drafted, "accepted": accepted,
-             "tokens_per_pass": predicted / steps if steps else float("nan"), "steps": steps},
+             "tokens_per_pass": predicted / steps if steps else float("nan"), "steps": steps,
+             "first_vs_plain": first},
             statistics.median(plain_one), statistics.median(spec_four), statistics.median(plain_four))
 
 
