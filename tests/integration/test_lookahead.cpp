@@ -262,6 +262,57 @@ TEST_CASE("lookahead on a synthetic model: greedy streams equal plain decoding, 
     for (int i = 0; i < 4; ++i) REQUIRE(tokens_of(futs[(size_t)i].get()) == plain[(size_t)i]);
 }
 
+TEST_CASE(
+    "lookahead on every synthetic golden model: greedy output equals plain decoding, alone and beside "
+    "other streams and a long prefill",
+    "[integration][lookahead]") {
+    // Every architecture of ../shared/golden (sliding windows, soft-capping, expert routing, fused
+    // projections, every RoPE variant) and the weight types: the window's lanes and the branches' cells
+    // must leave the slot's own sequence exactly as plain decoding leaves it.
+    for (const char* name :
+         {"synth-tiny-f16", "synth-tiny-q4_0", "synth-tiny-q4_k", "synth-llama-yarn-q8_0",
+          "synth-llama-rope-freqs-q8_0", "synth-qwen2-q8_0", "synth-qwen3-q4_k", "synth-phi3-q8_0",
+          "synth-gemma2-q8_0", "synth-gemma3-q8_0", "synth-llama-moe-q8_0", "synth-qwen3moe-q8_0"}) {
+        INFO(name);
+        std::ifstream f(shared_path(std::string("golden/") + name + ".greedy.json"));
+        const json g = json::parse(f);
+        ServerProcess s({"-m", shared_path(std::string("models/synth/") + name + ".gguf"), "-np", "4", "-c",
+                         "4096", "-t", "2", "--spec-type", "lookahead"});
+        const auto body = [&](int i, bool lookahead) {
+            json b = {{"prompt", g["cases"][(size_t)i]["prompt"]}, {"n_predict", 40}, {"temperature", 0}};
+            if (lookahead)
+                b["lookahead"] = fixed(4, 4, 4);
+            else
+                b["speculative"] = false;
+            return b;
+        };
+        std::vector<std::vector<int>> plain;
+        for (int i = 0; i < 4; ++i) plain.push_back(tokens_of(complete(s.port(), body(i, false))));
+        int accepted = 0;
+        for (int round = 0; round < 2; ++round)  // the second time from the slot's pool: branches accepted
+            for (int i = 0; i < 4; ++i) {
+                const json r = complete(s.port(), body(i, true));
+                REQUIRE(tokens_of(r) == plain[(size_t)i]);
+                REQUIRE(r["timings"]["draft_n"].get<int>() > 0);
+                accepted += r["timings"]["draft_n_accepted"].get<int>();
+            }
+        REQUIRE(accepted > 0);
+        // Four at once, two with lookahead, beside a long prompt being prefilled.
+        std::string long_prompt;
+        for (int k = 0; k < 12; ++k)
+            long_prompt += g["cases"][(size_t)k % g["cases"].size()]["prompt"].get<std::string>() + " ";
+        std::vector<std::future<json>> futs;
+        for (int i = 0; i < 4; ++i)
+            futs.push_back(
+                std::async(std::launch::async, [&, i] { return complete(s.port(), body(i, i % 2 == 0)); }));
+        futs.push_back(std::async(std::launch::async, [&] {
+            return complete(s.port(), {{"prompt", long_prompt}, {"n_predict", 8}, {"temperature", 0}});
+        }));
+        for (int i = 0; i < 4; ++i) REQUIRE(tokens_of(futs[(size_t)i].get()) == plain[(size_t)i]);
+        REQUIRE(futs[4].get()["timings"]["prompt_n"].get<int>() > 100);
+    }
+}
+
 TEST_CASE("lookahead: bad settings are clear startup errors and 400s", "[integration][lookahead]") {
     const std::string m = stories_model();
     struct Case {
