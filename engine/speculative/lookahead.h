@@ -59,8 +59,8 @@ class NgramPool {
     static constexpr int32_t kMaxMatch = 8;
     struct Entry {
         std::vector<Token> rest;
-        std::array<Token, kMaxMatch>
-            before{};  // before[0]: the token right before the key, then further back
+        // before[0]: the token right before the key, then further back.
+        std::array<Token, kMaxMatch> before{};
         int32_t n_before = 0;
         bool text = false;  // from the request's tokens (add_sequence), not a window's guess
     };
