@@ -238,11 +238,11 @@ TEST_CASE("a stream whose queue overflows is cancelled at once, even while a wri
                                  .dump();
     reader.send_raw("POST /completion HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
                     std::to_string(body.size()) + "\r\n\r\n" + body);
-    const json busy = wait_slots(s.port(), [](const json& j) { return !all_idle(j); }, 10s);
-    REQUIRE_FALSE(all_idle(busy));
+    // The cancellation is logged (the slot may go busy and idle again between two polls of /slots, so
+    // seeing it busy is no proof that the request ran; the log line is).
+    REQUIRE(s.wait_log("does not read its stream fast enough", 20s));
     const json after = wait_slots(s.port(), all_idle, 20s);
     CHECK(all_idle(after));
-    CHECK(s.wait_log("does not read its stream fast enough"));
     CHECK(first_token_seconds(s.port()) < 1.0);
 }
 
