@@ -246,6 +246,10 @@ constexpr double kMinRatio = 0.02;         // before measuring, an extra token c
 constexpr int64_t kNever = -1;
 }  // namespace
 
+int LookaheadController::bucket(int32_t n_streams) {
+    return n_streams <= 1 ? 0 : n_streams == 2 ? 1 : n_streams <= 4 ? 2 : n_streams <= 8 ? 3 : 4;
+}
+
 void LookaheadController::reset(const LookaheadParams& p) {
     shapes_.clear();
     shapes_.push_back({0, 0});
@@ -260,31 +264,36 @@ void LookaheadController::reset(const LookaheadParams& p) {
     add(std::min(p.w, 4), std::min(p.g, 3));
     add(0, p.g);
     add(p.w, p.g);
-    w_.assign(shapes_.size(), 0.0);
-    tok_.assign(shapes_.size(), 0.0);
-    sec_.assign(shapes_.size(), 0.0);
+    for (Stats& st : stats_) {
+        st.w.assign(shapes_.size(), 0.0);
+        st.tok.assign(shapes_.size(), 0.0);
+        st.sec.assign(shapes_.size(), 0.0);
+        st.last_probe.assign(shapes_.size(), kNever);
+        st.step = 0;
+    }
     extra_max_.assign(shapes_.size(), 0.0);
     for (size_t k = 0; k < shapes_.size(); ++k)
-        extra_max_[k] = (double)((shapes_[k].w == 0 ? 0 : shapes_[k].w * (p.n - 1) - 1) + shapes_[k].g * (p.n - 1));
-    last_probe_.assign(shapes_.size(), kNever);
-    step_ = 0;
+        extra_max_[k] =
+            (double)((shapes_[k].w == 0 ? 0 : shapes_[k].w * (p.n - 1) - 1) + shapes_[k].g * (p.n - 1));
 }
 
-double LookaheadController::gain(int k) const {
-    if (k < 0 || k >= (int)shapes_.size() || w_[(size_t)k] <= 0 || w_[0] <= 0) return 0.0;
+double LookaheadController::gain(int k, int32_t n_streams) const {
+    const Stats& st = stats_[bucket(n_streams)];
+    if (k < 0 || k >= (int)shapes_.size() || st.w[(size_t)k] <= 0 || st.w[0] <= 0) return 0.0;
     if (k == 0) return 1.0;
-    const double rate = tok_[(size_t)k] / std::max(sec_[(size_t)k], 1e-12);
-    const double plain = tok_[0] / std::max(sec_[0], 1e-12);
+    const double rate = st.tok[(size_t)k] / std::max(st.sec[(size_t)k], 1e-12);
+    const double plain = st.tok[0] / std::max(st.sec[0], 1e-12);
     return plain > 0 ? rate / plain : 0.0;
 }
 
-int LookaheadController::want(double extra_ratio) {
-    ++step_;
+int LookaheadController::want(double extra_ratio, int32_t n_streams) {
+    Stats& st = stats_[bucket(n_streams)];
+    ++st.step;
     int best = 0;
     double best_gain = kMinGain;
     for (int k = 1; k < (int)shapes_.size(); ++k) {
-        if (w_[(size_t)k] < kMinObs || w_[0] < kMinObs) continue;
-        const double g = gain(k);
+        if (st.w[(size_t)k] < kMinObs || st.w[0] < kMinObs) continue;
+        const double g = gain(k, n_streams);
         if (g > best_gain) {
             best_gain = g;
             best = k;
@@ -292,30 +301,40 @@ int LookaheadController::want(double extra_ratio) {
     }
     // Probe a shape not measured for a while, cheapest first; the costlier it is, the rarer.
     const double r = std::max(extra_ratio, kMinRatio);
-    const double t_plain = w_[0] > 0 ? sec_[0] / w_[0] : 0.0;
+    const double t_plain = st.w[0] > 0 ? st.sec[0] / st.w[0] : 0.0;
     for (int k = 1; k < (int)shapes_.size(); ++k) {
         if (k == best) continue;
         const size_t i = (size_t)k;
         // A probe's extra time in plain steps: measured when it can be, else from the fitted ratio.
-        const double cost = w_[i] > 0 && t_plain > 0 ? std::max(sec_[i] / w_[i] / t_plain - 1.0, kMinRatio)
-                                                      : r * extra_max_[i];
+        const double cost = st.w[i] > 0 && t_plain > 0
+                                ? std::max(st.sec[i] / st.w[i] / t_plain - 1.0, kMinRatio)
+                                : r * extra_max_[i];
         const int64_t every = std::max(kProbeMinEvery, (int64_t)std::ceil(kProbeCostSteps * cost));
         // A shape never measured is probed at once when a probe costs at most a plain step (what pays
         // is learned early), else like the others: once its interval has passed.
-        const int64_t since = last_probe_[i] != kNever ? step_ - last_probe_[i] : cost <= 1.0 ? every : step_;
-        if (since >= every) return k;
+        const int64_t since = st.last_probe[i] != kNever ? st.step - st.last_probe[i]
+                              : cost <= 1.0              ? every
+                                                         : st.step;
+        if (since >= every) {
+            // Counted when asked for, not only when observed: a step of branches alone still goes through
+            // the branch gate, which may turn the probe down, and a shape never observed would otherwise
+            // be probed again at every step.
+            st.last_probe[i] = st.step;
+            return k;
+        }
     }
     return best;
 }
 
 void LookaheadController::observe(int k, int32_t n_emitted, double seconds, int32_t n_streams) {
     if (k < 0 || k >= (int)shapes_.size() || seconds <= 0) return;
+    Stats& st = stats_[bucket(n_streams)];
     const size_t i = (size_t)k;
     const double d = k == 0 ? kPlainDecay : kDecay;
-    w_[i] = w_[i] * d + 1.0;
-    tok_[i] = tok_[i] * d + (double)(std::max(n_streams, 1) - 1 + n_emitted);
-    sec_[i] = sec_[i] * d + seconds;
-    if (k > 0) last_probe_[i] = step_;
+    st.w[i] = st.w[i] * d + 1.0;
+    st.tok[i] = st.tok[i] * d + (double)(std::max(n_streams, 1) - 1 + n_emitted);
+    st.sec[i] = st.sec[i] * d + seconds;
+    if (k > 0) st.last_probe[i] = st.step;
 }
 
 // ---- BranchGate

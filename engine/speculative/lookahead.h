@@ -157,29 +157,39 @@ class LookaheadState {
 // chosen when it has been measured at least twice and beats plain steps by a margin. Shapes are probed
 // now and then, the costlier the rarer (a probe of a shape that costs c plain steps at most every 400 c
 // steps), so that probing costs about 1 % at most; before a shape is measured, its cost is estimated
-// from the scheduler's fitted cost of an extra token.
+// from the scheduler's fitted cost of an extra token. All of it per bucket of stream counts.
 class LookaheadController {
   public:
     struct Shape {
         int32_t w = 0, g = 0;
     };
     void reset(const LookaheadParams& p);
-    // The shape for this step (index into shapes(); 0 = plain). extra_ratio: the fitted cost of one
-    // extra token relative to a plain step (for probes of shapes not measured yet).
-    int want(double extra_ratio);
+    // The shape for this step (index into shapes(); 0 = plain) when n_streams slots decode in it.
+    // extra_ratio: the fitted cost of one extra token relative to a plain step (for probes of shapes not
+    // measured yet).
+    int want(double extra_ratio, int32_t n_streams = 1);
     // A decode step of this slot ran shape `level` (0: plain) in an iteration of `seconds` that carried
     // n_streams decode steps (this one included), and emitted n_emitted tokens for this slot.
     void observe(int level, int32_t n_emitted, double seconds, int32_t n_streams);
     const std::vector<Shape>& shapes() const { return shapes_; }
-    // Aggregate tokens per second of iterations with this shape over those with plain steps (0: not measured).
-    double gain(int level) const;
+    // Aggregate tokens per second of iterations with this shape over those with plain steps, at this
+    // number of streams (0: not measured).
+    double gain(int level, int32_t n_streams = 1) const;
 
   private:
+    // What a shape gains depends on how many streams share the step: on a CPU an extra token costs a
+    // share of a step of one stream that it does not cost of a step of four, and the aggregate rates of
+    // the two are not comparable. So each bucket of stream counts (1, 2, 3-4, 5-8, more) keeps its own.
+    static constexpr int kStreamBuckets = 5;
+    static int bucket(int32_t n_streams);
+    struct Stats {
+        std::vector<double> w, tok, sec;  // decayed observation weight, aggregate tokens, seconds
+        std::vector<int64_t> last_probe;  // step of the last observation of each shape
+        int64_t step = 0;                 // consultations at these stream counts
+    };
     std::vector<Shape> shapes_;
-    std::vector<double> w_, tok_, sec_;  // decayed observation weight, aggregate tokens, seconds
-    std::vector<double> extra_max_;      // extra tokens of a full step of each shape
-    std::vector<int64_t> last_probe_;    // step of the last observation of each shape
-    int64_t step_ = 0;
+    std::vector<double> extra_max_;  // extra tokens of a full step of each shape
+    Stats stats_[kStreamBuckets];
 };
 
 // How many tokens of branches alone (no window) a step verifies, judged per step: a branch whose key's

@@ -983,7 +983,7 @@ void Scheduler::prepare_drafts() {
             if (type == DrafterType::Lookahead) {
                 if (!s.la_on) continue;
                 const auto& shapes = s.la_ctl.shapes();
-                int level = s.la_fixed ? (int)shapes.size() - 1 : s.la_ctl.want(extra);
+                int level = s.la_fixed ? (int)shapes.size() - 1 : s.la_ctl.want(extra, std::max(n_gen, 1));
                 // Steps of branches alone are judged one by one, by how well the best branch's context
                 // matches (the gate): a plain step where the controller saw no gain is still a branch
                 // step when this branch is expected to pay. Window shapes run as the controller chose.

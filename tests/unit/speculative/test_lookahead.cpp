@@ -448,7 +448,7 @@ TEST_CASE("lookahead controller: large steps when they pay, plain decoding with 
         c.reset(p);
         int lookahead = 0;
         for (int i = 0; i < 5000; ++i) {
-            const int k = c.want(0.05);
+            const int k = c.want(0.05, 4);
             lookahead += k > 0 ? 1 : 0;
             // Four streams: the iteration takes 4 ms plus 0.3 ms per extra token of this slot's step;
             // this slot's branches give it 1.5 tokens per step.
@@ -456,6 +456,28 @@ TEST_CASE("lookahead controller: large steps when they pay, plain decoding with 
             c.observe(k, k > 0 ? 2 : 1, t, 4);
         }
         CHECK(lookahead < 250);
+    }
+    SECTION("what pays at one stream is judged apart from four streams, where it does not pay") {
+        LookaheadController c;
+        c.reset(p);
+        int one = 0, four = 0, n_one = 0, n_four = 0;
+        for (int i = 0; i < 8000; ++i) {
+            // The slot alternates between running alone and beside three others (streams come and go).
+            const int32_t streams = (i / 50) % 2 == 0 ? 1 : 4;
+            const int k = c.want(0.05, streams);
+            // One branch (4 extra tokens) gives 2.5 tokens a step. Alone: 1 ms + 0.05 ms a token, it pays.
+            // Beside three others: 4 ms + 0.6 ms a token (compute-bound), it does not.
+            const double t = streams == 1 ? 1e-3 + (k > 0 ? 0.05e-3 * extra_of(c, k) : 0.0)
+                                          : 4e-3 + (k > 0 ? 0.6e-3 * extra_of(c, k) : 0.0);
+            c.observe(k, k > 0 ? (k == 1 ? 3 : 2) : 1, t, streams);
+            (streams == 1 ? n_one : n_four) += 1;
+            (streams == 1 ? one : four) += k > 0 ? 1 : 0;
+        }
+        CHECK(one > n_one * 8 / 10);
+        CHECK(four < n_four / 20);
+        CHECK(c.gain(1, 1) > 1.5);
+        CHECK(c.gain(1, 4) < 1.0);
+        CHECK(c.gain(1, 3) == c.gain(1, 4));  // 3 and 4 streams share a bucket
     }
 }
 
