@@ -119,6 +119,21 @@ std::vector<std::vector<Token>> NgramPool::best(std::span<const Token> context, 
     return out;
 }
 
+int32_t NgramPool::best_match(std::span<const Token> context, int32_t* n_found) const {
+    if (n_found) *n_found = 0;
+    if (context.empty()) return -1;
+    const std::span<const Entry> all = find(context.back());
+    if (n_found) *n_found = (int32_t)all.size();
+    const size_t cur = context.size() - 1;
+    int32_t best = all.empty() ? -1 : 0;
+    for (const Entry& e : all) {
+        int32_t m = 0;
+        while (m < e.n_before && (size_t)m < cur && e.before[(size_t)m] == context[cur - 1 - (size_t)m]) ++m;
+        best = std::max(best, m);
+    }
+    return best;
+}
+
 // ---- LookaheadState
 
 void LookaheadState::begin(const LookaheadParams& p, std::span<const Token> prompt, bool keep_pool,
@@ -192,6 +207,13 @@ LookaheadLayout LookaheadState::layout(Token x, std::span<const Token> context, 
         }
     }
     return l;
+}
+
+int32_t LookaheadState::branch_match(Token x, std::span<const Token> context, int32_t* n_found) const {
+    const Token alone[1] = {x};
+    const std::span<const Token> ctx =
+        !context.empty() && context.back() == x ? context : std::span<const Token>(alone);
+    return pool_.best_match(ctx, n_found);
 }
 
 void LookaheadState::update(const LookaheadLayout& l, Token x, std::span<const Token> column_next,

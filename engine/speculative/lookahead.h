@@ -77,6 +77,9 @@ class NgramPool {
     // key. matches (optional): each one's matching context length, the same order.
     std::vector<std::vector<Token>> best(std::span<const Token> context, int32_t g,
                                          std::vector<int32_t>* matches = nullptr) const;
+    // The longest context match among the continuations of context.back() (what best() ranks first),
+    // -1 when there are none; n_found: how many there are. Copies nothing.
+    int32_t best_match(std::span<const Token> context, int32_t* n_found = nullptr) const;
     size_t size() const { return size_; }
     int32_t n() const { return n_; }
     int32_t cap() const { return cap_; }
@@ -123,6 +126,9 @@ class LookaheadState {
     // worth verifying.
     LookaheadLayout layout(Token x, std::span<const Token> context, int32_t w, int32_t g, int32_t budget,
                            int32_t max_lanes, int32_t max_reach, int32_t branch_len = 0) const;
+    // For a step of branches alone, before building it: the context match of the best branch for input
+    // token x (-1: no continuation of x in the pool) and how many branches there are (n_found).
+    int32_t branch_match(Token x, std::span<const Token> context, int32_t* n_found) const;
     // After a step that emitted `emitted` (at least one token: accepted branch tokens and the target's
     // own): column_next[i] is the target's greedy pick at window_rows[i]. The window's trajectories go to
     // the pool and the window moves along with the emitted tokens. Also right after a plain step (an

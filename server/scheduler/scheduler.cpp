@@ -990,18 +990,21 @@ void Scheduler::prepare_drafts() {
                 const bool gated = !s.la_fixed && shapes[(size_t)level].w == 0;
                 if (gated && level == 0 && shapes.size() > 1 && shapes[1].w == 0) level = 1;
                 if (level <= 0) continue;
+                // A gated step is judged before it is built: the gate turns most steps down, and building a
+                // layout (the pool's ranked continuations, every token's lanes) costs more than asking.
+                int32_t len = 0;
+                if (gated) {
+                    int32_t n_found = 0;
+                    const int32_t match = s.la.branch_match(s.pending, s.history, &n_found);
+                    if (match < 0) continue;
+                    const int32_t g = std::min(shapes[(size_t)level].g, n_found);
+                    len = s.la_gate.length(match, s.la.params().n - 1, g, step_extra);
+                    if (len <= 0) continue;
+                }
                 engine::spec::LookaheadLayout l =
                     s.la.layout(s.pending, s.history, shapes[(size_t)level].w, shapes[(size_t)level].g,
-                                (int32_t)ctx_.params().n_batch - 1, lane_share, draft_room(s));
+                                (int32_t)ctx_.params().n_batch - 1, lane_share, draft_room(s), len);
                 if (l.empty()) continue;
-                if (gated) {
-                    const int32_t len = s.la_gate.length(l.match, l.branch_len, l.g, step_extra);
-                    if (len <= 0) continue;
-                    if (len < l.branch_len)
-                        l = s.la.layout(s.pending, s.history, 0, l.g, (int32_t)ctx_.params().n_batch - 1, lane_share,
-                                        draft_room(s), len);
-                    if (l.empty()) continue;
-                }
                 s.draft = l.tokens;
                 s.draft_from = (int)kind;
                 s.la_step = std::move(l);

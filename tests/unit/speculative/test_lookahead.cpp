@@ -491,8 +491,17 @@ TEST_CASE("n-gram pool: best() reports how many tokens of context each continuat
     CHECK(pool.best(text, 2, &m) == std::vector<std::vector<Token>>{{4}, {5}});
     // 3 after "1 2" (key at index 2: 2 and 1 match, then the start) and after "7 2" (one token).
     CHECK(m == std::vector<int32_t>{2, 1});
+    // best_match: the first one's match and how many there are, without building them.
+    int32_t n_found = -1;
+    CHECK(pool.best_match(text, &n_found) == 2);
+    CHECK(n_found == 2);
+    CHECK(pool.best_match(std::vector<Token>{7, 2, 3}, &n_found) == 2);  // "7 2" before 3: the other one
+    CHECK(pool.best_match(std::vector<Token>{5, 3}) == 0);               // no context matches
     CHECK(pool.best(std::vector<Token>{9}, 2, &m).empty());
     CHECK(m.empty());
+    CHECK(pool.best_match(std::vector<Token>{9}, &n_found) == -1);
+    CHECK(n_found == 0);
+    CHECK(pool.best_match({}, &n_found) == -1);
 }
 
 TEST_CASE("lookahead layout: branches may be cut to their first tokens", "[speculative][lookahead]") {
