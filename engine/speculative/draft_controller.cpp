@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace engine::spec {
 
@@ -65,15 +66,22 @@ double StepCostModel::measured_seconds(int32_t n, int32_t n_streams) const {
     // these streams lean on the ratio of the size.
     const double size = fit * (tab_r_[n] + kTablePrior) / (tab_w_[n] + kTablePrior);
     if (n_streams < 1 || n_streams > kStreams) return size;
-    double t = (st_t_[n_streams][n] + kTablePrior * size) / (st_w_[n_streams][n] + kTablePrior);
+    const double t = (st_t_[n_streams][n] + kTablePrior * size) / (st_w_[n_streams][n] + kTablePrior);
     // A step never costs more than a larger one seen lately with as many streams: while a slot drafts at
     // every step, its plain size is not seen, and an old outlier or the other streams' sizes would hold
     // its price (four streams' plain step read 108 ms while their 6-token steps took 46). Lately: a size
     // seen only long ago says nothing of the machine's load now.
-    for (int32_t m = n + 1; m <= kTable; ++m)
-        if (st_w_[n_streams][m] >= kSeen && n_obs_ - st_seen_[n_streams][m] <= kRecent)
-            t = std::min(t, st_t_[n_streams][m] / st_w_[n_streams][m]);
-    return t;
+    double* bound = bound_[n_streams];
+    if (bound_at_[n_streams] != n_obs_ + 1) {
+        bound[kTable + 1] = std::numeric_limits<double>::infinity();
+        for (int32_t m = kTable; m >= 1; --m) {
+            const bool recent = st_w_[n_streams][m] >= kSeen && n_obs_ - st_seen_[n_streams][m] <= kRecent;
+            bound[m] =
+                recent ? std::min(bound[m + 1], st_t_[n_streams][m] / st_w_[n_streams][m]) : bound[m + 1];
+        }
+        bound_at_[n_streams] = n_obs_ + 1;
+    }
+    return std::min(t, bound[n + 1]);
 }
 
 double StepCostModel::extra_cost(int32_t n, int32_t k, int32_t n_streams) const {

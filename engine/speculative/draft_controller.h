@@ -51,6 +51,11 @@ class StepCostModel {
     double tab_w_[kTable + 1] = {}, tab_r_[kTable + 1] = {};
     double st_w_[kStreams + 1][kTable + 1] = {}, st_t_[kStreams + 1][kTable + 1] = {};
     int64_t st_seen_[kStreams + 1][kTable + 1] = {};  // the observation that last updated the cell
+    // Per number of streams, the least seconds of any size above n seen lately (the bound in
+    // measured_seconds): rebuilt for a row once per observation when asked, since the controllers ask
+    // for many sizes at every step and scanning the row each time cost a four-stream step 3 %.
+    mutable double bound_[kStreams + 1][kTable + 2] = {};
+    mutable int64_t bound_at_[kStreams + 1] = {};  // n_obs_ + 1 when the row was built (0: never)
     int64_t n_obs_ = 0;
     EwLineFit fit_;  // seconds over tokens
     // The per-token slope from the last window whose step sizes differed enough to fit it (< 0: none
