@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <future>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -27,6 +28,41 @@ inline json complete(uint16_t port, json body) {
 
 inline std::vector<int> tokens_of(const json& j) {
     return j["tokens"].get<std::vector<int>>();
+}
+
+// The synthetic models of ../shared/models/synth with a greedy golden: every architecture and weight type.
+inline const std::vector<std::string>& synth_golden_models() {
+    static const std::vector<std::string> names = {"synth-tiny-f16",
+                                                   "synth-tiny-q4_0",
+                                                   "synth-tiny-q4_k",
+                                                   "synth-llama-yarn-q8_0",
+                                                   "synth-llama-rope-freqs-q8_0",
+                                                   "synth-qwen2-q8_0",
+                                                   "synth-qwen3-q4_k",
+                                                   "synth-phi3-q8_0",
+                                                   "synth-gemma2-q8_0",
+                                                   "synth-gemma3-q8_0",
+                                                   "synth-llama-moe-q8_0",
+                                                   "synth-qwen3moe-q8_0"};
+    return names;
+}
+
+// The bodies' requests all at once, beside a long prompt (a golden file's prompts, twelve times over) being
+// prefilled; their answers in order, then the prefill's.
+inline std::vector<json> beside_long_prefill(uint16_t port, const std::vector<json>& bodies,
+                                             const json& golden) {
+    std::string long_prompt;
+    for (size_t k = 0; k < 12; ++k)
+        long_prompt += golden["cases"][k % golden["cases"].size()]["prompt"].get<std::string>() + " ";
+    std::vector<std::future<json>> futs;
+    for (const json& b : bodies)
+        futs.push_back(std::async(std::launch::async, [port, b] { return complete(port, b); }));
+    futs.push_back(std::async(std::launch::async, [port, &long_prompt] {
+        return complete(port, {{"prompt", long_prompt}, {"n_predict", 8}, {"temperature", 0}});
+    }));
+    std::vector<json> out;
+    for (auto& f : futs) out.push_back(f.get());
+    return out;
 }
 
 // on_event(n) runs after the n-th event, on the calling thread.

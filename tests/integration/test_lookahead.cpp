@@ -269,15 +269,12 @@ TEST_CASE(
     // Every architecture of ../shared/golden (sliding windows, soft-capping, expert routing, fused
     // projections, every RoPE variant) and the weight types: the window's lanes and the branches' cells
     // must leave the slot's own sequence exactly as plain decoding leaves it.
-    for (const char* name :
-         {"synth-tiny-f16", "synth-tiny-q4_0", "synth-tiny-q4_k", "synth-llama-yarn-q8_0",
-          "synth-llama-rope-freqs-q8_0", "synth-qwen2-q8_0", "synth-qwen3-q4_k", "synth-phi3-q8_0",
-          "synth-gemma2-q8_0", "synth-gemma3-q8_0", "synth-llama-moe-q8_0", "synth-qwen3moe-q8_0"}) {
+    for (const std::string& name : completion_util::synth_golden_models()) {
         INFO(name);
-        std::ifstream f(shared_path(std::string("golden/") + name + ".greedy.json"));
+        std::ifstream f(shared_path("golden/" + name + ".greedy.json"));
         const json g = json::parse(f);
-        ServerProcess s({"-m", shared_path(std::string("models/synth/") + name + ".gguf"), "-np", "4", "-c",
-                         "4096", "-t", "2", "--spec-type", "lookahead"});
+        ServerProcess s({"-m", shared_path("models/synth/" + name + ".gguf"), "-np", "4", "-c", "4096", "-t",
+                         "2", "--spec-type", "lookahead"});
         const auto body = [&](int i, bool lookahead) {
             json b = {{"prompt", g["cases"][(size_t)i]["prompt"]}, {"n_predict", 40}, {"temperature", 0}};
             if (lookahead)
@@ -298,18 +295,11 @@ TEST_CASE(
             }
         REQUIRE(accepted > 0);
         // Four at once, two with lookahead, beside a long prompt being prefilled.
-        std::string long_prompt;
-        for (int k = 0; k < 12; ++k)
-            long_prompt += g["cases"][(size_t)k % g["cases"].size()]["prompt"].get<std::string>() + " ";
-        std::vector<std::future<json>> futs;
-        for (int i = 0; i < 4; ++i)
-            futs.push_back(
-                std::async(std::launch::async, [&, i] { return complete(s.port(), body(i, i % 2 == 0)); }));
-        futs.push_back(std::async(std::launch::async, [&] {
-            return complete(s.port(), {{"prompt", long_prompt}, {"n_predict", 8}, {"temperature", 0}});
-        }));
-        for (int i = 0; i < 4; ++i) REQUIRE(tokens_of(futs[(size_t)i].get()) == plain[(size_t)i]);
-        REQUIRE(futs[4].get()["timings"]["prompt_n"].get<int>() > 100);
+        std::vector<json> bodies;
+        for (int i = 0; i < 4; ++i) bodies.push_back(body(i, i % 2 == 0));
+        const std::vector<json> got = completion_util::beside_long_prefill(s.port(), bodies, g);
+        for (int i = 0; i < 4; ++i) REQUIRE(tokens_of(got[(size_t)i]) == plain[(size_t)i]);
+        REQUIRE(got[4]["timings"]["prompt_n"].get<int>() > 100);
     }
 }
 

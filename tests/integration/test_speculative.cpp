@@ -330,13 +330,10 @@ TEST_CASE(
     // Every architecture of ../shared/golden and the weight types. The draft model is the target itself
     // (its drafts are the target's own greedy tokens, so verification accepts them), ngram-mod drafts a
     // reply it has seen before.
-    for (const char* name :
-         {"synth-tiny-f16", "synth-tiny-q4_0", "synth-tiny-q4_k", "synth-llama-yarn-q8_0",
-          "synth-llama-rope-freqs-q8_0", "synth-qwen2-q8_0", "synth-qwen3-q4_k", "synth-phi3-q8_0",
-          "synth-gemma2-q8_0", "synth-gemma3-q8_0", "synth-llama-moe-q8_0", "synth-qwen3moe-q8_0"}) {
+    for (const std::string& name : completion_util::synth_golden_models()) {
         INFO(name);
-        const std::string model = shared_path(std::string("models/synth/") + name + ".gguf");
-        std::ifstream f(shared_path(std::string("golden/") + name + ".greedy.json"));
+        const std::string model = shared_path("models/synth/" + name + ".gguf");
+        std::ifstream f(shared_path("golden/" + name + ".greedy.json"));
         const json g = json::parse(f);
         for (const char* type : {"draft-simple", "ngram-mod"}) {
             INFO("--spec-type " << type);
@@ -361,18 +358,12 @@ TEST_CASE(
                 accepted += r["timings"]["draft_n_accepted"].get<int>();
             }
             REQUIRE(accepted > 0);
-            std::string long_prompt;
-            for (int k = 0; k < 12; ++k)
-                long_prompt += g["cases"][(size_t)k % g["cases"].size()]["prompt"].get<std::string>() + " ";
-            std::vector<std::future<json>> futs;
-            for (int i = 0; i < 4; ++i)
-                futs.push_back(
-                    std::async(std::launch::async, [&, i] { return complete(s.port(), body(i, i != 3)); }));
-            futs.push_back(std::async(std::launch::async, [&] {
-                return complete(s.port(), {{"prompt", long_prompt}, {"n_predict", 8}, {"temperature", 0}});
-            }));
-            for (int i = 0; i < 4; ++i) REQUIRE(tokens_of(futs[(size_t)i].get()) == plain[(size_t)i]);
-            REQUIRE(futs[4].get()["timings"]["prompt_n"].get<int>() > 100);
+            // Four at once, three speculating, beside a long prompt being prefilled.
+            std::vector<json> bodies;
+            for (int i = 0; i < 4; ++i) bodies.push_back(body(i, i != 3));
+            const std::vector<json> got = completion_util::beside_long_prefill(s.port(), bodies, g);
+            for (int i = 0; i < 4; ++i) REQUIRE(tokens_of(got[(size_t)i]) == plain[(size_t)i]);
+            REQUIRE(got[4]["timings"]["prompt_n"].get<int>() > 100);
         }
     }
 }
