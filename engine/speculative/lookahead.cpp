@@ -96,19 +96,22 @@ std::span<const NgramPool::Entry> NgramPool::find(Token key) const {
     return it->second;
 }
 
+int32_t NgramPool::context_match(const Entry& e, std::span<const Token> context) {
+    const size_t cur = context.size() - 1;  // the key's index
+    int32_t m = 0;
+    while (m < e.n_before && (size_t)m < cur && e.before[(size_t)m] == context[cur - 1 - (size_t)m]) ++m;
+    return m;
+}
+
 std::vector<std::vector<Token>> NgramPool::best(std::span<const Token> context, int32_t g,
                                                 std::vector<int32_t>* matches) const {
     std::vector<std::vector<Token>> out;
     if (matches) matches->clear();
     if (context.empty() || g <= 0) return out;
     const std::span<const Entry> all = find(context.back());
-    const size_t cur = context.size() - 1;
     std::vector<std::pair<int, size_t>> order;  // (-match, recency)
     for (size_t i = 0; i < all.size(); ++i) {
-        const Entry& e = all[i];
-        int m = 0;
-        while (m < e.n_before && (size_t)m < cur && e.before[(size_t)m] == context[cur - 1 - (size_t)m]) ++m;
-        order.emplace_back(-m, i);
+        order.emplace_back(-context_match(all[i], context), i);
     }
     std::sort(order.begin(), order.end());
     for (const auto& [neg, i] : order) {
@@ -124,13 +127,8 @@ int32_t NgramPool::best_match(std::span<const Token> context, int32_t* n_found) 
     if (context.empty()) return -1;
     const std::span<const Entry> all = find(context.back());
     if (n_found) *n_found = (int32_t)all.size();
-    const size_t cur = context.size() - 1;
     int32_t best = all.empty() ? -1 : 0;
-    for (const Entry& e : all) {
-        int32_t m = 0;
-        while (m < e.n_before && (size_t)m < cur && e.before[(size_t)m] == context[cur - 1 - (size_t)m]) ++m;
-        best = std::max(best, m);
-    }
+    for (const Entry& e : all) best = std::max(best, context_match(e, context));
     return best;
 }
 

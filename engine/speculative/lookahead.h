@@ -85,6 +85,8 @@ class NgramPool {
     int32_t cap() const { return cap_; }
 
   private:
+    // How many of the tokens before the key (context.back(), context not empty) match e's context.
+    static int32_t context_match(const Entry& e, std::span<const Token> context);
     int32_t n_ = 0, cap_ = 0;
     size_t size_ = 0;
     std::unordered_map<Token, std::vector<Entry>> map_;
