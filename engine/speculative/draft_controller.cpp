@@ -18,6 +18,7 @@ constexpr double kSlopeFloor = 0.5;   // extra tokens cost at least half the fit
 constexpr double kSeen = 2.0;         // a size with streams seen this much (decayed) bounds smaller ones,
 constexpr int64_t kRecent = 128;      // when seen within this many steps
 constexpr int32_t kProbeMaxEvery = 64;
+constexpr int32_t kSkipSteps = 3;      // steps skip() may answer after a declining want()
 constexpr double kProbeBudget = 0.04;  // the share of time probes may lose
 // A drafter too slow to pay even when every token is accepted is probed to measure its cost again every
 // 256 steps; a draft model half as often after each such probe, down to every 4096: its probe first
@@ -128,6 +129,7 @@ double DraftController::acceptance() const {
 
 void DraftController::observe(int32_t n_drafted, int32_t n_accepted) {
     if (n_drafted <= 0) return;
+    skips_left_ = 0;
     acc_ = acc_ * kDecay + n_accepted;
     rej_ = rej_ * kDecay + (n_accepted < n_drafted ? 1 : 0);
     if (n_accepted > 0) probe_every_ = 4;
@@ -144,14 +146,37 @@ int32_t DraftController::want(int32_t n_max, double extra_ratio, double draft_ra
 
 int32_t DraftController::want(int32_t n_max, const std::function<double(int32_t)>& extra_cost, double draft_ratio,
                               int32_t n_floor, double draft_fixed, double catch_up) {
+    std::vector<double> table((size_t)std::max(n_max, 0) + 1, 0.0);
+    for (int32_t k = 1; k <= n_max; ++k) table[(size_t)k] = extra_cost(k);
+    return want(n_max, std::span<const double>(table), draft_ratio, n_floor, draft_fixed, catch_up);
+}
+
+bool DraftController::skip(int32_t n_streams) {
+    if (skips_left_ <= 0 || n_streams != skip_streams_ || idle_steps_ + 1 >= idle_limit_) {
+        skips_left_ = 0;
+        skip_streams_ = n_streams;  // what the want() that follows answers for
+        return false;
+    }
+    --skips_left_;
+    ++idle_steps_;
+    probing_ = false;
+    return true;
+}
+
+int32_t DraftController::want(int32_t n_max, std::span<const double> extra_cost, double draft_ratio,
+                              int32_t n_floor, double draft_fixed, double catch_up) {
     n_floor = std::max(n_floor, 1);
     probing_ = false;
+    skips_left_ = 0;
+    n_max = std::min(n_max, (int32_t)extra_cost.size() - 1);
     if (n_max < n_floor) return 0;
     // Expected tokens of a step with a k-token draft, each accepted with probability a (geometric):
     // 1 + a + a^2 + ... + a^k. Its cost: 1 + extra_cost(k) + k * draft + fixed plain steps.
     const double a = std::min(acceptance(), 0.999);
     const double draft = std::max(draft_ratio, 0.0), fixed = std::max(draft_fixed, 0.0);
-    const auto cost = [&](int32_t k) { return 1.0 + std::max(extra_cost(k), 0.0) + draft * k + fixed; };
+    const auto cost = [&](int32_t k) {
+        return 1.0 + std::max(extra_cost[(size_t)k], 0.0) + draft * k + fixed;
+    };
     double best_gain = 1.0, tokens = 1.0, ak = 1.0;
     int32_t best_k = 0;
     for (int32_t k = 1; k <= n_max; ++k) {
@@ -186,7 +211,12 @@ int32_t DraftController::want(int32_t n_max, const std::function<double(int32_t)
     const double probe_loss = std::max(cost(probe_len) - probe_tokens, 0.0);
     const double room = kProbeBudget - std::max(catch_up, 0.0);
     const int32_t budget_every = room > 0 ? (int32_t)std::min(std::ceil(probe_loss / room), 1e6) : 1000000;
-    if (++idle_steps_ < std::max(too_costly ? cost_probe_every_ : probe_every_, budget_every)) return 0;
+    const int32_t limit = std::max(too_costly ? cost_probe_every_ : probe_every_, budget_every);
+    if (++idle_steps_ < limit) {
+        skips_left_ = kSkipSteps;
+        idle_limit_ = limit;
+        return 0;
+    }
     idle_steps_ = 0;
     probing_ = true;
     // Only a drafter that costs time itself (a draft model, which catches up at each probe) backs off

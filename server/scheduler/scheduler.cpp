@@ -947,6 +947,14 @@ void Scheduler::prepare_drafts() {
         const int32_t n = std::max(n_gen, 1);
         return n * step_cost_.extra_cost(n, k, n_gen);
     };
+    // step_extra for k = 0, 1, ...: the same for every slot of the step, so worked out once, as far as asked
+    // (the controllers ask for every length up to a slot's cap).
+    std::vector<double> extra_table{0.0};
+    const auto extra_upto = [&](int32_t n) -> std::span<const double> {
+        while ((int32_t)extra_table.size() <= n)
+            extra_table.push_back(step_extra((int32_t)extra_table.size()));
+        return std::span<const double>(extra_table).first((size_t)std::max(n, 0) + 1);
+    };
     // Until a draft model has been timed, assume a draft position costs a third of a target step.
     const double model_ratio =
         draft_cost_.position_seconds() > 0 && plain_step > 0 ? draft_cost_.position_seconds() / plain_step : 0.3;
@@ -1015,9 +1023,11 @@ void Scheduler::prepare_drafts() {
             const bool model = type == DrafterType::DraftModel;
             const int32_t cap = config_.spec.draft_cap(type);
             const int32_t floor = std::max({s.spec_n_min, config_.spec.draft_floor(type), 1});
+            engine::spec::DraftController& ctl = s.draft_ctl[kind];
+            const bool skipped = ctl.skip(n_gen);
             size_t behind = 0;
             double fixed = 0.0;
-            if (model && config_.draft_model) {
+            if (model && config_.draft_model && !skipped) {
                 behind = config_.draft_model->behind_context(s.id, s.cache_tokens);
                 // A draft model far behind (a new prompt, a pause) first catches up: a one-off, spread over
                 // the tokens the request may still ask for, so that it is paid early in a reply and not
@@ -1028,9 +1038,10 @@ void Scheduler::prepare_drafts() {
                                                      : draft_room(s));
                 if (plain_step > 0) fixed = draft_cost_.fixed_seconds(behind, left) / plain_step;
             }
-            const int32_t k = s.draft_ctl[kind].want(cap > 0 ? std::min(room, cap) : room, step_extra,
-                                                     model ? model_ratio : 0.0, floor, fixed,
-                                                     model ? model_catch_up : 0.0);
+            const int32_t n_most = cap > 0 ? std::min(room, cap) : room;
+            const int32_t k = skipped ? 0
+                                      : ctl.want(n_most, extra_upto(n_most), model ? model_ratio : 0.0, floor,
+                                                 fixed, model ? model_catch_up : 0.0);
             if (!model) {
                 engine::spec::Drafter& d = *s.drafters[ngram_idx++];
                 if (k <= 0) continue;

@@ -434,3 +434,48 @@ TEST_CASE("draft controller: a draft model's cost per call makes one-token draft
     // As long as without the cost per call, or longer: it is spread over more positions.
     REQUIRE(k >= c.want(16, extra, 0.1, 1, 0.0));
 }
+
+TEST_CASE("draft controller: skipping the question after a no changes no answer and no probe",
+          "[speculative][controller]") {
+    // The same evidence, asked at every step or only when skip() says the last answer may have changed:
+    // the same drafts and probes at the same steps, with want() asked for at most one step in four while
+    // drafting does not pay.
+    const auto extra = [](int32_t k) { return 0.3 * k; };
+    DraftController every, skipping;
+    for (int i = 0; i < 50; ++i) {
+        every.observe(2, 0);
+        skipping.observe(2, 0);
+    }
+    std::vector<int> probes_every, probes_skipping;
+    int asked = 0;
+    for (int i = 1; i <= 4000; ++i) {
+        if (every.want(16, extra, 0.0) > 0) {
+            probes_every.push_back(i);
+            every.observe(2, 0);
+        }
+        if (skipping.skip(4)) {
+            REQUIRE_FALSE(skipping.probing());
+            continue;
+        }
+        ++asked;
+        if (skipping.want(16, extra, 0.0) > 0) {
+            probes_skipping.push_back(i);
+            skipping.observe(2, 0);
+        }
+    }
+    REQUIRE(probes_every.size() >= 40);
+    CHECK(probes_skipping == probes_every);
+    CHECK(asked <= 4000 / 4 + (int)probes_every.size() + 1);
+    // New evidence or another number of streams: asked again at once.
+    REQUIRE(skipping.want(16, extra, 0.0) == 0);
+    REQUIRE(skipping.skip(4));
+    for (int i = 0; i < 30; ++i) skipping.observe(8, 8);
+    CHECK_FALSE(skipping.skip(4));
+    CHECK(skipping.want(16, extra, 0.0) > 0);
+    DraftController streams;
+    for (int i = 0; i < 50; ++i) streams.observe(2, 0);
+    REQUIRE_FALSE(streams.skip(4));
+    REQUIRE(streams.want(16, extra, 0.0) == 0);
+    CHECK(streams.skip(4));
+    CHECK_FALSE(streams.skip(1));
+}
