@@ -144,11 +144,13 @@ int32_t DraftController::want(int32_t n_max, double extra_ratio, double draft_ra
     return want(n_max, [per](int32_t k) { return per * k; }, draft_ratio);
 }
 
-int32_t DraftController::want(int32_t n_max, const std::function<double(int32_t)>& extra_cost, double draft_ratio,
-                              int32_t n_floor, double draft_fixed, double catch_up) {
+int32_t DraftController::want(int32_t n_max, const std::function<double(int32_t)>& extra_cost,
+                              double draft_ratio, int32_t n_floor, double draft_fixed, double catch_up,
+                              double probe_fixed, int32_t n_streams) {
     std::vector<double> table((size_t)std::max(n_max, 0) + 1, 0.0);
     for (int32_t k = 1; k <= n_max; ++k) table[(size_t)k] = extra_cost(k);
-    return want(n_max, std::span<const double>(table), draft_ratio, n_floor, draft_fixed, catch_up);
+    return want(n_max, std::span<const double>(table), draft_ratio, n_floor, draft_fixed, catch_up,
+                probe_fixed, n_streams);
 }
 
 bool DraftController::skip(int32_t n_streams) {
@@ -164,7 +166,8 @@ bool DraftController::skip(int32_t n_streams) {
 }
 
 int32_t DraftController::want(int32_t n_max, std::span<const double> extra_cost, double draft_ratio,
-                              int32_t n_floor, double draft_fixed, double catch_up) {
+                              int32_t n_floor, double draft_fixed, double catch_up, double probe_fixed,
+                              int32_t n_streams) {
     n_floor = std::max(n_floor, 1);
     probing_ = false;
     skips_left_ = 0;
@@ -204,12 +207,17 @@ int32_t DraftController::want(int32_t n_max, std::span<const double> extra_cost,
     // budget once i >= L / (B - c), and never when catching up alone costs more than the budget (a
     // draft model's probe beside three other streams loses up to two or three steps, and its catch-up
     // costs 5-9 % of a step per token there, 2-3 % at one stream: probing every few steps, as acceptance
-    // alone would have it, cost four streams 5-15 % with drafting nearly off).
+    // alone would have it, cost four streams 5-15 % with drafting nearly off). A probe's own catch-up is
+    // counted whole (probe_fixed): spread over the reply like a paying draft's, a draft model's probes
+    // beside three other streams looked cheap and took the whole budget (four streams of the
+    // TinyLlama-shaped pair 0.97x plain, drafting 3 % of the tokens). The budget is the streams' together:
+    // each probe delays them all.
     const int32_t probe_len = std::min(std::max(kProbeLen, n_floor), n_max);
     double probe_tokens = 1.0, ap = 1.0;
     for (int32_t k = 1; k <= probe_len; ++k) probe_tokens += (ap *= a);
-    const double probe_loss = std::max(cost(probe_len) - probe_tokens, 0.0);
-    const double room = kProbeBudget - std::max(catch_up, 0.0);
+    const double probe_extra = probe_fixed >= 0 ? std::max(probe_fixed - fixed, 0.0) : 0.0;
+    const double probe_loss = std::max(cost(probe_len) + probe_extra - probe_tokens, 0.0);
+    const double room = kProbeBudget / std::max(n_streams, 1) - std::max(catch_up, 0.0);
     const int32_t budget_every = room > 0 ? (int32_t)std::min(std::ceil(probe_loss / room), 1e6) : 1000000;
     const int32_t limit = std::max(too_costly ? cost_probe_every_ : probe_every_, budget_every);
     if (++idle_steps_ < limit) {

@@ -91,12 +91,17 @@ class DraftController {
     // it has not seen since its last draft: the last accepted draft token, the steps decoded plainly).
     // catch_up: what each step decoded without a draft adds to the next draft's cost, in plain steps (a
     // draft model evaluates every token it missed first): a probe after a long pause costs that much more.
+    // probe_fixed: what a probe costs besides its positions (its own catch-up, not spread: a probe
+    // usually fails and leaves drafting off); < 0: draft_fixed. n_streams: the slots decoding in the step:
+    // a probe delays every one of them, and the share of the time probes may lose is split among them.
     int32_t want(int32_t n_max, const std::function<double(int32_t)>& extra_cost, double draft_ratio,
-                 int32_t n_floor = 1, double draft_fixed = 0.0, double catch_up = 0.0);
+                 int32_t n_floor = 1, double draft_fixed = 0.0, double catch_up = 0.0,
+                 double probe_fixed = -1.0, int32_t n_streams = 1);
     // The same with extra_cost[k] for k = 0..n_max already worked out (at least n_max + 1 entries): the
     // scheduler prices a step's extra tokens once for all its slots.
     int32_t want(int32_t n_max, std::span<const double> extra_cost, double draft_ratio, int32_t n_floor = 1,
-                 double draft_fixed = 0.0, double catch_up = 0.0);
+                 double draft_fixed = 0.0, double catch_up = 0.0, double probe_fixed = -1.0,
+                 int32_t n_streams = 1);
     // Whether this step may go without asking want(): the last answer, a few steps ago, was no draft and
     // not a probe, nothing was observed since and the number of streams is the same, so the answer would
     // be the same (the acceptance has not moved; the step's prices move little from one step to the next),

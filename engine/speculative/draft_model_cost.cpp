@@ -30,4 +30,10 @@ double DraftModelCost::fixed_seconds(size_t behind, int32_t left) const {
     return call_ + (double)once * per_token_seconds() / std::max(left, 1);
 }
 
+double DraftModelCost::probe_seconds(size_t behind) const {
+    const size_t once = behind > (size_t)kSteadyCatchUp ? behind - (size_t)kSteadyCatchUp : 0;
+    const double per_token = per_token_seconds() > 0 ? per_token_seconds() : position_;
+    return call_ + (double)once * per_token;
+}
+
 }  // namespace engine::spec

@@ -30,6 +30,10 @@ class DraftModelCost {
     // longer than kSteadyCatchUp, which drafting from now on pays once, spread over `left` (so that it is
     // paid early in a reply and not for its last few tokens).
     double fixed_seconds(size_t behind, int32_t left) const;
+    // The same for a probe (a draft the evidence does not justify): it usually fails and leaves drafting
+    // off, so its catch-up is its own, not spread over drafts to come. Until catch-ups have been timed, a
+    // token caught up is priced as a drafted position (an upper bound: catch-up tokens go in one batch).
+    double probe_seconds(size_t behind) const;
 
     // At most this many tokens per slot make a call's catch-up part of drafting's cost per call; a longer
     // one is a new prompt's prefill, paid once. Tried: counting only calls of at most one token a slot

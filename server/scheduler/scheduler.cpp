@@ -1026,7 +1026,7 @@ void Scheduler::prepare_drafts() {
             engine::spec::DraftController& ctl = s.draft_ctl[kind];
             const bool skipped = ctl.skip(n_gen);
             size_t behind = 0;
-            double fixed = 0.0;
+            double fixed = 0.0, probe_fixed = -1.0;
             if (model && config_.draft_model && !skipped) {
                 behind = config_.draft_model->behind_context(s.id, s.cache_tokens);
                 // A draft model far behind (a new prompt, a pause) first catches up: a one-off, spread over
@@ -1036,12 +1036,16 @@ void Scheduler::prepare_drafts() {
                 const int32_t left = std::max(1, s.task->n_predict >= 0
                                                      ? std::min(s.task->n_predict - s.n_decoded(), draft_room(s))
                                                      : draft_room(s));
-                if (plain_step > 0) fixed = draft_cost_.fixed_seconds(behind, left) / plain_step;
+                if (plain_step > 0) {
+                    fixed = draft_cost_.fixed_seconds(behind, left) / plain_step;
+                    probe_fixed = draft_cost_.probe_seconds(behind) / plain_step;
+                }
             }
             const int32_t n_most = cap > 0 ? std::min(room, cap) : room;
-            const int32_t k = skipped ? 0
-                                      : ctl.want(n_most, extra_upto(n_most), model ? model_ratio : 0.0, floor,
-                                                 fixed, model ? model_catch_up : 0.0);
+            const int32_t k =
+                skipped ? 0
+                        : ctl.want(n_most, extra_upto(n_most), model ? model_ratio : 0.0, floor, fixed,
+                                   model ? model_catch_up : 0.0, probe_fixed, std::max(n_gen, 1));
             if (!model) {
                 engine::spec::Drafter& d = *s.drafters[ngram_idx++];
                 if (k <= 0) continue;

@@ -322,6 +322,30 @@ TEST_CASE("draft controller: probes that lose time stay within their share of it
     CHECK(probes > 0);
     // At most 4 % of the time lost: about 0.5 steps per probe.
     CHECK(probes * 0.5 <= 0.04 * 2000 + 1);
+    // A probe's own catch-up (2 plain steps here, against 0.3 spread over the reply) counts whole: probes
+    // come as much rarer as they cost more.
+    DraftController dear;
+    int dear_probes = 0;
+    for (int i = 0; i < 2000; ++i) {
+        const int32_t k = dear.want(16, extra, 0.3, 1, 0.3, 0.0, 2.0);
+        if (k <= 0) continue;
+        ++dear_probes;
+        dear.observe(k, dear_probes % 3 == 0 ? 0 : 1);
+    }
+    CHECK(dear_probes > 0);
+    CHECK(dear_probes * 2.2 <= 0.04 * 2000 + 2.2);
+    CHECK(dear_probes < probes);
+    // Beside three other streams each probe delays all four: the budget is theirs together.
+    DraftController shared;
+    int shared_probes = 0;
+    for (int i = 0; i < 2000; ++i) {
+        const int32_t k = shared.want(16, extra, 0.3, 1, 0.3, 0.0, -1.0, 4);
+        if (k <= 0) continue;
+        ++shared_probes;
+        shared.observe(k, shared_probes % 3 == 0 ? 0 : 1);
+    }
+    CHECK(shared_probes > 0);
+    CHECK(shared_probes * 0.5 <= 0.01 * 2000 + 1);
     // When catching up on the missed tokens alone costs more than that share, no probe at all.
     CHECK(run(0.05) == 0);
     // The price of a draft includes its catch-up: a slot far behind with few tokens left does not draft
@@ -390,12 +414,25 @@ TEST_CASE("draft model cost: short catch-ups are priced per call, a new prompt's
     CHECK(c.fixed_seconds(8, 10) == Approx(call));
     CHECK(c.fixed_seconds(28, 10) == Approx(call + 20 * c.per_token_seconds() / 10));
     CHECK(c.fixed_seconds(28, 0) == Approx(call + 20 * c.per_token_seconds()));
+    // A probe's catch-up is its own: not spread.
+    CHECK(c.probe_seconds(28) == Approx(call + 20 * c.per_token_seconds()));
+    CHECK(c.probe_seconds(4) == Approx(call));
     // Four slots in one call: up to 32 tokens are the per-call kind.
     c.observe(4, 32, 0.5, 4, 0.016);
     CHECK(c.call_seconds() > call);
     const double after = c.call_seconds();
     c.observe(1, 9, 0.5, 4, 0.016);
     CHECK(c.call_seconds() == after);
+}
+
+TEST_CASE("draft model cost: before catch-ups are timed, a probe's catch-up is priced as drafted positions",
+          "[speculative][controller]") {
+    DraftModelCost c;
+    c.observe(1, 30, 0.03, 4, 0.016);  // the first call: not timed
+    c.observe(1, 2, 0.002, 4, 0.016);  // a position 4 ms; too few calls to fit the catch-up
+    REQUIRE(c.per_token_seconds() == 0.0);
+    CHECK(c.fixed_seconds(48, 40) == Approx(c.call_seconds()));  // drafts: not known, not charged
+    CHECK(c.probe_seconds(48) == Approx(c.call_seconds() + 40 * c.position_seconds()));
 }
 
 TEST_CASE("draft model cost: a token caught up never costs more than a drafted position", "[speculative][controller]") {
