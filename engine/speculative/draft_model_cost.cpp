@@ -25,15 +25,21 @@ double DraftModelCost::per_token_seconds() const {
     return position_ > 0 ? std::min(catch_up_.per_token(), position_) : 0.0;
 }
 
+namespace {
+// The part of a catch-up beyond drafting's steady one (priced per call): a new prompt's, paid once.
+double once(size_t behind) {
+    return behind > (size_t)DraftModelCost::kSteadyCatchUp
+               ? (double)(behind - (size_t)DraftModelCost::kSteadyCatchUp)
+               : 0.0;
+}
+}  // namespace
+
 double DraftModelCost::fixed_seconds(size_t behind, int32_t left) const {
-    const size_t once = behind > (size_t)kSteadyCatchUp ? behind - (size_t)kSteadyCatchUp : 0;
-    return call_ + (double)once * per_token_seconds() / std::max(left, 1);
+    return call_ + once(behind) * per_token_seconds() / std::max(left, 1);
 }
 
 double DraftModelCost::probe_seconds(size_t behind) const {
-    const size_t once = behind > (size_t)kSteadyCatchUp ? behind - (size_t)kSteadyCatchUp : 0;
-    const double per_token = per_token_seconds() > 0 ? per_token_seconds() : position_;
-    return call_ + (double)once * per_token;
+    return call_ + once(behind) * (per_token_seconds() > 0 ? per_token_seconds() : position_);
 }
 
 }  // namespace engine::spec

@@ -948,13 +948,15 @@ void Scheduler::prepare_drafts() {
         return n * step_cost_.extra_cost(n, k, n_gen);
     };
     // step_extra for k = 0, 1, ...: the same for every slot of the step, so worked out once, as far as asked
-    // (the controllers ask for every length up to a slot's cap).
+    // (the controllers ask for every length up to a slot's cap, lookahead's branch gate for every branch
+    // length times its branches).
     std::vector<double> extra_table{0.0};
     const auto extra_upto = [&](int32_t n) -> std::span<const double> {
         while ((int32_t)extra_table.size() <= n)
             extra_table.push_back(step_extra((int32_t)extra_table.size()));
         return std::span<const double>(extra_table).first((size_t)std::max(n, 0) + 1);
     };
+    const auto extra_at = [&](int32_t k) { return k <= 0 ? 0.0 : extra_upto(k)[(size_t)k]; };
     // Until a draft model has been timed, assume a draft position costs a third of a target step.
     const double model_ratio =
         draft_cost_.position_seconds() > 0 && plain_step > 0 ? draft_cost_.position_seconds() / plain_step : 0.3;
@@ -1006,7 +1008,7 @@ void Scheduler::prepare_drafts() {
                     const int32_t match = s.la.branch_match(s.pending, s.history, &n_found);
                     if (match < 0) continue;
                     const int32_t g = std::min(shapes[(size_t)level].g, n_found);
-                    len = s.la_gate.length(match, s.la.params().n - 1, g, step_extra);
+                    len = s.la_gate.length(match, s.la.params().n - 1, g, extra_at);
                     if (len <= 0) continue;
                 }
                 engine::spec::LookaheadLayout l =
