@@ -1,10 +1,10 @@
 // ngram-map-k4v and ngram-mod: a next-token table keyed by the last n tokens, followed token by token.
 #include <algorithm>
 #include <array>
-#include <unordered_map>
 
 #include "engine/speculative/ngram_drafters.h"
 #include "engine/speculative/ngram_hash.h"
+#include "engine/speculative/ngram_table.h"
 
 namespace engine::spec {
 
@@ -31,12 +31,12 @@ class NgramMapK4v final : public Drafter {
         for (size_t end = std::max(n_indexed_, (size_t)n_); end < h.size(); ++end) add(key_of(h, {}, end, n_), h[end]);
         n_indexed_ = h.size();
         while ((int32_t)out.size() < n_max) {
-            auto it = map_.find(key_of(h, out, h.size() + out.size(), n_));
-            if (it == map_.end()) break;
+            const std::array<Slot, 4>* vals = map_.find(key_of(h, out, h.size() + out.size(), n_));
+            if (vals == nullptr) break;
             // The dominant value: at least half of what followed this key.
-            const Slot* best = &it->second[0];
+            const Slot* best = &(*vals)[0];
             int32_t total = 0;
-            for (const Slot& s : it->second) {
+            for (const Slot& s : *vals) {
                 total += s.count;
                 if (s.count > best->count) best = &s;
             }
@@ -65,7 +65,7 @@ class NgramMapK4v final : public Drafter {
         *weakest = Slot{next, 1};
     }
     int32_t n_, min_hits_;
-    std::unordered_map<uint64_t, std::array<Slot, 4>> map_;
+    NgramTable<std::array<Slot, 4>> map_;
     size_t n_indexed_ = 0;  // positions whose token was added as a value
 };
 

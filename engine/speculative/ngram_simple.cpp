@@ -1,10 +1,10 @@
 // ngram-simple and ngram-map-k: propose the continuation that followed the latest earlier occurrence of
 // the last n_key tokens. The simple one scans backwards; map-k keeps a hash index built as tokens arrive.
 #include <algorithm>
-#include <unordered_map>
 
 #include "engine/speculative/ngram_drafters.h"
 #include "engine/speculative/ngram_hash.h"
+#include "engine/speculative/ngram_table.h"
 
 namespace engine::spec {
 
@@ -61,9 +61,9 @@ class NgramMapK final : public Drafter {
             e.latest = (uint32_t)n_indexed_;
             ++e.hits;
         }
-        auto it = map_.find(hash_tokens(h, last, n_));
-        if (it == map_.end() || it->second.hits < min_hits_ || !same(h, it->second.latest, last, n_)) return {};
-        return copy_from(h, it->second.latest + (size_t)n_, n_max);
+        const Entry* e = map_.find(hash_tokens(h, last, n_));
+        if (e == nullptr || e->hits < min_hits_ || !same(h, e->latest, last, n_)) return {};
+        return copy_from(h, e->latest + (size_t)n_, n_max);
     }
 
   private:
@@ -72,7 +72,7 @@ class NgramMapK final : public Drafter {
         int32_t hits = 0;     // its occurrences so far
     };
     int32_t n_, min_hits_;
-    std::unordered_map<uint64_t, Entry> map_;  // n-gram hash -> its occurrences
+    NgramTable<Entry> map_;  // n-gram hash -> its occurrences
     size_t n_indexed_ = 0;
 };
 

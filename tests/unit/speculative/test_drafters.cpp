@@ -1,11 +1,14 @@
 // The n-gram drafters on token sequences with known repeats, the --spec-type list parser, and the
 // n-gram cache files.
+#include <unistd.h>
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
-#include <unistd.h>
+#include <random>
+#include <unordered_map>
 
 #include "engine/speculative/ngram_drafters.h"
+#include "engine/speculative/ngram_table.h"
 
 using namespace engine;
 using namespace engine::spec;
@@ -199,4 +202,53 @@ TEST_CASE("min-hits: a key drafts only once it has occurred that often", "[specu
     auto k4v = make_ngram_map_k4v(3, 2);
     k4v->begin();
     CHECK(k4v->draft(differ, 1).empty());
+}
+
+TEST_CASE("the drafters' flat n-gram table agrees with a reference map through growth and clears",
+          "[speculative][drafter]") {
+    NgramTable<int32_t> table;
+    std::unordered_map<uint64_t, int32_t> ref;
+    std::mt19937_64 rng(7);
+    for (int request = 0; request < 3; ++request) {
+        table.clear();
+        ref.clear();
+        // Keys from a small range repeat (values accumulate); 0 and 1 share an entry by design, so the
+        // reference maps 0 to 1 too.
+        for (int i = 0; i < 5000; ++i) {
+            const uint64_t key = i % 7 == 0 ? rng() % 64 : rng();
+            ++table[key];
+            ++ref[key == 0 ? 1 : key];
+        }
+        REQUIRE(table.size() == ref.size());
+        for (const auto& [key, count] : ref) {
+            const int32_t* got = table.find(key);
+            REQUIRE(got != nullptr);
+            REQUIRE(*got == count);
+        }
+        REQUIRE(table.find(0x123456789abcdefull) == nullptr);
+    }
+}
+
+TEST_CASE("ngram-map-k proposes what ngram-simple proposes, token for token, over several requests",
+          "[speculative][drafter]") {
+    // Histories from a small vocabulary repeat n-grams often; each request grows token by token and the
+    // two drafters are asked at every length, the way a slot asks them.
+    std::mt19937 rng(11);
+    for (int32_t min_hits : {1, 2}) {
+        auto simple = make_ngram_simple(3, min_hits);
+        auto mapk = make_ngram_map_k(3, min_hits);
+        for (int request = 0; request < 4; ++request) {
+            simple->begin();
+            mapk->begin();
+            std::vector<Token> h;
+            size_t n_drafts = 0;
+            for (int i = 0; i < 600; ++i) {
+                h.push_back((Token)(rng() % (request % 2 == 0 ? 5 : 8)));
+                const auto want = simple->draft(h, 8);
+                REQUIRE(mapk->draft(h, 8) == want);
+                n_drafts += want.empty() ? 0 : 1;
+            }
+            CHECK(n_drafts > 50);
+        }
+    }
 }
