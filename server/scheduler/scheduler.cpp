@@ -929,23 +929,32 @@ void Scheduler::prepare_drafts() {
     const int32_t lane_share = n_la > 0 ? lookahead_lanes() / n_la : 0;
     // Every stream in the batch waits for a step's extra tokens: with n streams generating, k draft
     // tokens cost n * b * k against a step of a + n * b (b/a = rho), which is what the slot weighs.
-    int32_t n_gen = 0;
-    for (const auto& s : slots_) n_gen += s.decoding() ? 1 : 0;
+    int32_t n_gen = 0, n_prompt = 0;
+    for (const auto& s : slots_) {
+        n_gen += s.decoding() ? 1 : 0;
+        n_prompt += s.state == SlotState::Started || s.state == SlotState::ProcessingPrompt ? 1 : 0;
+    }
+    // Slots whose prompts are being evaluated wait for a step's drafts as the decoding ones do: what a draft
+    // costs is borne by them too (four requests arriving together: the first to finish its prompt drafted
+    // alone, a draft model catching up on its prompt, while the three others' prompts waited).
+    const int32_t n_wait = n_gen + (n_gen > 0 ? n_prompt : 0);
+    const double wait_scale = n_gen > 0 ? (double)n_wait / n_gen : 1.0;
     const double r1 = std::min(step_cost_.extra_token_ratio(), 0.99);
     const double rho = r1 / (1.0 - r1);
     const double extra = n_gen * rho / (1.0 + n_gen * rho);
     // A draft model's positions are drafted for all slots at once, and every stream waits for them. A
-    // slot's share of a plain step as measured at this size, the unit step_extra's costs are in too (the
-    // linear fit's value at one stream read 50-58 ms where such a step took 32: steps of 1 to 17 tokens
+    // waiting slot's share of a plain step as measured at this size, the unit step_extra's costs are in too
+    // (the linear fit's value at one stream read 50-58 ms where such a step took 32: steps of 1 to 17 tokens
     // under one line), so a draft model learned at one stream is priced right at four. Per number of
     // streams too: one stream's 4-token step (a token and a 3-token draft) is not four streams' plain one.
-    const double plain_step = step_cost_.measured_seconds(std::max(n_gen, 1), n_gen) / std::max(n_gen, 1);
+    const double plain_step =
+        step_cost_.measured_seconds(std::max(n_gen, 1), n_gen) / std::max(n_gen, 1) / wait_scale;
     // A draft's or lookahead step's k extra tokens, in plain steps of the slot: the whole batch waits
     // for them. Measured per step size: a step grows unevenly (tiles of rows), which a per-token ratio
     // misses.
     const auto step_extra = [&](int32_t k) {
         const int32_t n = std::max(n_gen, 1);
-        return n * step_cost_.extra_cost(n, k, n_gen);
+        return wait_scale * n * step_cost_.extra_cost(n, k, n_gen);
     };
     // step_extra for k = 0, 1, ...: the same for every slot of the step, so worked out once, as far as asked
     // (the controllers ask for every length up to a slot's cap, lookahead's branch gate for every branch
@@ -963,12 +972,13 @@ void Scheduler::prepare_drafts() {
     const double model_catch_up = plain_step > 0 ? draft_cost_.per_token_seconds() / plain_step : 0.0;
     // What the prices are made of: measured steps and the draft model's costs.
     if (iteration_ % 50 == 0)
-        spdlog::debug("draft costs: {} streams, extra token ratio {:.3f} (one stream {:.3f}), step(1) {:.3f} ms, "
-                      "step(n) {:.3f} ms; draft model {:.3f} ms per position, {:.3f} ms per call, {:.3f} ms per "
-                      "token caught up",
-                      n_gen, extra, r1, 1e3 * step_cost_.measured_seconds(1, 1), 1e3 * plain_step * std::max(n_gen, 1),
-                      1e3 * draft_cost_.position_seconds(), 1e3 * draft_cost_.call_seconds(),
-                      1e3 * draft_cost_.per_token_seconds());
+        spdlog::debug(
+            "draft costs: {} streams, extra token ratio {:.3f} (one stream {:.3f}), step(1) {:.3f} ms, "
+            "step(n) {:.3f} ms; draft model {:.3f} ms per position, {:.3f} ms per call, {:.3f} ms per "
+            "token caught up",
+            n_gen, extra, r1, 1e3 * step_cost_.measured_seconds(1, 1),
+            1e3 * plain_step * wait_scale * std::max(n_gen, 1), 1e3 * draft_cost_.position_seconds(),
+            1e3 * draft_cost_.call_seconds(), 1e3 * draft_cost_.per_token_seconds());
 
     // Drafters are asked in the server's priority order; the draft model runs once for every slot that
     // reaches it, and slots whose model draft comes back empty go on down the list.
@@ -1026,7 +1036,7 @@ void Scheduler::prepare_drafts() {
             const int32_t cap = config_.spec.draft_cap(type);
             const int32_t floor = std::max({s.spec_n_min, config_.spec.draft_floor(type), 1});
             engine::spec::DraftController& ctl = s.draft_ctl[kind];
-            const bool skipped = ctl.skip(n_gen);
+            const bool skipped = ctl.skip(n_wait);
             size_t behind = 0;
             double fixed = 0.0, probe_fixed = -1.0;
             if (model && config_.draft_model && !skipped) {
@@ -1047,7 +1057,7 @@ void Scheduler::prepare_drafts() {
             const int32_t k =
                 skipped ? 0
                         : ctl.want(n_most, extra_upto(n_most), model ? model_ratio : 0.0, floor, fixed,
-                                   model ? model_catch_up : 0.0, probe_fixed, std::max(n_gen, 1));
+                                   model ? model_catch_up : 0.0, probe_fixed, std::max(n_wait, 1));
             if (!model) {
                 engine::spec::Drafter& d = *s.drafters[ngram_idx++];
                 if (k <= 0) continue;
