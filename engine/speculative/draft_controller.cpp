@@ -210,8 +210,10 @@ int32_t DraftController::want(int32_t n_max, std::span<const double> extra_cost,
     // alone would have it, cost four streams 5-15 % with drafting nearly off). A probe's own catch-up is
     // counted whole (probe_fixed): spread over the reply like a paying draft's, a draft model's probes
     // beside three other streams looked cheap and took the whole budget (four streams of the
-    // TinyLlama-shaped pair 0.97x plain, drafting 3 % of the tokens). The budget is the streams' together:
-    // each probe delays them all.
+    // TinyLlama-shaped pair 0.97x plain, drafting 3 % of the tokens). Beside other streams each probe
+    // delays them all: the loss is counted in this slot's share of a step, and the room divided by the n
+    // streams, so that the probes of all of them together lose at most kProbeBudget / n of the time (1 %
+    // at four streams).
     const int32_t probe_len = std::min(std::max(kProbeLen, n_floor), n_max);
     double probe_tokens = 1.0, ap = 1.0;
     for (int32_t k = 1; k <= probe_len; ++k) probe_tokens += (ap *= a);

@@ -92,8 +92,9 @@ class DraftController {
     // catch_up: what each step decoded without a draft adds to the next draft's cost, in plain steps (a
     // draft model evaluates every token it missed first): a probe after a long pause costs that much more.
     // probe_fixed: what a probe costs besides its positions (its own catch-up, not spread: a probe
-    // usually fails and leaves drafting off); < 0: draft_fixed. n_streams: the slots decoding in the step:
-    // a probe delays every one of them, and the share of the time probes may lose is split among them.
+    // usually fails and leaves drafting off); < 0: draft_fixed. n_streams: the slots that wait for the
+    // step (decoding, or evaluating their prompt): a probe delays every one of them, and the probes of all
+    // of them together may lose 1/n_streams of the share one stream alone may.
     int32_t want(int32_t n_max, const std::function<double(int32_t)>& extra_cost, double draft_ratio,
                  int32_t n_floor = 1, double draft_fixed = 0.0, double catch_up = 0.0,
                  double probe_fixed = -1.0, int32_t n_streams = 1);

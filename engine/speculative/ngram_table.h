@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace engine::spec {
@@ -48,10 +49,9 @@ class NgramTable {
         return i;
     }
     void grow() {
-        std::vector<uint64_t> old_keys(keys_.empty() ? 256 : 2 * keys_.size(), 0);
-        std::vector<V> old_vals(old_keys.size());
-        old_keys.swap(keys_);
-        old_vals.swap(vals_);
+        const size_t n = keys_.empty() ? 256 : 2 * keys_.size();
+        const std::vector<uint64_t> old_keys = std::exchange(keys_, std::vector<uint64_t>(n, 0));
+        const std::vector<V> old_vals = std::exchange(vals_, std::vector<V>(n));
         for (size_t j = 0; j < old_keys.size(); ++j)
             if (old_keys[j] != 0) {
                 const size_t i = probe(old_keys[j]);

@@ -932,25 +932,26 @@ void Scheduler::prepare_drafts() {
     int32_t n_gen = 0, n_prompt = 0;
     for (const auto& s : slots_) {
         n_gen += s.decoding() ? 1 : 0;
-        n_prompt += s.state == SlotState::Started || s.state == SlotState::ProcessingPrompt ? 1 : 0;
+        n_prompt += s.state == SlotState::ProcessingPrompt ? 1 : 0;
     }
     // Slots whose prompts are being evaluated wait for a step's drafts as the decoding ones do: what a draft
     // costs is borne by them too (four requests arriving together: the first to finish its prompt drafted
     // alone, a draft model catching up on its prompt, while the three others' prompts waited).
-    const int32_t n_wait = n_gen + (n_gen > 0 ? n_prompt : 0);
+    const int32_t n_wait = n_gen + n_prompt;
     const double wait_scale = n_gen > 0 ? (double)n_wait / n_gen : 1.0;
     const double r1 = std::min(step_cost_.extra_token_ratio(), 0.99);
     const double rho = r1 / (1.0 - r1);
     const double extra = n_gen * rho / (1.0 + n_gen * rho);
     // A draft model's positions are drafted for all slots at once, and every stream waits for them. A
-    // waiting slot's share of a plain step as measured at this size, the unit step_extra's costs are in too
-    // (the linear fit's value at one stream read 50-58 ms where such a step took 32: steps of 1 to 17 tokens
-    // under one line), so a draft model learned at one stream is priced right at four. Per number of
-    // streams too: one stream's 4-token step (a token and a 3-token draft) is not four streams' plain one.
-    const double plain_step =
-        step_cost_.measured_seconds(std::max(n_gen, 1), n_gen) / std::max(n_gen, 1) / wait_scale;
-    // A draft's or lookahead step's k extra tokens, in plain steps of the slot: the whole batch waits
-    // for them. Measured per step size: a step grows unevenly (tiles of rows), which a per-token ratio
+    // slot's share of a plain step as measured at this size (the linear fit's value at one stream read
+    // 50-58 ms where such a step took 32: steps of 1 to 17 tokens under one line), so a draft model learned
+    // at one stream is priced right at four. Per number of streams too: one stream's 4-token step (a token
+    // and a 3-token draft) is not four streams' plain one.
+    const double plain_step = step_cost_.measured_seconds(std::max(n_gen, 1), n_gen) / std::max(n_gen, 1);
+    // The unit every price below is in, step_extra's too: the share of a plain step of each slot that waits.
+    const double wait_step = plain_step / wait_scale;
+    // A draft's or lookahead step's k extra tokens, in wait_steps: every slot of the step waits for
+    // them. Measured per step size: a step grows unevenly (tiles of rows), which a per-token ratio
     // misses.
     const auto step_extra = [&](int32_t k) {
         const int32_t n = std::max(n_gen, 1);
@@ -968,8 +969,8 @@ void Scheduler::prepare_drafts() {
     const auto extra_at = [&](int32_t k) { return k <= 0 ? 0.0 : extra_upto(k)[(size_t)k]; };
     // Until a draft model has been timed, assume a draft position costs a third of a target step.
     const double model_ratio =
-        draft_cost_.position_seconds() > 0 && plain_step > 0 ? draft_cost_.position_seconds() / plain_step : 0.3;
-    const double model_catch_up = plain_step > 0 ? draft_cost_.per_token_seconds() / plain_step : 0.0;
+        draft_cost_.position_seconds() > 0 && wait_step > 0 ? draft_cost_.position_seconds() / wait_step : 0.3;
+    const double model_catch_up = wait_step > 0 ? draft_cost_.per_token_seconds() / wait_step : 0.0;
     // What the prices are made of: measured steps and the draft model's costs.
     if (iteration_ % 50 == 0)
         spdlog::debug(
@@ -977,7 +978,7 @@ void Scheduler::prepare_drafts() {
             "step(n) {:.3f} ms; draft model {:.3f} ms per position, {:.3f} ms per call, {:.3f} ms per "
             "token caught up",
             n_gen, extra, r1, 1e3 * step_cost_.measured_seconds(1, 1),
-            1e3 * plain_step * wait_scale * std::max(n_gen, 1), 1e3 * draft_cost_.position_seconds(),
+            1e3 * plain_step * std::max(n_gen, 1), 1e3 * draft_cost_.position_seconds(),
             1e3 * draft_cost_.call_seconds(), 1e3 * draft_cost_.per_token_seconds());
 
     // Drafters are asked in the server's priority order; the draft model runs once for every slot that
@@ -1048,9 +1049,9 @@ void Scheduler::prepare_drafts() {
                 const int32_t left = std::max(1, s.task->n_predict >= 0
                                                      ? std::min(s.task->n_predict - s.n_decoded(), draft_room(s))
                                                      : draft_room(s));
-                if (plain_step > 0) {
-                    fixed = draft_cost_.fixed_seconds(behind, left) / plain_step;
-                    probe_fixed = draft_cost_.probe_seconds(behind) / plain_step;
+                if (wait_step > 0) {
+                    fixed = draft_cost_.fixed_seconds(behind, left) / wait_step;
+                    probe_fixed = draft_cost_.probe_seconds(behind) / wait_step;
                 }
             }
             const int32_t n_most = cap > 0 ? std::min(room, cap) : room;
