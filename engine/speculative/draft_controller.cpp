@@ -10,7 +10,6 @@ namespace {
 constexpr double kDecay = 0.98;        // about the last 50 observations count
 constexpr double kPriorRatio = 0.05;   // an extra token costs 5 % of a step until measured
 constexpr double kPriorAcc = 1.0, kPriorRej = 1.0;  // acceptance 0.5 before any evidence
-constexpr double kMinGain = 1.10;  // a draft must promise 10 % more tokens per second: the cost model is noisy
 constexpr int32_t kProbeLen = 2;
 constexpr double kTableDecay = 0.95;  // per step size: about its last twenty steps
 constexpr double kTablePrior = 2.0;   // the fit counts as two steps of each size
@@ -146,17 +145,19 @@ int32_t DraftController::want(int32_t n_max, double extra_ratio, double draft_ra
 
 int32_t DraftController::want(int32_t n_max, const std::function<double(int32_t)>& extra_cost,
                               double draft_ratio, int32_t n_floor, double draft_fixed, double catch_up,
-                              double probe_fixed, int32_t n_streams) {
+                              double probe_fixed, int32_t n_streams, double min_gain) {
     std::vector<double> table((size_t)std::max(n_max, 0) + 1, 0.0);
     for (int32_t k = 1; k <= n_max; ++k) table[(size_t)k] = extra_cost(k);
     return want(n_max, std::span<const double>(table), draft_ratio, n_floor, draft_fixed, catch_up,
-                probe_fixed, n_streams);
+                probe_fixed, n_streams, min_gain);
 }
 
-bool DraftController::skip(int32_t n_streams) {
-    if (skips_left_ <= 0 || n_streams != skip_streams_ || idle_steps_ + 1 >= idle_limit_) {
+bool DraftController::skip(int32_t n_streams, double min_gain) {
+    if (skips_left_ <= 0 || n_streams != skip_streams_ || min_gain != skip_gain_ ||
+        idle_steps_ + 1 >= idle_limit_) {
         skips_left_ = 0;
         skip_streams_ = n_streams;  // what the want() that follows answers for
+        skip_gain_ = min_gain;
         return false;
     }
     --skips_left_;
@@ -167,7 +168,7 @@ bool DraftController::skip(int32_t n_streams) {
 
 int32_t DraftController::want(int32_t n_max, std::span<const double> extra_cost, double draft_ratio,
                               int32_t n_floor, double draft_fixed, double catch_up, double probe_fixed,
-                              int32_t n_streams) {
+                              int32_t n_streams, double min_gain) {
     n_floor = std::max(n_floor, 1);
     probing_ = false;
     skips_left_ = 0;
@@ -191,10 +192,17 @@ int32_t DraftController::want(int32_t n_max, std::span<const double> extra_cost,
             best_k = k;
         }
     }
-    if (best_gain >= kMinGain) {
+    if (best_gain >= min_gain) {
         idle_steps_ = 0;
         cost_probe_every_ = kProbeCostEvery;
         return best_k;
+    }
+    // A stream ahead of the others asks for more than drafts that pay by the usual measure: it does not
+    // probe either (its acceptance is not the question, and a probe would delay the streams behind it).
+    if (min_gain > kMinGain) {
+        skips_left_ = kSkipSteps;
+        idle_limit_ = std::numeric_limits<int32_t>::max();
+        return 0;
     }
     // Not worth it on the evidence: probe with a short draft now and then, less often while probes fail.
     // When even drafts that are always accepted would not pay (a draft model as slow as the target),

@@ -81,6 +81,11 @@ class CatchUpCost {
 
 class DraftController {
   public:
+    // A draft must promise this many times the tokens per second of plain decoding: the cost model is
+    // noisy. kMinGainAhead: for a stream that will finish before another stream of its steps anyway
+    // (streams_ahead), whose saved steps shorten no one's wait but its own.
+    static constexpr double kMinGain = 1.10, kMinGainAhead = 1.50;
+
     // n_max: the request's cap. extra_ratio: StepCostModel::extra_token_ratio(); draft_ratio: cost of
     // drafting one token relative to a plain target step (0 for n-gram drafters).
     int32_t want(int32_t n_max, double extra_ratio, double draft_ratio);
@@ -94,22 +99,23 @@ class DraftController {
     // probe_fixed: what a probe costs besides its positions (its own catch-up, not spread: a probe
     // usually fails and leaves drafting off); < 0: draft_fixed. n_streams: the slots that wait for the
     // step (decoding, or evaluating their prompt): a probe delays every one of them, and the probes of all
-    // of them together may lose 1/n_streams of the share one stream alone may.
+    // of them together may lose 1/n_streams of the share one stream alone may. min_gain: what a draft must
+    // promise (kMinGain, or kMinGainAhead).
     int32_t want(int32_t n_max, const std::function<double(int32_t)>& extra_cost, double draft_ratio,
                  int32_t n_floor = 1, double draft_fixed = 0.0, double catch_up = 0.0,
-                 double probe_fixed = -1.0, int32_t n_streams = 1);
+                 double probe_fixed = -1.0, int32_t n_streams = 1, double min_gain = kMinGain);
     // The same with extra_cost[k] for k = 0..n_max already worked out (at least n_max + 1 entries): the
     // scheduler prices a step's extra tokens once for all its slots.
     int32_t want(int32_t n_max, std::span<const double> extra_cost, double draft_ratio, int32_t n_floor = 1,
                  double draft_fixed = 0.0, double catch_up = 0.0, double probe_fixed = -1.0,
-                 int32_t n_streams = 1);
+                 int32_t n_streams = 1, double min_gain = kMinGain);
     // Whether this step may go without asking want(): the last answer, a few steps ago, was no draft and
-    // not a probe, nothing was observed since and the number of streams is the same, so the answer would
-    // be the same (the acceptance has not moved; the step's prices move little from one step to the next),
-    // and no probe falls due. Counts the step as want() would. Preparing drafts cost four streams of a
-    // small model 1-1.5 % of their throughput (1.8 us of stories260K's 0.27 ms step); skipping the question
-    // won back about 0.4 %.
-    bool skip(int32_t n_streams);
+    // not a probe, nothing was observed since and the number of streams and the gain asked for are the
+    // same, so the answer would be the same (the acceptance has not moved; the step's prices move little
+    // from one step to the next), and no probe falls due. Counts the step as want() would. Preparing drafts
+    // cost four streams of a small model 1-1.5 % of their throughput (1.8 us of stories260K's 0.27 ms step);
+    // skipping the question won back about 0.4 %.
+    bool skip(int32_t n_streams, double min_gain = kMinGain);
     // A step verified n_drafted tokens and accepted n_accepted of them.
     void observe(int32_t n_drafted, int32_t n_accepted);
     double acceptance() const;
@@ -126,6 +132,7 @@ class DraftController {
     int32_t skips_left_ = 0;    // steps skip() may still answer without want()
     int32_t idle_limit_ = 0;    // the idle steps after which the last declining want() would probe
     int32_t skip_streams_ = 0;  // the number of streams that answer was for
+    double skip_gain_ = kMinGain;  // and the gain it asked for
     static constexpr int32_t kProbeCostEvery = 256;
     int32_t cost_probe_every_ = kProbeCostEvery;  // the same for a drafter too slow to pay at any acceptance
 };

@@ -11,6 +11,7 @@
 #include "engine/model/kv_shift.h"
 #include "engine/model/kv_state.h"
 #include "engine/speculative/ngram_drafters.h"
+#include "engine/speculative/streams_ahead.h"
 
 namespace sched {
 
@@ -514,6 +515,7 @@ void Scheduler::seat_tasks() {
                 queue_.erase(it);
                 break;
             }
+            tasks_waiting_ = !queue_.empty();
         }
         if (!target) return;
         start_task(*target, std::move(task));
@@ -938,6 +940,23 @@ void Scheduler::prepare_drafts() {
     // costs is borne by them too (four requests arriving together: the first to finish its prompt drafted
     // alone, a draft model catching up on its prompt, while the three others' prompts waited).
     const int32_t n_wait = n_gen + n_prompt;
+    // Streams sure to finish before another one of the step (by their max_tokens and the tokens per step
+    // they make) draft only what pays well: see streams_ahead.h. Not while requests wait for a slot (a
+    // stream that finishes early lets one start: every token saved is throughput). Lookahead is not held
+    // back: its gate prices each branch step itself.
+    for (auto& s : slots_) s.ahead = false;
+    if (n_wait >= 2 && !tasks_waiting_) {
+        std::vector<engine::spec::StreamProgress> streams;
+        std::vector<Slot*> waiting;
+        for (auto& s : slots_) {
+            if (!s.decoding() && s.state != SlotState::ProcessingPrompt) continue;
+            const int32_t n_predict = s.task->n_predict;
+            streams.push_back({n_predict < 0 ? -1 : std::max(n_predict - s.n_decoded(), 0), s.pace});
+            waiting.push_back(&s);
+        }
+        const std::vector<bool> a = engine::spec::streams_ahead(streams);
+        for (size_t j = 0; j < waiting.size(); ++j) waiting[j]->ahead = a[j];
+    }
     const double wait_scale = n_gen > 0 ? (double)n_wait / n_gen : 1.0;
     const double r1 = std::min(step_cost_.extra_token_ratio(), 0.99);
     const double rho = r1 / (1.0 - r1);
@@ -1037,7 +1056,9 @@ void Scheduler::prepare_drafts() {
             const int32_t cap = config_.spec.draft_cap(type);
             const int32_t floor = std::max({s.spec_n_min, config_.spec.draft_floor(type), 1});
             engine::spec::DraftController& ctl = s.draft_ctl[kind];
-            const bool skipped = ctl.skip(n_wait);
+            const double min_gain = s.ahead ? engine::spec::DraftController::kMinGainAhead
+                                            : engine::spec::DraftController::kMinGain;
+            const bool skipped = ctl.skip(n_wait, min_gain);
             size_t behind = 0;
             double fixed = 0.0, probe_fixed = -1.0;
             if (model && config_.draft_model && !skipped) {
@@ -1058,7 +1079,7 @@ void Scheduler::prepare_drafts() {
             const int32_t k =
                 skipped ? 0
                         : ctl.want(n_most, extra_upto(n_most), model ? model_ratio : 0.0, floor, fixed,
-                                   model ? model_catch_up : 0.0, probe_fixed, std::max(n_wait, 1));
+                                   model ? model_catch_up : 0.0, probe_fixed, std::max(n_wait, 1), min_gain);
             if (!model) {
                 engine::spec::Drafter& d = *s.drafters[ngram_idx++];
                 if (k <= 0) continue;
@@ -1416,6 +1437,7 @@ void Scheduler::step_lookahead(Slot& s, size_t first_row) {
     s.la_evaluated += (int64_t)l.tokens.size();
     s.la_accepted += (int64_t)n_acc;
     count_draft(s, kind, l.tokens.size(), n_acc);
+    note_pace(s, v.tokens.size());
     deliver(s, std::move(v));
 }
 
@@ -1465,7 +1487,13 @@ void Scheduler::step_decode(Slot& s, const PlanEntry& e, size_t first_row) {
             s.la_obs_emitted = (int32_t)v.tokens.size();
         }
     }
+    note_pace(s, v.tokens.size());
     deliver(s, std::move(v));
+}
+
+void Scheduler::note_pace(Slot& s, size_t n_tokens) {
+    constexpr double kPaceDecay = 0.95;  // about the last twenty steps
+    if (!s.ahead) s.pace = kPaceDecay * s.pace + (1.0 - kPaceDecay) * (double)n_tokens;
 }
 
 void Scheduler::step_prompt(Slot& s, const PlanEntry& e, size_t first_row) {

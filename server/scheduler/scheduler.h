@@ -196,6 +196,8 @@ class Scheduler {
     // Asks each generating slot's drafters for this step's draft (before the plan seats it).
     void prepare_drafts();
     int32_t draft_room(const Slot& slot) const;
+    // A decode step gave the slot n_tokens: its pace (Slot::pace), unless its drafts were held back.
+    void note_pace(Slot& slot, size_t n_tokens);
     // Scratch sequence ids for lookahead lanes: [n_parallel, n_seq_max) of the context.
     int32_t lookahead_lanes() const;
     // The request's lookahead settings (the server's, overridden by the task's).
@@ -244,6 +246,9 @@ class Scheduler {
     EmbedQueue embed_queue_;
     std::atomic<bool> asleep_{false};
     std::vector<Slot> slots_;         // engine thread only
+    // Whether requests still waited for a slot after the last seat_tasks (engine thread only): a stream that
+    // finishes early then lets one start, and the slots' drafts are priced as throughput.
+    bool tasks_waiting_ = false;
     std::vector<SlotInfo> snapshot_;  // copied from slots_ after each iteration, under mu_
     bool stop_ = false;
     bool wake_ = false;

@@ -47,6 +47,11 @@ struct Slot {
     float spec_p_min = 0.0f;
     std::mt19937 spec_rng;
     std::array<engine::spec::DraftController, engine::spec::kDrafterTypes> draft_ctl;
+    // Tokens per step while drafting as usual (recent steps; kept across requests, as the controllers are),
+    // and whether this step's drafts were held to more because the slot is ahead of the others
+    // (streams_ahead.h): such steps do not count towards the pace.
+    double pace = 1.0;
+    bool ahead = false;
     // The server's n-gram drafters, one object each, kept across this slot's requests.
     std::vector<std::unique_ptr<engine::spec::Drafter>> drafters;
     std::vector<engine::Token> history;  // the request's prompt and every token it emitted

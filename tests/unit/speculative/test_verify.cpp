@@ -7,6 +7,7 @@
 
 #include "engine/speculative/draft_controller.h"
 #include "engine/speculative/draft_model_cost.h"
+#include "engine/speculative/streams_ahead.h"
 #include "engine/speculative/verify.h"
 
 using namespace engine;
@@ -470,6 +471,59 @@ TEST_CASE("draft controller: a draft model's cost per call makes one-token draft
     REQUIRE(k >= 2);
     // As long as without the cost per call, or longer: it is spread over more positions.
     REQUIRE(k >= c.want(16, extra, 0.1, 1, 0.0));
+}
+
+TEST_CASE("draft controller: a stream ahead of the others drafts only what pays well, and never probes",
+          "[speculative][controller]") {
+    // Half the draft tokens accepted, an extra token at a tenth of a step: a 2-token draft promises
+    // 1.75 / 1.2 = 1.46x, which pays by the usual measure (1.1x) and not for a stream ahead (1.5x).
+    const auto extra = [](int32_t k) { return 0.1 * k; };
+    DraftController fair, ahead;
+    for (int i = 0; i < 50; ++i) {
+        fair.observe(2, 1);
+        ahead.observe(2, 1);
+    }
+    CHECK(fair.want(16, extra, 0.0) == 2);
+    int drafted = 0;
+    for (int i = 0; i < 2000; ++i)
+        if (!ahead.skip(4, DraftController::kMinGainAhead))
+            drafted += ahead.want(16, extra, 0.0, 1, 0.0, 0.0, -1.0, 4, DraftController::kMinGainAhead) > 0;
+    CHECK(drafted == 0);
+    // Behind again: asked at once, and drafts.
+    CHECK_FALSE(ahead.skip(4, DraftController::kMinGain));
+    CHECK(ahead.want(16, extra, 0.0, 1, 0.0, 0.0, -1.0, 4) == 2);
+    // Drafts that pay well are still made ahead of the others (nine in ten accepted: 5x and more).
+    DraftController good;
+    for (int i = 0; i < 50; ++i) good.observe(10, 9);
+    CHECK(good.want(16, extra, 0.0, 1, 0.0, 0.0, -1.0, 4, DraftController::kMinGainAhead) >= 8);
+}
+
+TEST_CASE("streams ahead: those sure to finish before another stream of the step",
+          "[speculative][controller]") {
+    using engine::spec::streams_ahead;
+    using P = engine::spec::StreamProgress;
+    using V = std::vector<P>;
+    using B = std::vector<bool>;
+    CHECK(streams_ahead(V{}).empty());
+    CHECK(streams_ahead(V{{100, 1.0}}) == B{false});  // alone
+    CHECK(streams_ahead(V{{256, 1.0}, {256, 1.0}, {256, 1.0}, {256, 1.0}}) == B{false, false, false, false});
+    // A lead of more than the square root of the steps the longest other takes (16 of 256) ...
+    CHECK(streams_ahead(V{{239, 1.0}, {256, 1.0}, {250, 1.0}}) == B{true, false, false});
+    // ... and not of fewer: 241 + 16 > 256.
+    CHECK(streams_ahead(V{{241, 1.0}, {256, 1.0}}) == B{false, false});
+    // Near the end a few tokens count: 3 + 3 < 9, where 7 + 3 is not.
+    CHECK(streams_ahead(V{{3, 1.0}, {9, 1.0}, {7, 1.0}}) == B{true, false, false});
+    // The pace a stream drafts at: 256 tokens at 2 a step take 128 steps, 200 at 1 take 200; below a
+    // token a step counts as one.
+    CHECK(streams_ahead(V{{256, 2.0}, {200, 1.0}}) == B{true, false});
+    CHECK(streams_ahead(V{{256, 0.5}, {200, 1.0}}) == B{false, true});
+    // Streams that all draft well, a few tokens apart: none is ahead.
+    CHECK(streams_ahead(V{{256, 3.0}, {250, 3.1}, {240, 2.9}}) == B{false, false, false});
+    // Two streams tied for longest: neither is ahead of the other.
+    CHECK(streams_ahead(V{{100, 1.0}, {256, 1.0}, {256, 1.0}}) == B{true, false, false});
+    // No max_tokens: it may go on longest; every stream with a bound is ahead of it, it of none.
+    CHECK(streams_ahead(V{{-1, 1.0}, {100, 1.0}, {4000, 1.0}}) == B{false, true, true});
+    CHECK(streams_ahead(V{{-1, 1.0}, {-1, 1.0}}) == B{false, false});
 }
 
 TEST_CASE("draft controller: skipping the question after a no changes no answer and no probe",
