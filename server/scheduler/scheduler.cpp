@@ -615,6 +615,7 @@ void Scheduler::start_task(Slot& slot, std::shared_ptr<Task> task) {
     slot.draft.clear();
     slot.draft_q.clear();
     slot.history = t.prompt;
+    slot.pace = 1.0;  // what an earlier request's drafts made says little of this one's
     slot.spec_on = config_.spec.enabled() && !t.spec.disabled;
     slot.spec_n_max = t.spec.n_max >= 0 ? t.spec.n_max : config_.spec.n_max;
     slot.spec_n_min = t.spec.n_min >= 0 ? t.spec.n_min : config_.spec.n_min;
@@ -1492,8 +1493,11 @@ void Scheduler::step_decode(Slot& s, const PlanEntry& e, size_t first_row) {
 }
 
 void Scheduler::note_pace(Slot& s, size_t n_tokens) {
-    constexpr double kPaceDecay = 0.95;  // about the last twenty steps
-    if (!s.ahead) s.pace = kPaceDecay * s.pace + (1.0 - kPaceDecay) * (double)n_tokens;
+    // About the last twenty steps; while its drafts are held back, about the last hundred: those steps
+    // say little of the pace it drafts at, but a pace that no longer holds (a repetition that ended) must
+    // not keep the slot held back to the end of its reply.
+    const double decay = s.ahead ? 0.99 : 0.95;
+    s.pace = decay * s.pace + (1.0 - decay) * (double)n_tokens;
 }
 
 void Scheduler::step_prompt(Slot& s, const PlanEntry& e, size_t first_row) {

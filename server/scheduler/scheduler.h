@@ -196,7 +196,7 @@ class Scheduler {
     // Asks each generating slot's drafters for this step's draft (before the plan seats it).
     void prepare_drafts();
     int32_t draft_room(const Slot& slot) const;
-    // A decode step gave the slot n_tokens: its pace (Slot::pace), unless its drafts were held back.
+    // A decode step gave the slot n_tokens: its pace (Slot::pace).
     void note_pace(Slot& slot, size_t n_tokens);
     // Scratch sequence ids for lookahead lanes: [n_parallel, n_seq_max) of the context.
     int32_t lookahead_lanes() const;

@@ -47,9 +47,9 @@ struct Slot {
     float spec_p_min = 0.0f;
     std::mt19937 spec_rng;
     std::array<engine::spec::DraftController, engine::spec::kDrafterTypes> draft_ctl;
-    // Tokens per step while drafting as usual (recent steps; kept across requests, as the controllers are),
-    // and whether this step's drafts were held to more because the slot is ahead of the others
-    // (streams_ahead.h): such steps do not count towards the pace.
+    // Tokens per step while drafting as usual (the request's recent steps, Scheduler::note_pace), and
+    // whether this step's drafts were held to more because the slot is ahead of the others
+    // (streams_ahead.h).
     double pace = 1.0;
     bool ahead = false;
     // The server's n-gram drafters, one object each, kept across this slot's requests.
