@@ -22,6 +22,34 @@ std::string extension(const std::string& sent, std::string_view now) {
     return std::string(now.substr(sent.size()));
 }
 
+// Where a trigger starts in the body: its first occurrence, or the start of one that the end of the body
+// cuts short (then `complete` is false); body.size() if neither. Space after an opening brace of the trigger
+// is read as a JSON object's parser reads it: the whole reply's parse unwraps {"response": ...} written as
+// { "response" or across lines too, which an exact match streamed as raw JSON.
+struct TriggerAt {
+    size_t at;
+    bool complete;
+};
+
+TriggerAt find_trigger(std::string_view body, std::string_view t) {
+    if (t.empty()) return {body.size(), false};
+    for (size_t i = body.find(t.front()); i != std::string_view::npos; i = body.find(t.front(), i + 1)) {
+        size_t j = 0, k = i;
+        for (;;) {
+            if (j == t.size()) return {i, true};
+            if (k == body.size()) return {i, false};
+            if (j > 0 && t[j - 1] == '{' && t[j] == '"' && engine::chat::is_space(body[k])) {
+                ++k;
+                continue;
+            }
+            if (body[k] != t[j]) break;
+            ++j;
+            ++k;
+        }
+    }
+    return {body.size(), false};
+}
+
 }  // namespace
 
 ChatStreamParser::ChatStreamParser(engine::chat::ParseOptions options, std::vector<std::string> triggers)
@@ -91,13 +119,9 @@ ChatStreamParser::Certain ChatStreamParser::certain() const {
     d.body = text_.size() - body.size();
     size_t safe = body.size();
     for (const auto& t : triggers_) {
-        const size_t at = body.find(t);
-        if (at != std::string_view::npos) {
-            safe = std::min(safe, at);
-            d.triggered = true;
-        } else {
-            safe = std::min(safe, body.size() - partial_suffix(body, t));
-        }
+        const TriggerAt found = find_trigger(body, t);
+        safe = std::min(safe, found.at);
+        d.triggered = d.triggered || found.complete;
     }
     d.content = std::string(body.substr(0, safe));
     if (!triggers_.empty()) d.content = std::string(rtrim(d.content));  // content before calls is trimmed

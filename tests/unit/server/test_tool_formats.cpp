@@ -652,20 +652,29 @@ TEST_CASE("gpt-oss replies stream their channels without markup", "[server][tool
     }
 }
 
-// The generic syntax's reply without a call, {"response": "..."}, is content once unwrapped: a stream holds it
-// back and sends the unwrapped text, as the whole reply's parse has it (it streamed the JSON itself, which the
-// chat-parsers fuzz target found).
+// The generic syntax's reply without a call, {"response": "..."}, is content once unwrapped: a stream holds
+// it back and sends the unwrapped text, as the whole reply's parse has it (it streamed the JSON itself, which
+// the chat-parsers fuzz target found), also with space after the brace, as a pretty-printed object has it (it
+// streamed those as JSON: the fuzz target again, with 70 carriage returns).
 TEST_CASE("a generic reply's {\"response\": ...} streams as the text it wraps", "[server][tools]") {
-    const std::string reply = R"({"response": "just text"})";
     const auto o = options(ToolCallFormat::Generic);
-    CHECK(engine::chat::parse_output(reply, o).content == "just text");
-    for (size_t piece : {1, 3, 11, 64}) {
-        INFO("pieces of " << piece);
-        api::ChatStreamParser p(o, api::reply_triggers(api::tool_syntax(ToolCallFormat::Generic)));
-        std::string content;
-        for (size_t i = 0; i < reply.size(); i += piece) content += p.feed(reply.substr(i, piece)).content;
-        CHECK(content.empty());
-        content += p.finish().delta.content;
-        CHECK(content == "just text");
+    for (const std::string reply :
+         {R"({"response": "just text"})", R"({ "response": "just text"})",
+          "{\n  \"response\": \"just text\"\n}", "{\r\r\r\r\"response\": \"just text\"}"}) {
+        INFO(reply);
+        CHECK(engine::chat::parse_output(reply, o).content == "just text");
+        for (size_t piece : {1, 3, 11, 64}) {
+            INFO("pieces of " << piece);
+            api::ChatStreamParser p(o, api::reply_triggers(api::tool_syntax(ToolCallFormat::Generic)));
+            std::string content;
+            for (size_t i = 0; i < reply.size(); i += piece)
+                content += p.feed(reply.substr(i, piece)).content;
+            CHECK(content.empty());
+            content += p.finish().delta.content;
+            CHECK(content == "just text");
+        }
     }
+    // A brace that opens no such object is content, streamed before the end.
+    api::ChatStreamParser p(o, api::reply_triggers(api::tool_syntax(ToolCallFormat::Generic)));
+    CHECK(p.feed("a set { of things } and more").content == "a set { of things } and more");
 }
