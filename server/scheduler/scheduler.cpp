@@ -11,7 +11,6 @@
 #include "engine/model/kv_shift.h"
 #include "engine/model/kv_state.h"
 #include "engine/speculative/ngram_drafters.h"
-#include "engine/speculative/streams_ahead.h"
 
 namespace sched {
 
@@ -932,31 +931,28 @@ void Scheduler::prepare_drafts() {
     const int32_t lane_share = n_la > 0 ? lookahead_lanes() / n_la : 0;
     // Every stream in the batch waits for a step's extra tokens: with n streams generating, k draft
     // tokens cost n * b * k against a step of a + n * b (b/a = rho), which is what the slot weighs.
-    int32_t n_gen = 0, n_prompt = 0;
-    for (const auto& s : slots_) {
-        n_gen += s.decoding() ? 1 : 0;
-        n_prompt += s.state == SlotState::ProcessingPrompt ? 1 : 0;
-    }
     // Slots whose prompts are being evaluated wait for a step's drafts as the decoding ones do: what a draft
     // costs is borne by them too (four requests arriving together: the first to finish its prompt drafted
     // alone, a draft model catching up on its prompt, while the three others' prompts waited).
-    const int32_t n_wait = n_gen + n_prompt;
+    int32_t n_gen = 0;
+    wait_streams_.clear();
+    wait_slots_.clear();
+    for (auto& s : slots_) {
+        s.ahead = false;
+        n_gen += s.decoding() ? 1 : 0;
+        if (!s.decoding() && s.state != SlotState::ProcessingPrompt) continue;
+        const int32_t n_predict = s.task->n_predict;
+        wait_streams_.push_back({n_predict < 0 ? -1 : std::max(n_predict - s.n_decoded(), 0), s.pace});
+        wait_slots_.push_back(&s);
+    }
+    const int32_t n_wait = (int32_t)wait_slots_.size();
     // Streams sure to finish before another one of the step (by their max_tokens and the tokens per step
     // they make) draft only what pays well: see streams_ahead.h. Not while requests wait for a slot (a
     // stream that finishes early lets one start: every token saved is throughput). Lookahead is not held
     // back: its gate prices each branch step itself.
-    for (auto& s : slots_) s.ahead = false;
     if (n_wait >= 2 && !tasks_waiting_) {
-        std::vector<engine::spec::StreamProgress> streams;
-        std::vector<Slot*> waiting;
-        for (auto& s : slots_) {
-            if (!s.decoding() && s.state != SlotState::ProcessingPrompt) continue;
-            const int32_t n_predict = s.task->n_predict;
-            streams.push_back({n_predict < 0 ? -1 : std::max(n_predict - s.n_decoded(), 0), s.pace});
-            waiting.push_back(&s);
-        }
-        const std::vector<bool> a = engine::spec::streams_ahead(streams);
-        for (size_t j = 0; j < waiting.size(); ++j) waiting[j]->ahead = a[j];
+        const std::vector<bool> ahead = engine::spec::streams_ahead(wait_streams_);
+        for (size_t j = 0; j < wait_slots_.size(); ++j) wait_slots_[j]->ahead = ahead[j];
     }
     const double wait_scale = n_gen > 0 ? (double)n_wait / n_gen : 1.0;
     const double r1 = std::min(step_cost_.extra_token_ratio(), 0.99);

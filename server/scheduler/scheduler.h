@@ -19,6 +19,7 @@
 #include "engine/speculative/draft_model_cost.h"
 #include "engine/speculative/lookahead.h"
 #include "engine/speculative/ngram_cache.h"
+#include "engine/speculative/streams_ahead.h"
 #include "engine/speculative/verify.h"
 #include "server/scheduler/embed_task.h"
 #include "server/scheduler/host_prompt_cache.h"
@@ -249,6 +250,10 @@ class Scheduler {
     // Whether requests still waited for a slot after the last seat_tasks (engine thread only): a stream that
     // finishes early then lets one start, and the slots' drafts are priced as throughput.
     bool tasks_waiting_ = false;
+    // prepare_drafts' scratch (engine thread only, kept to spare the allocations): the slots that wait for
+    // the step (decoding, or evaluating their prompt) and their progress.
+    std::vector<engine::spec::StreamProgress> wait_streams_;
+    std::vector<Slot*> wait_slots_;
     std::vector<SlotInfo> snapshot_;  // copied from slots_ after each iteration, under mu_
     bool stop_ = false;
     bool wake_ = false;
