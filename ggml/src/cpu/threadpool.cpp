@@ -43,15 +43,15 @@ void ThreadPool::place(int ith) const {
 ThreadPool::ThreadPool(int n_threads, const CpuThreadOptions& options)
     : options_(options),
       spin_iterations_((int)((int64_t)kSpinIterationsAt50 * std::clamp(options.poll, 0, 100) / 50)) {
-    if (n_threads < 1) n_threads = 1;
+    n_threads = std::clamp(n_threads, 1, kMaxThreads);
     workers_.reserve((size_t)n_threads - 1);
     for (int i = 1; i < n_threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
 }
 
 ThreadPool::~ThreadPool() {
     stop_.store(true);
-    generation_.fetch_add(1);
-    generation_.notify_all();
+    run_word_.store(run_word_.load() + (1u << kNthBits));
+    run_word_.notify_all();
     for (auto& w : workers_) w.join();
 }
 
@@ -59,12 +59,15 @@ void ThreadPool::worker_loop(int ith) {
     place(ith);
     uint32_t seen = 0;
     for (;;) {
-        spin_then_wait(generation_, seen);
-        seen = generation_.load(std::memory_order_acquire);
+        spin_then_wait(run_word_, seen);
+        seen = run_word_.load(std::memory_order_acquire);
         if (stop_.load()) return;
-        if (ith < job_nth_) {
-            (*job_)(ith, job_nth_);
-            if (done_.fetch_add(1, std::memory_order_acq_rel) == job_nth_ - 2) done_.notify_one();
+        // A worker beyond this run's count takes no part, and the caller does not wait for it: it may
+        // still be here when the caller publishes the next run, which is why the count comes from `seen`.
+        const int nth = (int)(seen & ((1u << kNthBits) - 1));
+        if (ith < nth) {
+            (*job_)(ith, nth);
+            if (done_.fetch_add(1, std::memory_order_acq_rel) == nth - 2) done_.notify_one();
         }
     }
 }
@@ -77,16 +80,15 @@ void ThreadPool::run(int nth, const std::function<void(int, int)>& fn) {
     }
     if (nth > max_threads()) nth = max_threads();
     if (nth < 1) nth = 1;
-    if (nth == 1) {
-        job_nth_ = 1;
+    if (nth == 1) {  // the workers are not woken, nor is anything they read written
         fn(0, 1);
         return;
     }
     job_ = &fn;
-    job_nth_ = nth;
     done_.store(0, std::memory_order_relaxed);
-    generation_.fetch_add(1, std::memory_order_acq_rel);
-    generation_.notify_all();
+    const uint32_t number = (run_word_.load(std::memory_order_relaxed) >> kNthBits) + 1;
+    run_word_.store((number << kNthBits) | (uint32_t)nth, std::memory_order_release);
+    run_word_.notify_all();
     fn(0, nth);
     for (int d = done_.load(std::memory_order_acquire); d < nth - 1; d = done_.load(std::memory_order_acquire))
         spin_then_wait(done_, d);

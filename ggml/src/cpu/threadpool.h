@@ -18,6 +18,10 @@ public:
     ThreadPool(const ThreadPool&) = delete;
     ThreadPool& operator=(const ThreadPool&) = delete;
 
+    // Pools are capped at kMaxThreads: a run's thread count shares one word with the run's number.
+    static constexpr int kNthBits = 12;
+    static constexpr int kMaxThreads = (1 << kNthBits) - 1;
+
     int max_threads() const { return (int)workers_.size() + 1; }
     // Runs fn(ith, nth) on nth threads (the caller is thread 0) and returns when all are done.
     void run(int nth, const std::function<void(int ith, int nth)>& fn);
@@ -34,9 +38,12 @@ private:
     std::atomic<std::thread::id> placed_caller_{};  // the caller thread that thread 0's placement was applied to
 
     std::vector<std::thread> workers_;
-    const std::function<void(int, int)>* job_ = nullptr;
-    int job_nth_ = 0;
-    std::atomic<uint32_t> generation_{0};  // bumped for each run()
+    const std::function<void(int, int)>* job_ = nullptr;  // written before run_word_ publishes a run
+    // The run workers wait for: its number (bumped for each run with two or more threads) above kNthBits,
+    // its thread count below. One word, so a worker that wakes late reads the count of the run it acts on,
+    // never the count of a later run that the caller is writing meanwhile (it would then run a later job
+    // under an earlier run's number, twice).
+    std::atomic<uint32_t> run_word_{0};
     std::atomic<int> done_{0};
     std::atomic<bool> stop_{false};
 };
