@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs dependencies, builds, and runs every test: unit tests, integration tests against the real
 # binary, the web UI in a headless browser, and the parser tests again under AddressSanitizer +
-# UndefinedBehaviorSanitizer.
+# UndefinedBehaviorSanitizer, and the server's threads under ThreadSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=$(nproc)
@@ -21,6 +21,13 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGGSERVE_SANITIZE=ON
 ninja -C build-asan -j"$JOBS" test_gguf test_hostile test_tokenizer test_grammar
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan -j"$JOBS" --output-on-failure -L 'gguf|hostile|tokenizer|grammar' --timeout 1800
+
+# The server's threads under ThreadSanitizer (scripts/test_tsan.sh: its own build, ~10 min on 2 cores, then
+# the concurrency-heavy integration tests, ~1-2 min); bounded, a hang fails the step.
+echo "== server threads under ThreadSanitizer =="
+tsan_start=$SECONDS
+timeout -k 60 1800 scripts/test_tsan.sh
+echo "ThreadSanitizer step: $((SECONDS - tsan_start)) s"
 
 # libFuzzer targets (tests/fuzz/, docs/reliability.md) under ASan/UBSan: a bounded smoke run of 20-40 s each, not
 # the long recorded runs. clang comes from setup.sh's packages; without it the step says so.

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <string>
 
+#include "ggserve_binary.h"
+
 struct CliResult {
     int code;
     std::string output;  // stdout and stderr
@@ -32,10 +34,10 @@ inline CliResult run_ggserve_cmd(const std::string& command) {
 
 // `ggserve ARGS` (ARGS as a shell would split them), stderr merged into the output.
 inline CliResult run_ggserve(const std::string& args) {
-    return run_ggserve_cmd(std::string(GGSERVE_BIN_DIR) + "/ggserve " + args);
+    return run_ggserve_cmd(ggserve_binary() + " " + args);
 }
 
 // The same with environment assignments ("A=1 B=2") before the program.
 inline CliResult run_ggserve_env(const std::string& env, const std::string& args) {
-    return run_ggserve_cmd("env " + env + " " + std::string(GGSERVE_BIN_DIR) + "/ggserve " + args);
+    return run_ggserve_cmd("env " + env + " " + ggserve_binary() + " " + args);
 }

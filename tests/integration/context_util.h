@@ -85,7 +85,7 @@ inline CliResult run_cli(const std::vector<std::string>& args, const std::vector
     TempDir tmp;
     std::string cmd = "timeout 120 env";
     for (const auto& e : env) cmd += " " + shell_quote(e);
-    cmd += " " + shell_quote(std::string(GGSERVE_BIN_DIR) + "/ggserve");
+    cmd += " " + shell_quote(ggserve_binary());
     for (const auto& a : args) cmd += " " + shell_quote(a);
     cmd += " 2>" + shell_quote(tmp.file("err"));
     CliResult r;

@@ -18,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include "ggserve_binary.h"
+
 extern char** environ;
 
 // Servers still running when a test binary dies (an abort, an uncaught exception, a crash) are killed
@@ -78,7 +80,7 @@ class ServerProcess {
         : wait_for_(wait_for) {
         int err_pipe[2];
         if (pipe(err_pipe) != 0) throw std::runtime_error("pipe failed");
-        std::vector<std::string> argv_s = {std::string(GGSERVE_BIN_DIR) + "/ggserve", "serve", "--port", "0"};
+        std::vector<std::string> argv_s = {ggserve_binary(), "serve", "--port", "0"};
         argv_s.insert(argv_s.end(), args.begin(), args.end());
         std::vector<std::string> env_s = merged_env(env);
         std::vector<char*> envp;

@@ -299,7 +299,7 @@ TEST_CASE("curl streams chat completions", "[integration][api][curl]") {
 }
 
 TEST_CASE("invalid command lines exit with code 2", "[integration][cli]") {
-    const std::string bin = std::string(GGSERVE_BIN_DIR) + "/ggserve";
+    const std::string bin = ggserve_binary();
     auto run = [&](const std::string& args) {
         return WEXITSTATUS(std::system((bin + " " + args + " 2>/dev/null").c_str()));
     };

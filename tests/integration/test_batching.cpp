@@ -62,7 +62,7 @@ double metric(const std::string& text, const std::string& name) {
 }  // namespace
 
 TEST_CASE("batch invariance: four streams and a long prompt mid-way give the reference tokens",
-          "[integration][batching]") {
+          "[integration][threads][batching]") {
     for (const char* cap : {"0", "16"}) {
         INFO("--max-prefill-tokens " << cap);
         ServerProcess s({"-m", stories_model(), "-np", "4", "-b", "64", "-ub", "32", "-c", "4096", "-t", "2",

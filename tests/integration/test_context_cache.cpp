@@ -91,7 +91,7 @@ TEST_CASE("a prefix held by another slot is shared through seq_cp, not evaluated
     REQUIRE(rb_fresh["tokens"] == rb["tokens"]);
 }
 
-TEST_CASE("quantized KV caches from the command line", "[integration][context][cli]") {
+TEST_CASE("quantized KV caches from the command line", "[integration][threads][context][cli]") {
     const std::string synth = shared_path("models/synth/synth-tiny-f16.gguf");
     auto run = [&](const std::string& model, const std::vector<std::string>& extra) {
         std::vector<std::string> args{"run", "-m", model, "-p", "Hello world", "-n", "8", "--temp", "0", "-c", "128",

@@ -595,7 +595,7 @@ TEST_CASE("embeddings beside generation: the same vectors while streams generate
 }
 
 TEST_CASE("embeddings beside generation: a busy slot makes them wait, an idle slot gives up its prompt",
-          "[integration][embeddings]") {
+          "[integration][threads][embeddings]") {
     ServerProcess ref({"-m", stories_model(), "--embeddings", "--pooling", "last", "-np", "1", "-c", "512", "-t",
                        "1"});
     ServerProcess s({"-m", stories_model(), "--embeddings-with-generation", "--pooling", "last", "-np", "1", "-c",

@@ -122,7 +122,7 @@ TEST_CASE("cache-idle-slots: seating a request moves the other idle slots' promp
 }
 
 TEST_CASE("cache-ram: a small limit drops the least recently used state",
-          "[integration][context][prompt_cache][cache_ram]") {
+          "[integration][threads][context][prompt_cache][cache_ram]") {
     // About 640 bytes per token on stories260K (f16 K and V, 5 layers of 32 wide): states of ~600 tokens
     // take ~390 KB, so two fit in 1 MiB and a third evicts the oldest.
     ServerProcess s({"-m", stories_model(), "-c", "2048", "-np", "1", "-t", "2", "--cache-ram", "1", "--metrics"});

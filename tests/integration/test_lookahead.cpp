@@ -150,8 +150,10 @@ TEST_CASE("lookahead: streamed text equals non-streamed text, /slots shows the w
     REQUIRE(json::parse(c.get("/slots").body)[0]["lookahead"].is_null());
 }
 
-TEST_CASE("lookahead: four concurrent streams, with and without lookahead, beside a long prefill keep the reference tokens",
-          "[integration][lookahead][batching]") {
+TEST_CASE(
+    "lookahead: four concurrent streams, with and without lookahead, beside a long prefill keep the "
+    "reference tokens",
+    "[integration][threads][lookahead][batching]") {
     // n_batch 64 holds one full step of W 6, N 4, G 6 (36 tokens) but not four: crowded steps shrink.
     ServerProcess s(la_args({"-np", "4", "-b", "64", "-ub", "32", "-c", "4096", "--max-prefill-tokens", "16",
                              "--lookahead-w", "6", "--lookahead-n", "4", "--lookahead-g", "6"}));

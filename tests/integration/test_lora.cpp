@@ -66,7 +66,8 @@ std::vector<json> outputs(Client& c, const json& lora = nullptr) {
 
 }  // namespace
 
-TEST_CASE("LoRA adapters: startup scales, per-request lists, POST /lora-adapters, concurrency", "[integration][lora]") {
+TEST_CASE("LoRA adapters: startup scales, per-request lists, POST /lora-adapters, concurrency",
+          "[integration][threads][lora]") {
     Adapters files;
     std::vector<json> base_out, merged_a1_b05, merged_b1;
     {

@@ -172,7 +172,7 @@ TEST_CASE("MCP servers: a bad configuration stops the start, failing servers onl
 }
 
 TEST_CASE("MCP servers: /health answers while an MCP call blocks, a timeout and a crash are errors",
-          "[integration][mcp]") {
+          "[integration][threads][mcp]") {
     TempDir d;
     const std::string fifo = (d.path / "gate").string();
     REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);

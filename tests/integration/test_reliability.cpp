@@ -206,7 +206,7 @@ TEST_CASE("a lazy grammar whose trigger text does not match gets 400", "[integra
 }
 
 TEST_CASE("a client that stops reading its stream frees its slot within the stall timeout",
-          "[integration][reliability]") {
+          "[integration][threads][reliability]") {
     // A queue too large to overflow first: only the stall timeout can end this stream in time.
     ServerProcess s({"-m", stories_model(), "-np", "2", "-c", "512", "-t", "1", "--stream-stall-timeout", "2",
                      "--stream-queue-kib", "262144", "--context-shift"});
@@ -266,7 +266,8 @@ TEST_CASE("a FIFO in the slot directory is refused without blocking the engine",
     fs::remove_all(dir);
 }
 
-TEST_CASE("three parallel large /tokenize requests leave /health fast", "[integration][reliability]") {
+TEST_CASE("three parallel large /tokenize requests leave /health fast",
+          "[integration][threads][reliability]") {
     ServerProcess s({"-m", stories_model(), "-np", "2", "-c", "512", "-t", "1", "--threads-http", "2"});
     // 2 MB each keeps the test short (the finding used 10 MB; docs/reliability.md has that run): on the
     // I/O threads, two of them held both for seconds.
@@ -332,7 +333,7 @@ TEST_CASE("a client that half-closes after a non-streaming request gets its answ
 }
 
 TEST_CASE("a client that closes its socket during a non-streaming request still cancels it",
-          "[integration][reliability]") {
+          "[integration][threads][reliability]") {
     ServerProcess s({"-m", stories_model(), "-np", "2", "-c", "512", "-t", "1", "--metrics", "--context-shift"});
     Client metrics("127.0.0.1", s.port(), ClientOptions{10s});
     const double before = metric_value(metrics.get("/metrics").body, "ggserve:requests_cancelled_total");

@@ -124,7 +124,7 @@ TEST_CASE("resumable streams: a named stream goes on without its client and repl
 }
 
 TEST_CASE("resumable streams: DELETE and a newer request of the conversation stop a running stream",
-          "[integration][streams]") {
+          "[integration][threads][streams]") {
     ServerProcess s({"-m", stories_model(), "-c", "4096", "-t", "1", "-np", "2", "--metrics"});
     Client c("127.0.0.1", s.port());
     Client ctl("127.0.0.1", s.port());

@@ -303,8 +303,9 @@ TEST_CASE("router: autoload off, explicit load and unload, --models-max 1 unload
     CHECK(back.json()["tokens"] == first["tokens"]);
 }
 
-TEST_CASE("router: a model server killed with SIGKILL fails its requests clearly, the others go on, it reloads",
-          "[integration][router]") {
+TEST_CASE(
+    "router: a model server killed with SIGKILL fails its requests clearly, the others go on, it reloads",
+    "[integration][threads][router]") {
     ModelsDir d;
     ServerProcess r(router_args(d));
     Client c("127.0.0.1", r.port());

@@ -144,7 +144,7 @@ TEST_CASE("requests needing more cells than the shared context has all finish wi
 }
 
 TEST_CASE("a shared context with speculative decoding and a cancelled waiting request",
-          "[integration][context][shared]") {
+          "[integration][threads][context][shared]") {
     ServerProcess s({"-m", stories_model(), "-c", "1024", "-np", "3", "-kvu", "-t", "2", "--metrics",
                      "--spec-type", "ngram-mod,lookahead"});
     check_overcommitted(s.port(), 300, 400, 0.0f, 3);

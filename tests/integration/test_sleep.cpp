@@ -46,8 +46,10 @@ std::vector<int> greedy_tokens(Client& c, int n) {
 
 }  // namespace
 
-TEST_CASE("sleep (--sleep-idle-seconds): the server sleeps when idle, gives memory back, wakes with the same tokens",
-          "[integration][sleep]") {
+TEST_CASE(
+    "sleep (--sleep-idle-seconds): the server sleeps when idle, gives memory back, wakes with the same "
+    "tokens",
+    "[integration][threads][sleep]") {
     const auto golden = stories_golden()["cases"][0]["completion_tokens"].get<std::vector<int>>();
     const std::vector<int> want(golden.begin(), golden.begin() + 32);
     for (bool mmap : {true, false}) {

@@ -292,7 +292,7 @@ TEST_CASE("speculation: bad server settings are clear startup errors", "[integra
 }
 
 TEST_CASE("speculation on a synthetic model: four concurrent greedy streams equal plain decoding",
-          "[integration][speculative]") {
+          "[integration][threads][speculative]") {
     const std::string model = shared_path("models/synth/synth-tiny-q8_0.gguf");
     ServerProcess s({"-m", model, "-np", "4", "-c", "2048", "-t", "2", "-b", "64", "-ub", "32", "--spec-type",
                      "ngram-mod,ngram-map-k,draft-simple", "-md", shared_path("models/synth/synth-tiny-q4_0.gguf")});
