@@ -1,9 +1,11 @@
 #include "engine/speculative/ngram_cache.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <vector>
 
@@ -35,6 +37,19 @@ void NgramCache::merge(const NgramCache& other) {
     for (const auto& [g, counts] : other.map_) {
         NextCounts& mine = map_[g];
         for (const auto& [tok, c] : counts) mine[tok] += c;
+    }
+}
+
+void NgramCache::age(size_t max_ngrams) {
+    while (map_.size() > max_ngrams) {
+        for (auto it = map_.begin(); it != map_.end();) {
+            NextCounts& counts = it->second;
+            for (auto c = counts.begin(); c != counts.end();) {
+                c->second /= 2;
+                c = c->second == 0 ? counts.erase(c) : std::next(c);
+            }
+            it = counts.empty() ? map_.erase(it) : std::next(it);
+        }
     }
 }
 
@@ -110,6 +125,17 @@ void NgramCache::save(const std::string& path) const {
     std::error_code ec;
     std::filesystem::rename(tmp, path, ec);
     if (ec) throw std::runtime_error("cannot write n-gram cache '" + path + "': " + ec.message());
+}
+
+void NgramCacheStore::load_dynamic(const std::string& path) {
+    dynamic_path = path;
+    if (!path.empty() && std::filesystem::exists(path)) dynamic.load(path);
+    dynamic_limit = std::max(kDynamicNgrams, dynamic.size());
+}
+
+void NgramCacheStore::add_request(const NgramCache& request) {
+    dynamic.merge(request);
+    if (dynamic.size() > dynamic_limit) dynamic.age(dynamic_limit / 4 * 3);
 }
 
 void NgramCacheStore::save_dynamic() const {

@@ -41,6 +41,9 @@ class NgramCache {
     bool best(const Ngram& g, Token& tok, int32_t& count, int32_t& total) const;
     size_t size() const { return map_.size(); }
     void clear() { map_.clear(); }
+    // Halves every count, dropping the counts that reach zero and the n-grams left without any, until at
+    // most max_ngrams n-grams remain: what was seen often stays (at half the count), what was seen once goes.
+    void age(size_t max_ngrams);
 
     // Throws std::runtime_error with the file name and the reason (unreadable, truncated, bad counts).
     void load(const std::string& path);
@@ -52,9 +55,22 @@ class NgramCache {
 
 // The levels shared by every slot's ngram-cache drafter.
 struct NgramCacheStore {
-    NgramCache dynamic;          // grows with each finished request
+    // The dynamic level's bound, in n-grams (about 250 bytes each: some 64 MiB), unless its file held more
+    // at start. Every finished request adds its n-grams, so without a bound a long-running server would
+    // grow with every distinct text it served.
+    static constexpr size_t kDynamicNgrams = size_t{1} << 18;
+
+    NgramCache dynamic;          // grows with each finished request, aged past dynamic_limit
     NgramCache static_cache;     // from --lookup-cache-static, never changed
     std::string dynamic_path;    // --lookup-cache-dynamic: loaded at start, saved by save_dynamic()
+    size_t dynamic_limit = kDynamicNgrams;
+
+    // Sets dynamic_path and loads the file when it exists; the bound becomes the larger of the default and
+    // the file's n-grams. Throws as NgramCache::load.
+    void load_dynamic(const std::string& path);
+    // A finished request's n-grams join the dynamic level; past its bound the level ages to three quarters
+    // of it (so that aging, a pass over every n-gram, comes once per quarter of the bound's growth).
+    void add_request(const NgramCache& request);
     void save_dynamic() const;
 };
 

@@ -40,7 +40,7 @@ class NgramCacheDrafter final : public Drafter {
         if (!store_) return;
         NgramCache mine;
         mine.update(h, 0, 1, kNgramMax);
-        store_->dynamic.merge(mine);
+        store_->add_request(mine);
     }
 
   private:

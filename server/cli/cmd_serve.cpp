@@ -909,9 +909,7 @@ int cmd_serve(int argc, char** argv) {
             if (t == engine::spec::DrafterType::NgramCache) {
                 sc.ngram_store = std::make_shared<engine::spec::NgramCacheStore>();
                 if (!lookup_static.empty()) sc.ngram_store->static_cache.load(lookup_static);
-                sc.ngram_store->dynamic_path = lookup_dynamic;
-                if (!lookup_dynamic.empty() && std::filesystem::exists(lookup_dynamic))
-                    sc.ngram_store->dynamic.load(lookup_dynamic);
+                sc.ngram_store->load_dynamic(lookup_dynamic);
             }
         if (sc.spec.enabled())
             spdlog::info("speculative decoding: {} (draft max {}, min {}, p_min {})",

@@ -114,6 +114,81 @@ TEST_CASE("ngram-cache falls back to the dynamic level learned from earlier requ
     REQUIRE(got == std::vector<Token>{42, 43, 40});
 }
 
+TEST_CASE(
+    "ngram-cache: the dynamic level stays within its bound over many distinct requests and keeps "
+    "what it saw often",
+    "[speculative][drafter]") {
+    auto store = std::make_shared<NgramCacheStore>();
+    store->dynamic_limit = 4096;
+    auto d = make_ngram_cache(store);
+    std::mt19937 rng(7);
+    std::uniform_int_distribution<Token> tok(100, 30000);
+    std::vector<Token> often;
+    for (int r = 0; r < 10; ++r)
+        for (Token t : {40, 41, 42, 43}) often.push_back(t);
+    size_t largest = 0, added = 0;
+    for (int i = 0; i < 300; ++i) {
+        std::vector<Token> h(64);
+        for (Token& t : h) t = tok(rng);  // a text never seen again: about 250 new n-grams
+        d->begin();
+        d->end(i % 2 ? often : h);
+        added += 4 * h.size();
+        largest = std::max(largest, store->dynamic.size());
+    }
+    INFO("n-grams offered " << added << ", largest dynamic level " << largest);
+    CHECK(added > 8 * store->dynamic_limit);
+    CHECK(largest <= store->dynamic_limit);
+    // The text every other request repeated is still there: "40 41" is followed by 42 often enough.
+    d->begin();
+    CHECK(d->draft(std::vector<Token>{7, 8, 40, 41}, 3) == std::vector<Token>{42, 43, 40});
+}
+
+TEST_CASE("n-gram cache aging halves the counts and drops what reaches zero", "[speculative][drafter]") {
+    NgramCache c;
+    // "5 6" is followed by 7 four times and by 8 once; "1 2" by 3 once.
+    c.update(std::vector<Token>{5, 6, 7, 5, 6, 7, 5, 6, 7, 5, 6, 7, 5, 6, 8, 1, 2, 3}, 0, 2, 2);
+    Ngram g56, g12;
+    g56.tok = {5, 6, -1, -1};
+    g12.tok = {1, 2, -1, -1};
+    const size_t before = c.size();
+    c.age(before - 1);  // one pass is enough to lose an n-gram
+    Token t;
+    int32_t count, total;
+    REQUIRE(c.best(g56, t, count, total));
+    CHECK(t == 7);
+    CHECK(count == 2);
+    CHECK(total == 2);  // 8's single count is gone
+    CHECK(c.find(g12) == nullptr);
+    CHECK(c.size() < before);
+    c.age(0);
+    CHECK(c.size() == 0);
+}
+
+TEST_CASE(
+    "ngram-cache's dynamic file: a missing file starts empty at the default bound, one that exists "
+    "is loaded",
+    "[speculative][drafter]") {
+    char tmpl[] = "/tmp/ggserve-ngram-XXXXXX";
+    const int fd = mkstemp(tmpl);
+    REQUIRE(fd >= 0);
+    close(fd);
+    const std::string path = tmpl;
+    std::remove(path.c_str());
+    NgramCacheStore missing;
+    missing.load_dynamic(path);
+    CHECK(missing.dynamic.size() == 0);
+    CHECK(missing.dynamic_limit == NgramCacheStore::kDynamicNgrams);
+    CHECK(missing.dynamic_path == path);
+    NgramCache c;
+    c.update(std::vector<Token>{5, 6, 7, 5, 6, 8}, 0, 1, 4);
+    c.save(path);
+    NgramCacheStore present;
+    present.load_dynamic(path);
+    CHECK(present.dynamic.size() == c.size());
+    CHECK(present.dynamic_limit == NgramCacheStore::kDynamicNgrams);
+    std::remove(path.c_str());
+}
+
 TEST_CASE("n-gram cache files round-trip and hostile files are rejected with the reason",
           "[speculative][drafter]") {
     char tmpl[] = "/tmp/ggserve-ngram-XXXXXX";
