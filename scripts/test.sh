@@ -22,7 +22,7 @@ ninja -C build-asan -j"$JOBS" test_gguf test_hostile test_tokenizer test_grammar
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan -j"$JOBS" --output-on-failure -L 'gguf|hostile|tokenizer|grammar' --timeout 1800
 
-# The server's threads under ThreadSanitizer (scripts/test_tsan.sh: its own build, ~10 min on 2 cores, then
+# The server's threads under ThreadSanitizer (scripts/test_tsan.sh: its own build, 4-7 min on 2 cores, then
 # the concurrency-heavy integration tests, ~1-2 min); bounded, a hang fails the step.
 echo "== server threads under ThreadSanitizer =="
 tsan_start=$SECONDS
