@@ -21,6 +21,15 @@ std::vector<Token> repeated() {
     return h;
 }
 
+// An empty file of its own under /tmp; the caller removes it.
+std::string new_temp_file() {
+    char tmpl[] = "/tmp/ggserve-ngram-XXXXXX";
+    const int fd = mkstemp(tmpl);
+    REQUIRE(fd >= 0);
+    close(fd);
+    return tmpl;
+}
+
 std::vector<std::unique_ptr<Drafter>> all_drafters() {
     std::vector<std::unique_ptr<Drafter>> v;
     v.push_back(make_ngram_simple());
@@ -168,11 +177,7 @@ TEST_CASE(
     "ngram-cache's dynamic file: a missing file starts empty at the default bound, one that exists "
     "is loaded",
     "[speculative][drafter]") {
-    char tmpl[] = "/tmp/ggserve-ngram-XXXXXX";
-    const int fd = mkstemp(tmpl);
-    REQUIRE(fd >= 0);
-    close(fd);
-    const std::string path = tmpl;
+    const std::string path = new_temp_file();
     std::remove(path.c_str());
     NgramCacheStore missing;
     missing.load_dynamic(path);
@@ -191,11 +196,7 @@ TEST_CASE(
 
 TEST_CASE("n-gram cache files round-trip and hostile files are rejected with the reason",
           "[speculative][drafter]") {
-    char tmpl[] = "/tmp/ggserve-ngram-XXXXXX";
-    const int fd = mkstemp(tmpl);
-    REQUIRE(fd >= 0);
-    close(fd);
-    const std::string path = tmpl;
+    const std::string path = new_temp_file();
     NgramCache c;
     const std::vector<Token> seq = {5, 6, 7, 5, 6, 8, 5, 6, 7};
     c.update(seq, 0, 1, 4);
