@@ -50,7 +50,11 @@ void run_top_k(ExecContext& ctx, Tensor* t) {
     if (p.ne0 > kTopKMaxRow) throw Error("CUDA top_k: row too long");
     if (p.nrows == 0) return;
     const unsigned grid = (unsigned)(p.nrows < (1 << 20) ? p.nrows : (1 << 20));
-    top_k_kernel<<<grid, kThreads, (size_t)p.ne0 * sizeof(float), ctx.stream>>>(p);
+    // Four floats of slack past the row: ptxas merges the rank loop's guarded remainder loads (up to three
+    // floats after the unrolled part) into one wider load, which would read past a row of 4m+1 or 4m+2
+    // values (compute-sanitizer's memcheck reported it; the values read there are never used).
+    const size_t shared = (size_t)((p.ne0 + 3) / 4 + 1) * 4 * sizeof(float);
+    top_k_kernel<<<grid, kThreads, shared, ctx.stream>>>(p);
     CUDA_CHECK_LAUNCH();
 }
 
