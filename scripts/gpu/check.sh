@@ -52,6 +52,9 @@ M=$SH/models/synth
     gen "$M/synth-gemma3-q8_0.gguf" --arch gemma3 --vocab "$V/ggml-vocab-llama-spm.gguf" --layers 6 --head-dim 64 --type q8_0 &
     gen "$M/synth-llama-yarn-q8_0.gguf" --arch llama-yarn --vocab "$V/ggml-vocab-llama-spm.gguf" --type q8_0 &
     gen "$M/synth-llama-rope-freqs-q8_0.gguf" --arch llama-rope-freqs --vocab "$V/ggml-vocab-llama-spm.gguf" --type q8_0 &
+    gen "$M/synth-llama-moe-q8_0.gguf" --arch llama-moe --vocab "$V/ggml-vocab-llama-spm.gguf" --type q8_0 &
+    gen "$M/synth-qwen3moe-q8_0.gguf" --arch qwen3moe --vocab "$V/ggml-vocab-llama-spm.gguf" --type q8_0 &
+    gen "$M/synth-bert-f16.gguf" --arch bert --vocab "$V/ggml-vocab-bert-bge.gguf" --ctx 512 --type f16 &
     wait
 ) 2>&1 | tee "$LOG/gen-small.log"
 if step bench || step profile; then
@@ -99,12 +102,20 @@ NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -
 SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null | head -1)
 if step sanitize; then
     # memcheck over whole models and the attention kernels, beside the other steps (it is slow).
+    # SAN_SPECS: the test specs, one per line (default: a whole model offloaded, attention, and the kernels
+    # of the newer architectures); SAN_TOOLS: compute-sanitizer's tools (default memcheck; racecheck finds
+    # shared-memory hazards, synccheck barrier misuse). Every pair runs side by side.
+    SAN_SPECS=${SAN_SPECS:-$'CUDA: stories260K goldens with -ngl 2 and full offload\n[flash_attn]\n[mul_mat_id]\n[top_k]\n[rope]\n[norm]\n[elementwise]'}
     (
-        for spec in "CUDA: stories260K goldens with -ngl 2 and full offload" "[flash_attn]"; do
-            bin=$BIN/test_cuda; case $spec in CUDA:*) bin=$BIN/test_model;; esac
-            timeout -k 5 100 "$SAN" --tool memcheck --error-exitcode 9 "$bin" "$spec" > "$LOG/sanitize-$(echo "$spec" | tr -c 'a-z0-9' _).log" 2>&1
-            echo "sanitize $spec: rc $?"
+        for tool in ${SAN_TOOLS:-memcheck}; do
+            while IFS= read -r spec; do
+                bin=$BIN/test_cuda; case $spec in CUDA:*) bin=$BIN/test_model;; esac
+                ( timeout -k 5 150 "$SAN" --tool "$tool" --error-exitcode 9 "$bin" "$spec" \
+                      > "$LOG/sanitize-$tool-$(echo "$spec" | tr -c 'a-z0-9' _).log" 2>&1
+                  echo "sanitize $tool $spec: rc $?" ) &
+            done <<< "$SAN_SPECS"
         done
+        wait
     ) > "$LOG/sanitize.txt" 2>&1 &
     san_pid=$!
 fi
@@ -113,7 +124,12 @@ if step cuda; then run_cases cuda "$BIN/test_cuda" '*' 180; fi
 if step model; then run_cases model "$BIN/test_model" "[cuda]" 240; fi
 
 if step server; then
-    for args in "-ngl 99 -np 4 -b 64 -ub 32" "-ngl 99 -np 4 -b 64 -ub 32 -fa on" "-ngl 2 -np 4 -b 64 -ub 32"; do
+    # Full and partial offload, flash attention, the KV cache on the host (-nkvo), and multi-token steps
+    # on the device: a draft model (also offloaded) and lookahead must not change a greedy token.
+    for args in "-ngl 99 -np 4 -b 64 -ub 32" "-ngl 99 -np 4 -b 64 -ub 32 -fa on" "-ngl 2 -np 4 -b 64 -ub 32" \
+        "-ngl 99 -nkvo -np 4 -b 64 -ub 32" "-ngl 99 -np 4 -b 64 -ub 32 -md $SH/models/stories260K-q8_0.gguf -ngld 99" \
+        "-ngl 99 -np 4 -b 64 -ub 32 --spec-type lookahead"; do
+        say "server $args:"
         # shellcheck disable=SC2086
         timeout -k 5 120 python3 scripts/gpu/server_goldens.py "$BIN/ggserve" "$SH/golden/stories260K.greedy.json" \
             "$SH/models/stories260K.gguf" $args 2>&1 | tail -5 | tee -a "$summary"
@@ -122,13 +138,24 @@ fi
 
 if step archs; then
     port=18231
-    for g in qwen2-q8_0 qwen3-q4_k phi3-q8_0 gemma2-q8_0 gemma3-q8_0 llama-yarn-q8_0 llama-rope-freqs-q8_0 tiny-q8_0; do
+    for g in qwen2-q8_0 qwen3-q4_k phi3-q8_0 gemma2-q8_0 gemma3-q8_0 llama-yarn-q8_0 llama-rope-freqs-q8_0 \
+        llama-moe-q8_0 qwen3moe-q8_0 tiny-q8_0; do
         [ -f "$M/synth-$g.gguf" ] || { say "archs: no synth-$g.gguf"; continue; }
         "$BIN/ggserve" serve -m "$M/synth-$g.gguf" -ngl 99 -np 1 -c 2048 --port $port > "$LOG/archs-$g.log" 2>&1 &
         pid=$!
         for _ in $(seq 300); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.1; done
         timeout -k 5 90 python3 "$SH/tools/compare_golden.py" --url "http://127.0.0.1:$port" --cache-prompt \
             --golden "$SH/golden/synth-$g.greedy.json" --tol 0.3 2>&1 | tail -3 | tee -a "$summary"
+        kill $pid; wait $pid 2>/dev/null
+    done
+    # The encoder (LayerNorm, GELU, non-causal attention, pooling) fully offloaded.
+    for pooling in mean cls; do
+        "$BIN/ggserve" serve -m "$M/synth-bert-f16.gguf" -ngl 99 --embedding --pooling $pooling -c 512 --port $port \
+            > "$LOG/archs-bert-$pooling.log" 2>&1 &
+        pid=$!
+        for _ in $(seq 300); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.1; done
+        timeout -k 5 60 python3 "$SH/tools/compare_embeddings.py" --url "http://127.0.0.1:$port" \
+            --golden "$SH/golden/synth-bert-f16.embeddings.json" --pooling $pooling 2>&1 | tail -2 | tee -a "$summary"
         kill $pid; wait $pid 2>/dev/null
     done
 fi

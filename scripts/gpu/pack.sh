@@ -10,8 +10,8 @@ SHARED=${SHARED:-../shared}
 rm -rf .gpu && mkdir -p .gpu/lib .gpu/shared/models/synth .gpu/shared/models/vocab .gpu/shared/golden .gpu/shared/tools
 for lib in $(ldd build-cuda/bin/ggserve | awk '/libspdlog|libfmt/ {print $3}'); do cp -L "$lib" .gpu/lib/; done
 cp "$SHARED"/models/stories260K*.gguf .gpu/shared/models/
-cp "$SHARED"/models/vocab/ggml-vocab-{llama-spm,gpt-2,phi-3}.gguf .gpu/shared/models/vocab/
+cp "$SHARED"/models/vocab/ggml-vocab-{llama-spm,gpt-2,phi-3,bert-bge}.gguf .gpu/shared/models/vocab/
 cp "$SHARED"/golden/*.json "$SHARED"/golden/*.txt .gpu/shared/golden/
-cp "$SHARED"/tools/{synth_gguf.py,compare_golden.py} .gpu/shared/tools/
+cp "$SHARED"/tools/{synth_gguf.py,compare_golden.py,compare_embeddings.py} .gpu/shared/tools/
 grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >> .git/info/exclude
 du -sh .gpu build-cuda/bin
