@@ -34,7 +34,8 @@ struct Encoder {
             golden = load_golden("synth-bert-f16.embeddings.json");
             return;
         }
-        std::ifstream f(std::string(GGSERVE_SOURCE_DIR) + "/tests/fixtures/golden/" + name + ".embeddings.json");
+        std::ifstream f(std::string(GGSERVE_SOURCE_DIR) + "/tests/fixtures/golden/" + name +
+                        ".embeddings.json");
         golden = nlohmann::json::parse(f);
         path = (std::filesystem::temp_directory_path() /
                 ("ggserve-offload-" + name + "-" + std::to_string(getpid()) + ".gguf"))
@@ -47,7 +48,8 @@ struct Encoder {
     }
 };
 
-const std::vector<std::string> kEncoders = {"synth-bert-f16", "synth-nomic-bert-q8_0", "synth-jina-bert-v2-q8_0"};
+const std::vector<std::string> kEncoders = {"synth-bert-f16", "synth-nomic-bert-q8_0",
+                                            "synth-jina-bert-v2-q8_0"};
 
 // Every golden case's mean and cls vectors and per-token hidden states, in one list.
 std::vector<std::vector<float>> all_vectors(const Model& model, const nlohmann::json& golden, bool flash) {
@@ -104,7 +106,9 @@ TEST_CASE("encoders with offloaded layers give the CPU's embeddings bit for bit 
             REQUIRE(min_cosine(want, golden_vectors(enc.golden)) >= 0.999);
             ModelParams second_cpu;
             second_cpu.n_gpu_layers = 2;
-            second_cpu.offload_backend = [] { return std::unique_ptr<ggml::Backend>(ggml::make_cpu_backend(2)); };
+            second_cpu.offload_backend = [] {
+                return std::unique_ptr<ggml::Backend>(ggml::make_cpu_backend(2));
+            };
             ModelParams device;
             device.n_gpu_layers = 99;
             device.offload_backend = [] {
