@@ -13,26 +13,38 @@
 namespace ggml::cuda {
 
 // Reference order for block formats: terms added one by one in block order (every lane gets the sum).
+// Two steps of kGroups blocks per iteration: their loads and integer sums are independent, so they are in
+// flight together; the terms are still added one by one in block order.
 template <Type T>
 __device__ float warp_dot_blocks(const char* xrow, const char* yrow, int64_t n) {
     using Q = QDot<T>;
     constexpr int kGroups = kWarp / Q::kLanes;  // blocks per step
+    constexpr int kSteps = 2;
     const int lane = threadIdx.x % kWarp, g = lane / Q::kLanes, part = lane % Q::kLanes;
     const auto* x = (const typename Q::Block*)xrow;
     const auto* y = (const typename Q::Act*)yrow;
     const int64_t nblocks = n / Q::kQK;
     float sum = 0.0f;
-    for (int64_t ib0 = 0; ib0 < nblocks; ib0 += kGroups) {
-        const int64_t ib = ib0 + g;
-        int isum = 0, imins = 0;
-        if (ib < nblocks) Q::partial(x[ib], y[ib], part, isum, imins);
-        for (int off = Q::kLanes / 2; off > 0; off >>= 1) {
-            isum += __shfl_xor_sync(kFullMask, isum, off);
-            imins += __shfl_xor_sync(kFullMask, imins, off);
+    for (int64_t ib0 = 0; ib0 < nblocks; ib0 += kSteps * kGroups) {
+        int isum[kSteps], imins[kSteps];
+#pragma unroll
+        for (int s = 0; s < kSteps; ++s) {
+            const int64_t ib = ib0 + s * kGroups + g;
+            isum[s] = imins[s] = 0;
+            if (ib < nblocks) Q::partial(x[ib], y[ib], part, isum[s], imins[s]);
         }
-        const float t = ib < nblocks ? Q::term(x[ib], y[ib], isum, imins) : 0.0f;
-        const int in_step = nblocks - ib0 < kGroups ? (int)(nblocks - ib0) : kGroups;
-        for (int j = 0; j < in_step; ++j) sum = sum + __shfl_sync(kFullMask, t, j * Q::kLanes);
+#pragma unroll
+        for (int s = 0; s < kSteps; ++s) {
+            const int64_t step0 = ib0 + s * kGroups, ib = step0 + g;
+            if (step0 >= nblocks) break;  // the same for every lane
+            for (int off = Q::kLanes / 2; off > 0; off >>= 1) {
+                isum[s] += __shfl_xor_sync(kFullMask, isum[s], off);
+                imins[s] += __shfl_xor_sync(kFullMask, imins[s], off);
+            }
+            const float t = ib < nblocks ? Q::term(x[ib], y[ib], isum[s], imins[s]) : 0.0f;
+            const int in_step = nblocks - step0 < kGroups ? (int)(nblocks - step0) : kGroups;
+            for (int j = 0; j < in_step; ++j) sum = sum + __shfl_sync(kFullMask, t, j * Q::kLanes);
+        }
     }
     return sum;
 }
