@@ -42,6 +42,22 @@ std::string lookahead_fit_error(const LookaheadParams& p, uint32_t n_batch, int3
     return "";
 }
 
+LookaheadParams lookahead_shrink_to_fit(LookaheadParams p, uint32_t n_batch, int32_t n_ctx_slot,
+                                        int32_t n_lanes) {
+    if (!lookahead_param_error(p).empty()) return p;
+    LookaheadParams q = p;
+    while (!lookahead_fit_error(q, n_batch, n_ctx_slot, n_lanes).empty()) {
+        if (lookahead_step_reach(q) + 2 > n_ctx_slot) {  // only the window's width reaches ahead
+            if (q.w == 1) return p;
+            --q.w;
+        } else {  // the step's tokens or lanes: W + G
+            if (q.w == 1 && q.g == 1) return p;
+            (q.w >= q.g && q.w > 1 ? q.w : q.g) -= 1;
+        }
+    }
+    return q;
+}
+
 // ---- NgramPool
 
 void NgramPool::reset(int32_t n, int32_t cap) {

@@ -47,6 +47,11 @@ int32_t lookahead_step_reach(const LookaheadParams& p);
 // "" when a full step fits: its tokens in n_batch, its reach in a slot's context share, its lanes in the
 // scratch sequence ids there are; else a message naming the limit.
 std::string lookahead_fit_error(const LookaheadParams& p, uint32_t n_batch, int32_t n_ctx_slot, int32_t n_lanes);
+// p with W and G lowered until a full step fits as lookahead_fit_error checks: W alone for the reach into
+// the slot's context, the larger of W and G (W on a tie) for the step's tokens and lanes; p unchanged when
+// even W = G = 1 does not fit (N is the user's choice: it is never lowered).
+LookaheadParams lookahead_shrink_to_fit(LookaheadParams p, uint32_t n_batch, int32_t n_ctx_slot,
+                                        int32_t n_lanes);
 
 // N-grams keyed by their first token: per key at most `cap` continuations of N-1 tokens, most recently
 // added first; adding one that is already there moves it to the front; when a key is full, its oldest

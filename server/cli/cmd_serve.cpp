@@ -916,10 +916,22 @@ int cmd_serve(int argc, char** argv) {
                          engine::spec::drafter_list_string(sc.spec.types), sc.spec.n_max, sc.spec.n_min,
                          sc.spec.p_min);
         if (sc.spec.has(engine::spec::DrafterType::Lookahead)) {
-            const std::string err = engine::spec::lookahead_fit_error(
-                sc.spec.lookahead, ctx.params().n_batch,
-                sc.shared_context ? (int32_t)ctx.n_ctx() : (int32_t)(ctx.n_ctx() / (uint32_t)sc.n_parallel),
-                (int32_t)ctx.params().n_seq_max - sc.n_parallel);
+            const int32_t n_ctx_slot =
+                sc.shared_context ? (int32_t)ctx.n_ctx() : (int32_t)(ctx.n_ctx() / (uint32_t)sc.n_parallel);
+            const int32_t n_lanes = (int32_t)ctx.params().n_seq_max - sc.n_parallel;
+            // The default window is sized for the default batch: with a smaller -b (or context share) it
+            // shrinks to fit rather than refusing to start; a W, N or G the user chose is kept (or refused).
+            if (sc.spec.lookahead == engine::spec::LookaheadParams{}) {
+                const auto fit = engine::spec::lookahead_shrink_to_fit(
+                    sc.spec.lookahead, ctx.params().n_batch, n_ctx_slot, n_lanes);
+                if (!(fit == sc.spec.lookahead))
+                    spdlog::info("lookahead: the default W {}, G {} lowered to W {}, G {} to fit n_batch {}",
+                                 sc.spec.lookahead.w, sc.spec.lookahead.g, fit.w, fit.g,
+                                 ctx.params().n_batch);
+                sc.spec.lookahead = fit;
+            }
+            const std::string err = engine::spec::lookahead_fit_error(sc.spec.lookahead, ctx.params().n_batch,
+                                                                      n_ctx_slot, n_lanes);
             if (!err.empty()) {
                 spdlog::error("--spec-type lookahead: {}", err);
                 return 2;

@@ -305,6 +305,25 @@ TEST_CASE(
     }
 }
 
+TEST_CASE("lookahead: the default window shrinks to fit a small batch and still gives the goldens",
+          "[integration][lookahead]") {
+    // (15 + 15) * (5 - 1) = 120 tokens do not fit -b 64: W and G come down to 8 each (64 tokens).
+    ServerProcess s(la_args({"-np", "2", "-b", "64", "-ub", "32"}));
+    REQUIRE(s.log().find("lookahead: the default W 15, G 15 lowered to W 8, G 8 to fit n_batch 64") !=
+            std::string::npos);
+    REQUIRE(s.log().find("lookahead: W 8, N 5, G 8, adaptive") != std::string::npos);
+    const json g = stories_golden();
+    for (const auto& c : g["cases"]) {
+        const json r = complete(s.port(), {{"prompt", c["prompt"]},
+                                           {"n_predict", c["completion_tokens"].size()},
+                                           {"temperature", 0},
+                                           {"lookahead", fixed(8, 5, 8)}});
+        REQUIRE(tokens_of(r) == c["completion_tokens"].get<std::vector<int>>());
+    }
+    Client c("127.0.0.1", s.port());
+    REQUIRE(metric(c.get("/metrics").body, "ggserve:draft_tokens_total{drafter=\"lookahead\"}") > 0);
+}
+
 TEST_CASE("lookahead: bad settings are clear startup errors and 400s", "[integration][lookahead]") {
     const std::string m = stories_model();
     struct Case {
@@ -315,10 +334,13 @@ TEST_CASE("lookahead: bad settings are clear startup errors and 400s", "[integra
         {"--spec-type lookahead --lookahead-w 0", "lookahead W (window columns) must be in [1, 64]", 2},
         {"--spec-type lookahead --lookahead-n 1", "lookahead N (n-gram size) must be in [2, 16]", 2},
         {"--spec-type lookahead --lookahead-n 0", "lookahead N (n-gram size) must be in [2, 16]", 2},
-        {"--spec-type lookahead --lookahead-g 0", "lookahead G (verification branches) must be in [1, 64]", 2},
+        {"--spec-type lookahead --lookahead-g 0", "lookahead G (verification branches) must be in [1, 64]",
+         2},
         {"--spec-type lookahead --lookahead-w 100", "lookahead W (window columns) must be in [1, 64]", 2},
-        {"--spec-type lookahead -b 64", "does not fit the batch (n_batch 64)", 2},
-        {"--spec-type lookahead -c 128 -np 8", "more than a slot's context (16 tokens) allows", 2},
+        {"--spec-type lookahead --lookahead-w 16 -b 64", "does not fit the batch (n_batch 64)", 2},
+        {"--spec-type lookahead --lookahead-w 14 -c 128 -np 8",
+         "more than a slot's context (16 tokens) allows", 2},
+        {"--spec-type lookahead -b 4", "does not fit the batch (n_batch 4)", 2},
         {"--spec-type lookahead --lookahead-w 64 --lookahead-g 64 --lookahead-n 2 -np 130 -c 16640 -b 512",
          "sequence ids", 2},
         {"--spec-type lookahead,lookahead", "listed twice", 2},

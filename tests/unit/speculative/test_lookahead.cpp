@@ -154,6 +154,24 @@ TEST_CASE("lookahead parameters: zero or out-of-range W, N, G and windows that d
     CHECK_THAT(lookahead_fit_error({15, 5, 15}, 2048, 16, 30), Catch::Contains("context"));
     CHECK_THAT(lookahead_fit_error({15, 5, 15}, 2048, 512, 29), Catch::Contains("sequence ids"));
     CHECK_THAT(lookahead_fit_error({15, 1, 15}, 2048, 512, 30), Catch::Contains("N"));
+    // Shrinking to fit: W and G come down, the larger first (W alone for the reach); N stays; what cannot
+    // fit is returned as it was.
+    CHECK(lookahead_shrink_to_fit({15, 5, 15}, 2048, 512, 30) == LookaheadParams{15, 5, 15});
+    CHECK(lookahead_shrink_to_fit({15, 5, 15}, 64, 512, 30) == LookaheadParams{8, 5, 8});
+    CHECK(lookahead_shrink_to_fit({15, 5, 15}, 2048, 512, 20) == LookaheadParams{10, 5, 10});
+    CHECK(lookahead_shrink_to_fit({15, 5, 4}, 64, 512, 30) == LookaheadParams{12, 5, 4});
+    CHECK(lookahead_shrink_to_fit({15, 5, 15}, 2048, 10, 30) == LookaheadParams{6, 5, 15});
+    CHECK(lookahead_shrink_to_fit({15, 5, 15}, 4, 512, 30) == LookaheadParams{15, 5, 15});
+    for (uint32_t b : {8u, 16u, 33u, 64u, 100u, 512u})
+        for (int32_t ctx : {8, 12, 64})
+            for (int32_t lanes : {2, 5, 30}) {
+                const LookaheadParams q = lookahead_shrink_to_fit({15, 5, 15}, b, ctx, lanes);
+                INFO("n_batch " << b << ", slot context " << ctx << ", lanes " << lanes);
+                // Either it fits now, or nothing with N 5 could (W = G = 1 does not) and p came back.
+                if (lookahead_fit_error(q, b, ctx, lanes).empty()) continue;
+                CHECK(q == LookaheadParams{15, 5, 15});
+                CHECK_FALSE(lookahead_fit_error({1, 5, 1}, b, ctx, lanes).empty());
+            }
 }
 
 TEST_CASE("n-gram pool: keyed by the first token, newest first, no duplicates, at most G per key",
