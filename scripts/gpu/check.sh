@@ -180,6 +180,7 @@ if step profile; then
         timeout -k 5 120 "$NCU" --metrics gpu__time_duration.sum --csv -c "$count" --log-file "$LOG/ncu-$name.csv" \
             "$BIN/ggserve" bench -m "$m" -ngl 99 -r 1 "$@" > "$LOG/ncu-$name.out" 2>&1
         say "profile $name: rc $?, $(grep -c gpu__time_duration "$LOG/ncu-$name.csv" 2>/dev/null) kernels"
+        python3 scripts/gpu/ncu_summary.py "$LOG/ncu-$name.csv" 12 2>&1 | tee -a "$summary"
     done
 fi
 say "== done"
