@@ -925,9 +925,11 @@ int cmd_serve(int argc, char** argv) {
                 const auto fit = engine::spec::lookahead_shrink_to_fit(
                     sc.spec.lookahead, ctx.params().n_batch, n_ctx_slot, n_lanes);
                 if (!(fit == sc.spec.lookahead))
-                    spdlog::info("lookahead: the default W {}, G {} lowered to W {}, G {} to fit n_batch {}",
-                                 sc.spec.lookahead.w, sc.spec.lookahead.g, fit.w, fit.g,
-                                 ctx.params().n_batch);
+                    spdlog::info(
+                        "lookahead: the default W {}, G {} lowered to W {}, G {} to fit n_batch {}, a "
+                        "slot's context of {} and {} spare sequence ids",
+                        sc.spec.lookahead.w, sc.spec.lookahead.g, fit.w, fit.g, ctx.params().n_batch,
+                        n_ctx_slot, n_lanes);
                 sc.spec.lookahead = fit;
             }
             const std::string err = engine::spec::lookahead_fit_error(sc.spec.lookahead, ctx.params().n_batch,

@@ -309,8 +309,10 @@ TEST_CASE("lookahead: the default window shrinks to fit a small batch and still 
           "[integration][lookahead]") {
     // (15 + 15) * (5 - 1) = 120 tokens do not fit -b 64: W and G come down to 8 each (64 tokens).
     ServerProcess s(la_args({"-np", "2", "-b", "64", "-ub", "32"}));
-    REQUIRE(s.log().find("lookahead: the default W 15, G 15 lowered to W 8, G 8 to fit n_batch 64") !=
-            std::string::npos);
+    REQUIRE(
+        s.log().find(
+            "lookahead: the default W 15, G 15 lowered to W 8, G 8 to fit n_batch 64, a slot's context") !=
+        std::string::npos);
     REQUIRE(s.log().find("lookahead: W 8, N 5, G 8, adaptive") != std::string::npos);
     const json g = stories_golden();
     for (const auto& c : g["cases"]) {
