@@ -59,11 +59,11 @@ void require_f32(const char* op, const Tensor* t) {
 }  // namespace
 
 const char* op_name(Op op) {
-    static const char* names[] = {"none",    "dup",        "add",      "mul",       "scale",    "rms_norm",
-                                  "mul_mat", "mul_mat_t",  "get_rows", "set_rows",  "reshape",  "view",
-                                  "permute", "transpose",  "cont",     "rope",      "soft_max", "silu",
-                                  "swiglu",  "flash_attn", "gelu",     "tanh",      "div",      "sum_rows",
-                                  "top_k",   "mul_mat_id", "norm",     "swiglu_oai"};
+    static const char* names[] = {"none",    "dup",        "add",      "mul",        "scale",    "rms_norm",
+                                  "mul_mat", "mul_mat_t",  "get_rows", "set_rows",   "reshape",  "view",
+                                  "permute", "transpose",  "cont",     "rope",       "soft_max", "silu",
+                                  "swiglu",  "flash_attn", "gelu",     "tanh",       "div",      "sum_rows",
+                                  "top_k",   "mul_mat_id", "norm",     "swiglu_oai", "gelu_erf"};
     static_assert(sizeof(names) / sizeof(names[0]) == (size_t)Op::Count);
     const auto i = (size_t)op;
     return i < (size_t)Op::Count ? names[i] : "invalid";
@@ -380,6 +380,11 @@ Tensor* mul_mat_id(Context& ctx, Tensor* as, Tensor* b, Tensor* ids) {
 Tensor* gelu(Context& ctx, Tensor* a) {
     require_f32("gelu", a);
     return result_like(ctx, Op::Gelu, a);
+}
+
+Tensor* gelu_erf(Context& ctx, Tensor* a) {
+    require_f32("gelu_erf", a);
+    return result_like(ctx, Op::GeluErf, a);
 }
 
 Tensor* tanh(Context& ctx, Tensor* a) {

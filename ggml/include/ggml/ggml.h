@@ -57,6 +57,7 @@ enum class Op : int32_t {
     MulMatId,   // per token, the product with the weight matrices its ids select (experts)
     Norm,       // LayerNorm without weight/bias: (x - mean(x)) / sqrt(var(x) + eps) per row
     SwiGluOai,  // gpt-oss's clamped SwiGLU (swiglu_oai)
+    GeluErf,    // GELU, exact (erf) form
     Count,
 };
 const char* op_name(Op op);
@@ -205,6 +206,9 @@ Tensor* swiglu_oai(Context& ctx, Tensor* a, Tensor* b, float alpha, float limit)
 // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), evaluated as ggml's CPU backend does: x rounded to f16,
 // the result looked up (f16) in a table of every f16 input; 0 below -10, x above 10.
 Tensor* gelu(Context& ctx, Tensor* a);
+// The exact GELU, 0.5 x (1 + erf(x / sqrt(2))) (Hugging Face's "gelu"), evaluated as 0.5 x erfc(-x / sqrt(2))
+// in double (no cancellation for negative x) and rounded once.
+Tensor* gelu_erf(Context& ctx, Tensor* a);
 Tensor* tanh(Context& ctx, Tensor* a);
 Tensor* div(Context& ctx, Tensor* a, Tensor* b);
 // [1, ne1, ne2, ne3]: each row's sum (accumulated in double, in order).

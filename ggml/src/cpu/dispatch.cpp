@@ -52,6 +52,7 @@ const OpRow kOps[] = {
     /* MulMatId  */ {op_mul_mat_id, mul_mat_id_work_size},
     /* Norm      */ {op_norm, no_work},
     /* SwiGluOai */ {op_swiglu_oai, no_work},
+    /* GeluErf   */ {op_gelu_erf, no_work},
 };
 static_assert(sizeof(kOps) / sizeof(kOps[0]) == (size_t)Op::Count, "one row per op");
 

@@ -52,6 +52,7 @@ void op_gelu(const ComputeParams& p, Tensor* t);
 // The GELU formula (tanh approximation) in f32, the reference of op_gelu's table.
 float gelu_tanh_ref(float x);
 void op_tanh(const ComputeParams& p, Tensor* t);
+void op_gelu_erf(const ComputeParams& p, Tensor* t);
 void op_div(const ComputeParams& p, Tensor* t);
 void op_sum_rows(const ComputeParams& p, Tensor* t);
 void op_top_k(const ComputeParams& p, Tensor* t);

@@ -1,4 +1,5 @@
-// Element-wise ops: copies/conversions, add, mul, scale, silu, swiglu (and gpt-oss's), gelu, tanh.
+// Element-wise ops: copies/conversions, add, mul, scale, silu, swiglu (and gpt-oss's), gelu (both forms),
+// tanh.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -188,6 +189,16 @@ void op_gelu(const ComputeParams& p, Tensor* t) {
 
 void op_tanh(const ComputeParams& p, Tensor* t) {
     unary_op(p, t, [](float x) { return std::tanh(x); });
+}
+
+void op_gelu_erf(const ComputeParams& p, Tensor* t) {
+    // 1 + erf(z) as erfc(-z), which keeps its precision where erf(z) nears -1 (x below about -4), in double
+    // and rounded once: the CUDA kernel's formula (its erfc may differ from glibc's in the last bit of a
+    // double, which reaches the float only at a rounding tie's edge).
+    unary_op(p, t, [](float x) {
+        const double xd = x;
+        return (float)(0.5 * xd * std::erfc(-xd * 0.70710678118654752440));
+    });
 }
 
 }  // namespace ggml::cpu

@@ -148,6 +148,7 @@ const OpRow kOps[] = {
     /* MulMatId  */ {mul_mat_id_ok, mul_mat_id_scratch_row, run_mul_mat_id},
     /* Norm      */ {all, no_scratch, run_norm},
     /* SwiGluOai */ {all, no_scratch, run_swiglu_oai},
+    /* GeluErf   */ {all, no_scratch, run_gelu_erf},
 };
 static_assert(sizeof(kOps) / sizeof(kOps[0]) == (size_t)Op::Count, "one row per op");
 

@@ -1,7 +1,7 @@
 // Element-wise ops on F32: add, mul and div (b broadcast over a), swiglu (and gpt-oss's clamped one), scale,
-// silu, tanh, gelu. Same
-// operations as the CPU (ggml/src/cpu/ops_elementwise.cpp), so the same bits: tanh takes glibc's tanhf
-// steps and gelu computes the f16 table entry the CPU looks up (tanh.h).
+// silu, tanh, gelu, gelu_erf. Same operations as the CPU (ggml/src/cpu/ops_elementwise.cpp), so the same
+// bits: tanh takes glibc's tanhf steps and gelu computes the f16 table entry the CPU looks up (tanh.h);
+// gelu_erf, in double and rounded once, is within an ulp (erfc's last double bits may differ from glibc's).
 #include "common.cuh"
 #include "error.h"
 #include "ops.h"
@@ -71,6 +71,14 @@ struct Tanh {
 struct Gelu {
     __device__ float operator()(float x, float, float) const { return gelu_f32(x); }
 };
+// The CPU's expression: 1 + erf(z) as erfc(-z), in double (CUDA's erfc is within a few ulp of a double),
+// rounded once to float.
+struct GeluErf {
+    __device__ float operator()(float x, float, float) const {
+        const double xd = x;
+        return (float)(0.5 * xd * erfc(-xd * 0.70710678118654752440));
+    }
+};
 
 template <class F>
 __global__ void elementwise_kernel(EwArgs p, int64_t n, F f) {
@@ -124,6 +132,9 @@ void run_tanh(ExecContext& ctx, Tensor* t) {
 }
 void run_gelu(ExecContext& ctx, Tensor* t) {
     launch<Gelu>(ctx, t);
+}
+void run_gelu_erf(ExecContext& ctx, Tensor* t) {
+    launch<GeluErf>(ctx, t);
 }
 
 }  // namespace ggml::cuda

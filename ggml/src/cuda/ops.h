@@ -23,6 +23,7 @@ void run_add(ExecContext& ctx, Tensor* t);
 void run_mul(ExecContext& ctx, Tensor* t);
 void run_swiglu(ExecContext& ctx, Tensor* t);
 void run_swiglu_oai(ExecContext& ctx, Tensor* t);
+void run_gelu_erf(ExecContext& ctx, Tensor* t);
 void run_scale(ExecContext& ctx, Tensor* t);
 void run_silu(ExecContext& ctx, Tensor* t);
 void run_rms_norm(ExecContext& ctx, Tensor* t);

@@ -68,6 +68,36 @@ TEST_CASE("CUDA tanh, gelu and softcap", "[cuda][elementwise]") {
     });
 }
 
+// gelu_erf in double, rounded once: CUDA's double erfc (a few ulp of a double) may move a float rounding
+// only at a tie's edge, so within one ulp of the CPU, and almost always the same bits (counted).
+TEST_CASE("CUDA gelu_erf within an ulp of the CPU", "[cuda][elementwise]") {
+    Backend& cuda = cuda_backend();
+    for (int64_t ne0 : {1, 31, 1000, 65536}) {
+        auto a = randn((size_t)ne0 * 3, 55, 6.0f);
+        const std::vector<float> edges = {0.0f, -0.0f, 1.0f, -1.0f, 1e-30f, 40.0f, -40.0f, INFINITY};
+        for (size_t i = 0; i < edges.size() && i < a.size(); ++i) a[i] = edges[i];
+        const Build build = [&](Inputs& in) { return gelu_erf(in.ctx, in.f32({ne0, 3}, a)); };
+        const auto ref = floats_of(run_cpu(build));
+        const auto got = floats_of(run_cuda(build, cuda));
+        REQUIRE(got.size() == ref.size());
+        size_t differ = 0;
+        for (size_t i = 0; i < ref.size(); ++i) {
+            if (got[i] == ref[i] || (std::isnan(got[i]) && std::isnan(ref[i]))) continue;
+            ++differ;
+            INFO("x " << a[i] << ": CPU " << ref[i] << ", CUDA " << got[i]);
+            REQUIRE(
+                (got[i] == std::nextafter(ref[i], INFINITY) || got[i] == std::nextafter(ref[i], -INFINITY)));
+        }
+        WARN("gelu_erf, " << ref.size() << " values: " << differ << " differ by one ulp");
+    }
+    const auto a = randn(8 * 5 * 3, 56, 4.0f);
+    check_close(
+        [&](Inputs& in) {
+            return gelu_erf(in.ctx, permute(in.ctx, in.f32({8, 5, 3}, a), 1, 0, 2, 3));
+        },
+        1e-6);
+}
+
 // Sequential double sums in the CPU's order: the same bytes.
 TEST_CASE("CUDA norm and sum_rows at ragged row lengths", "[cuda][norm]") {
     for (int64_t ne0 : {1, 33, 64, 768, 4097}) {

@@ -144,6 +144,69 @@ TEST_CASE("gelu is the f16 table of the tanh formula, tanh, softcap, div and sum
     }
 }
 
+// The exact GELU against erfc in long double: within one float ulp everywhere (the op rounds a double
+// once), through a strided view and at 1 to 3 threads; it is not the tanh form (4e-4 apart at x = -3).
+TEST_CASE("gelu_erf is 0.5 x (1 + erf(x / sqrt 2)) within an ulp, not the tanh form", "[ggml][activations]") {
+    const auto ulps = [](float got, long double ref) {
+        const float r = (float)ref;
+        if (got == r) return 0.0;
+        return std::fabs((double)got - (double)ref) /
+               (double)(std::nextafter(std::fabs(r), INFINITY) - std::fabs(r));
+    };
+    // 1 + erf(z) = erfc(-z): in long double without the cancellation of 1 + erf(z) for z well below 0.
+    const auto exact = [](long double x) { return 0.5L * x * std::erfc(-x / std::sqrt(2.0L)); };
+    for (int64_t n0 : {1, 37, 1000})
+        for (int threads : {1, 3}) {
+            Runner r;
+            Context ctx;
+            auto x = randn((size_t)n0 * 4, 90 + (uint64_t)n0, 5.0f);
+            const std::vector<float> edges = {0.0f, -0.0f, 1.0f,  -1.0f,  1e-30f,  -1e-30f,
+                                              8.0f, -8.0f, 40.0f, -40.0f, 3.0e38f, INFINITY};
+            for (size_t i = 0; i < edges.size() && i < x.size(); ++i) x[i] = edges[i];
+            // A transposed view: rows of 4 values with stride n0.
+            Tensor* out = gelu_erf(ctx, transpose(ctx, input(ctx, x, {n0, 4})));
+            out->flags |= kFlagOutput;
+            Graph g;
+            g.build_forward(out);
+            r.alloc.allocate(g);
+            r.backend->set_n_threads(threads);
+            r.backend->graph_compute(g);
+            const auto got = read(out);
+            for (int64_t i1 = 0; i1 < n0; ++i1)
+                for (int64_t i0 = 0; i0 < 4; ++i0) {
+                    const float v = x[(size_t)(i0 * n0 + i1)];
+                    const float y = got[(size_t)(i1 * 4 + i0)];
+                    INFO("gelu_erf(" << v << ") = " << y);
+                    if (std::isinf(v)) {
+                        REQUIRE(y == v);
+                        continue;
+                    }
+                    REQUIRE(ulps(y, exact(v)) <= 1.0);
+                }
+        }
+    // Known values; the tanh form is measurably different.
+    Runner r;
+    Context ctx;
+    std::vector<float> x = {1.0f, -1.0f, 0.5f, 2.0f, -3.0f};
+    Tensor* e = gelu_erf(ctx, input(ctx, x, {5}));
+    Tensor* t = gelu(ctx, input(ctx, x, {5}));
+    e->flags |= kFlagOutput;
+    t->flags |= kFlagOutput;
+    Graph g;
+    g.build_forward(e);
+    g.build_forward(t);
+    r.alloc.allocate(g);
+    r.backend->graph_compute(g);
+    const auto ge = read(e), gt = read(t);
+    REQUIRE(ge[0] == Approx(0.8413447460685429).epsilon(1e-7));
+    REQUIRE(ge[1] == Approx(-0.15865525393145707).epsilon(1e-7));
+    REQUIRE(ge[2] == Approx(0.34573123063700656).epsilon(1e-7));
+    REQUIRE(ge[3] == Approx(1.9544997361036416).epsilon(1e-7));
+    REQUIRE(ge[4] == Approx(-0.004049694094890287).epsilon(1e-6));
+    REQUIRE(std::fabs(ge[4] - gt[4]) > 3e-4);
+    REQUIRE_THROWS(gelu_erf(ctx, ctx.new_tensor(Type::F16, 1, std::vector<int64_t>{4}.data())));
+}
+
 TEST_CASE("top_k: each row's k largest indices, largest first, ties by index", "[ggml][moe]") {
     for (auto [n, rows, k] : {std::tuple{8, 5, 2}, {3, 1, 3}, {61, 7, 5}, {128, 3, 1}}) {
         Runner r;
