@@ -924,7 +924,7 @@ int cmd_serve(int argc, char** argv) {
             if (sc.spec.lookahead == engine::spec::LookaheadParams{}) {
                 const auto fit = engine::spec::lookahead_shrink_to_fit(
                     sc.spec.lookahead, ctx.params().n_batch, n_ctx_slot, n_lanes);
-                if (!(fit == sc.spec.lookahead))
+                if (fit != sc.spec.lookahead)
                     spdlog::info(
                         "lookahead: the default W {}, G {} lowered to W {}, G {} to fit n_batch {}, a "
                         "slot's context of {} and {} spare sequence ids",

@@ -9,12 +9,10 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <map>
-#include <memory>
 #include <random>
 #include <vector>
 
+#include "encoder_fixture.h"
 #include "engine/model/embeddings.h"
 #include "engine/tokenizer/vocab.h"
 #include "ggml/types.h"
@@ -22,16 +20,11 @@
 #include "synth_arch.h"
 
 using namespace engine;
+using encoder_test::cosine;
+using encoder_test::encoder_fixture;
+using encoder_test::EncoderFixture;
 
 namespace {
-
-double cosine(const std::vector<float>& a, const std::vector<float>& b) {
-    REQUIRE(a.size() == b.size());
-    double ab = 0, aa = 0, bb = 0;
-    for (size_t i = 0; i < a.size(); ++i)
-        ab += (double)a[i] * b[i], aa += (double)a[i] * a[i], bb += (double)b[i] * b[i];
-    return ab / std::sqrt(aa * bb);
-}
 
 ContextParams embd_params(uint32_t n_seq) {
     ContextParams cp;
@@ -40,28 +33,6 @@ ContextParams embd_params(uint32_t n_seq) {
     cp.n_seq_max = n_seq;
     cp.n_threads = cp.n_threads_batch = 2;
     return cp;
-}
-
-// An encoder fixture model (nomic-bert, jina-bert-v2), written once into the temporary directory (the
-// bytes its golden was made from), and its golden.
-struct EncoderFixture {
-    std::string path;
-    nlohmann::json golden;
-    explicit EncoderFixture(const std::string& name) {
-        std::ifstream f(std::string(GGSERVE_SOURCE_DIR) + "/tests/fixtures/golden/" + name + ".embeddings.json");
-        golden = nlohmann::json::parse(f);
-        path = (std::filesystem::temp_directory_path() / ("ggserve-" + name + "-" + std::to_string(getpid()) + ".gguf"))
-                   .string();
-        synth::write_model(name, shared_path("models/vocab"), path);
-    }
-    ~EncoderFixture() { std::filesystem::remove(path); }
-};
-
-const EncoderFixture& encoder_fixture(const std::string& name) {
-    static std::map<std::string, std::unique_ptr<EncoderFixture>> fixtures;
-    auto& f = fixtures[name];
-    if (!f) f = std::make_unique<EncoderFixture>(name);
-    return *f;
 }
 
 }  // namespace

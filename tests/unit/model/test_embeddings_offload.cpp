@@ -3,48 +3,35 @@
 // pooled vectors and hidden states are the CPU's bit for bit; on a GPU ("CUDA: ..." tests, skipped without
 // one) they match the llama.cpp goldens within the golden README's tolerance (cosine >= 0.999) and the
 // CPU's far more closely.
-#include <unistd.h>
-
+#include <algorithm>
 #include <catch2/catch.hpp>
-#include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "../cuda/sched_test_util.h"
+#include "encoder_fixture.h"
 #include "engine/model/embeddings.h"
 #include "golden_util.h"
-#include "synth_arch.h"
 
 using namespace engine;
 
 namespace {
 
-// An encoder model file and its golden: bert from ../shared, the others written by the test's generator.
+// An encoder model file and its golden: bert from ../shared, the others the test fixtures (written once).
 struct Encoder {
-    std::string name, path;
+    std::string path;
     nlohmann::json golden;
-    bool written = false;
-    explicit Encoder(const std::string& n) : name(n) {
+    explicit Encoder(const std::string& name) {
         if (name == "synth-bert-f16") {
             path = shared_path("models/synth/synth-bert-f16.gguf");
             golden = load_golden("synth-bert-f16.embeddings.json");
-            return;
+        } else {
+            const auto& fx = encoder_test::encoder_fixture(name);
+            path = fx.path;
+            golden = fx.golden;
         }
-        std::ifstream f(std::string(GGSERVE_SOURCE_DIR) + "/tests/fixtures/golden/" + name +
-                        ".embeddings.json");
-        golden = nlohmann::json::parse(f);
-        path = (std::filesystem::temp_directory_path() /
-                ("ggserve-offload-" + name + "-" + std::to_string(getpid()) + ".gguf"))
-                   .string();
-        synth::write_model(name, shared_path("models/vocab"), path);
-        written = true;
-    }
-    ~Encoder() {
-        if (written) std::filesystem::remove(path);
     }
 };
 
@@ -84,13 +71,7 @@ std::vector<std::vector<float>> golden_vectors(const nlohmann::json& golden) {
 double min_cosine(const std::vector<std::vector<float>>& a, const std::vector<std::vector<float>>& b) {
     REQUIRE(a.size() == b.size());
     double worst = 1;
-    for (size_t i = 0; i < a.size(); ++i) {
-        REQUIRE(a[i].size() == b[i].size());
-        double ab = 0, aa = 0, bb = 0;
-        for (size_t j = 0; j < a[i].size(); ++j)
-            ab += (double)a[i][j] * b[i][j], aa += (double)a[i][j] * a[i][j], bb += (double)b[i][j] * b[i][j];
-        worst = std::min(worst, ab / std::sqrt(aa * bb));
-    }
+    for (size_t i = 0; i < a.size(); ++i) worst = std::min(worst, encoder_test::cosine(a[i], b[i]));
     return worst;
 }
 
