@@ -8,8 +8,8 @@
 #   bench/cpu_compare.sh [-B BUILD_DIR] LLAMA_BENCH [LLAMA_BENCH ...]
 # Environment: MODELS_DIR (default /work/ext/models) with synth-tinyllama-{q4_0,q8_0,q4_k,f16}.gguf
 # (make them with ../shared/tools/synth_gguf.py --shape tinyllama --type T), TYPES (default
-# "q4_0 q8_0 q4_k f16"), THREADS (2), ROUNDS (2), REPS (2 repetitions inside each run), PP (512), TG (128),
-# DEPTH (4096; 0 skips the depth test).
+# "q4_0 q8_0 q4_k f16"), THREADS (2), ROUNDS (2), REPS (2 repetitions inside each run), PP (512), TG (128;
+# 0 skips generation), DEPTH (4096; 0 skips the depth test).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=build
@@ -56,7 +56,8 @@ run() {
     fi
 }
 
-tests=("pp$PP" "tg$TG")
+tests=("pp$PP")
+[ "$TG" -gt 0 ] && tests+=("tg$TG")
 [ "$DEPTH" -gt 0 ] && tests+=("pp$PP@d$DEPTH")
 header="| model | test | ggserve |"
 sep="|---|---|---:|"

@@ -5,8 +5,11 @@
 # through the server with -ngl 99, and `ggserve bench -ngl 99` on TinyLlama-shaped models.
 #   scripts/gpu/pack.sh            (here: the libraries, models, goldens into .gpu/)
 #   scripts/gpu/check.sh [STEPS]   (there, from the repository root; carry .gpu and build-cuda/bin)
-# STEPS: any of "cuda model server archs bench sanitize profile" (default: the first five). $OUT (default
+# STEPS: any of "cuda model server archs bench sanitize profile cpu" (default: the first five). $OUT (default
 # /tmp/gpu-out) gets summary.txt, bench.md and logs.tgz (every log), few files, as the device tool wants.
+# "cpu" is for the machine's host CPU, not the GPU (an Intel Xeon with AMX on the H200 machines): the kernel
+# tests and the CPU goldens at its best level, read bandwidth, and bench/cpu_compare.sh beside llama.cpp
+# (.gpu/llamacpp.tar.xz from pack.sh); CPU_THREADS (default "2 16") and CPU_TYPES pick the table's runs.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -57,7 +60,7 @@ M=$SH/models/synth
     gen "$M/synth-bert-f16.gguf" --arch bert --vocab "$V/ggml-vocab-bert-bge.gguf" --ctx 512 --type f16 &
     wait
 ) 2>&1 | tee "$LOG/gen-small.log"
-if step bench || step profile; then
+if step bench || step profile || step cpu; then
     for t in q4_0 q8_0 q4_k; do gen "$M/synth-tinyllama-$t.gguf" --vocab "$V/ggml-vocab-llama-spm.gguf" --shape tinyllama --type "$t" & done
     gen_big=$!
 fi
@@ -168,6 +171,28 @@ fi
 if step sanitize; then
     wait $san_pid; cat "$LOG/sanitize.txt" >> "$summary"
     grep -h "ERROR SUMMARY\|Invalid\|out of bounds" "$LOG"/sanitize-*.log | sort | uniq -c | head -20 | tee -a "$summary"
+fi
+if step cpu; then
+    # The kernels and goldens first (the synthetic TinyLlama models are written meanwhile), then the timed
+    # part on a quiet machine: bandwidth, kernels at each level, and the table beside llama.cpp.
+    say "cpu flags: $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx512f|avx512_vnni|avx512_bf16|avx512_fp16|avx_vnni|amx_tile|amx_int8|amx_bf16)$' | paste -sd' ')"
+    lscpu > "$LOG/lscpu.txt"
+    "$BIN/bench_kernels" q4_0 --seconds 0.01 2>&1 | head -1 | tee -a "$summary"
+    run_cases kernels "$BIN/test_kernels" '*' 300
+    GGML_CPU_FEATURES=amx run_cases model-cpu "$BIN/test_model" '[golden]~[cuda],[invariance]~[cuda],[attention]~[cuda],[embeddings]~[cuda]' 300
+    wait $gen_big 2>/dev/null; wait
+    say "load: $(cat /proc/loadavg)"
+    "$BIN/bench_bandwidth" 1 2 4 8 16 2>&1 | tee -a "$summary"
+    for level in avx512 amx; do
+        "$BIN/bench_kernels" q4_0 q8_0 q4_K --level $level --seconds 0.2 2>&1 | grep "^q.* $level " | tee -a "$summary"
+    done
+    mkdir -p /tmp/llamacpp && tar -C /tmp/llamacpp -xJf .gpu/llamacpp.tar.xz
+    printf '#!/bin/sh\nLLAMACPP_DIR=/tmp/llamacpp exec %s/bench/llamacpp.sh llama-bench "$@"\n' "$ROOT" > /tmp/llama-bench
+    chmod +x /tmp/llama-bench
+    for t in ${CPU_THREADS:-2 16}; do
+        THREADS=$t TYPES=${CPU_TYPES:-q4_0 q8_0 q4_k} DEPTH=${CPU_DEPTH:-0} MODELS_DIR=$M \
+            timeout -k 5 400 bench/cpu_compare.sh -B build-cuda /tmp/llama-bench 2>&1 | tee "$LOG/cpu-compare-t$t.md" | tee -a "$summary"
+    done
 fi
 if step profile; then
     # Per-kernel GPU time of decode and of a 512-token prompt (Nsight Compute, one metric: kernels run

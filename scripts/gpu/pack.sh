@@ -13,5 +13,15 @@ cp "$SHARED"/models/stories260K*.gguf .gpu/shared/models/
 cp "$SHARED"/models/vocab/ggml-vocab-{llama-spm,gpt-2,phi-3,bert-bge}.gguf .gpu/shared/models/vocab/
 cp "$SHARED"/golden/*.json "$SHARED"/golden/*.txt .gpu/shared/golden/
 cp "$SHARED"/tools/{synth_gguf.py,compare_golden.py,compare_embeddings.py} .gpu/shared/tools/
+# llama.cpp's llama-bench for the CPU side by side (check.sh cpu), when bench/llamacpp.sh fetch has unpacked
+# it: the program, the libraries it loads and three CPU backend variants, compressed (the tree travels whole).
+LLAMACPP_DIR=${LLAMACPP_DIR:-../llamacpp-debian}
+if [ -d "$LLAMACPP_DIR/root" ]; then
+    lib=usr/lib/x86_64-linux-gnu
+    (cd "$LLAMACPP_DIR" && tar -cJf - root/usr/bin/llama-bench root/$lib/llama/libllama-bench-impl.so \
+        root/$lib/{ld-linux-x86-64.so.2,libc.so.6,libm.so.6,libgcc_s.so.1,libgomp.so.1*,libstdc++.so.6*} \
+        root/$lib/{libggml-base.so.0*,libggml.so.0*,libllama.so.0*,libllama-common.so.0*,libssl.so.3,libcrypto.so.3,libz.so.1*} \
+        root/$lib/ggml/backends0/libggml-cpu-{sapphirerapids,zen4,skylakex}.so) > .gpu/llamacpp.tar.xz
+fi
 grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >> .git/info/exclude
 du -sh .gpu build-cuda/bin
