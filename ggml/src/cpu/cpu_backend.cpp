@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "ggml/backend.h"
+#include "op_profile.h"
 #include "ops.h"
 #include "threadpool.h"
 
@@ -80,6 +81,8 @@ class CpuBackendImpl final : public CpuBackend {
             sync_[i].done.store(0, std::memory_order_relaxed);
             sync_[i].work.store(0, std::memory_order_relaxed);
         }
+        const bool profile = cpu::op_profile_enabled();
+        const int64_t start_ns = profile ? cpu::op_profile_now() : 0;
         // Each step is nth shares claimed by whichever thread comes first, and a step starts once every
         // share of the previous one is done. No thread waits for another to arrive: a thread that the OS
         // has descheduled (a loaded machine) holds up the others only while it holds an unfinished share,
@@ -100,10 +103,16 @@ class CpuBackendImpl final : public CpuBackend {
                     p.phase = steps_[i].phase;
                     p.counter = &st.work;
                     cpu::compute_op(p, steps_[i].node);
-                    st.done.fetch_add(1, std::memory_order_release);
+                    if (st.done.fetch_add(1, std::memory_order_release) + 1 == nth && profile)
+                        st.end_ns = cpu::op_profile_now();
                 }
             }
         });
+        if (profile) {
+            for (size_t i = 0; i < steps_.size(); ++i)
+                cpu::op_profile_add(cpu::op_profile_key(steps_[i].node),
+                                    sync_[i].end_ns - (i ? sync_[i - 1].end_ns : start_ns));
+        }
     }
 
     void tensor_set(Tensor* t, const void* src, size_t offset, size_t size) override {
@@ -123,6 +132,7 @@ class CpuBackendImpl final : public CpuBackend {
         std::atomic<int> claimed{0};   // shares handed out
         std::atomic<int> done{0};      // shares finished
         std::atomic<int64_t> work{0};  // the op's own work counter (ComputeParams::counter)
+        int64_t end_ns = 0;            // GGML_CPU_PROFILE: when its last share finished
     };
 
     // Spins until all n shares of a step are done; yields the CPU while a share's thread does not
