@@ -208,8 +208,8 @@ void Context::compute_ubatch(const UBatchView& ub, const std::vector<int32_t>& c
     if (in.mask_swa)
         kv_->fill_mask(ub.pos, ub.seqs, ub.n, shape.n_kv, (float*)in.mask_swa->data, hp.causal, hp.n_swa, &owners);
     if (in.kv_blocks->data)  // unused when no layer's attention runs on the CPU
-        kv_->fill_blocks(ub.seqs, ub.n, shape.n_kv, (int32_t*)in.kv_blocks->data, (size_t)in.kv_blocks->ne[0],
-                         &owners);
+        kv_->fill_blocks(ub.pos, ub.seqs, ub.n, shape.n_kv, (int32_t*)in.kv_blocks->data,
+                         (size_t)in.kv_blocks->ne[0], hp.causal, &owners);
 
     for (size_t k = 0; k < builder.lora.size(); ++k) {
         const LoraInput& l = builder.lora[k];

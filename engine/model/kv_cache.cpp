@@ -112,18 +112,28 @@ std::vector<KvCache::SeqSet> KvCache::block_seqs(uint32_t n_kv) const {
     return owners;
 }
 
-void KvCache::fill_blocks(const std::vector<SeqId>* seqs, uint32_t n_tokens, uint32_t n_kv, int32_t* out,
-                          size_t row_len, const std::vector<SeqSet>* given) const {
+void KvCache::fill_blocks(const Pos* pos, const std::vector<SeqId>* seqs, uint32_t n_tokens, uint32_t n_kv,
+                          int32_t* out, size_t row_len, bool causal, const std::vector<SeqSet>* given) const {
     const std::vector<SeqSet> computed = given ? std::vector<SeqSet>() : block_seqs(n_kv);
     const std::vector<SeqSet>& owners = given ? *given : computed;
     if (row_len < 1 + owners.size()) throw std::logic_error("KV cache: block rows too short");
+    const uint32_t B = (uint32_t)ggml::kKvBlock;
     for (uint32_t t = 0; t < n_tokens; ++t) {
         SeqSet mine;
         for (SeqId s : seqs[t]) mine.set((size_t)s);
         int32_t* row = out + (size_t)t * row_len;
         int32_t c = 0;
-        for (size_t b = 0; b < owners.size(); ++b)
-            if ((owners[b] & mine).any()) row[1 + c++] = (int32_t)b;
+        for (size_t b = 0; b < owners.size(); ++b) {
+            if (!(owners[b] & mine).any()) continue;
+            // Causal: a block whose cells of these sequences all come after the token shows it nothing (a
+            // prompt's later blocks, for its earlier tokens), so attention skips it.
+            bool shown = !causal;
+            for (uint32_t j = (uint32_t)b * B, j1 = std::min(n_kv, j + B); !shown && j < j1; ++j) {
+                const KvCell& cell = cells_[j];
+                shown = !cell.empty() && (cell.seq & mine).any() && cell.pos <= pos[t];
+            }
+            if (shown) row[1 + c++] = (int32_t)b;
+        }
         row[0] = c;
     }
 }

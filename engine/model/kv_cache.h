@@ -67,11 +67,12 @@ class KvCache {
     // product soft_max would form) and a hidden one -inf.
     void apply_alibi(const Pos* pos, uint32_t n_tokens, uint32_t n_kv, float* mask, uint32_t n_head,
                      float max_bias) const;
-    // The blocks of ggml::kKvBlock cells of [0, n_kv) that hold a cell of one of token t's sequences, in
-    // ggml::with_kv_blocks' layout: row t at out + t * row_len, a count then ascending block indices (row_len
-    // >= 1 + blocks of n_kv). Every cell fill_mask leaves visible to t lies in one of them.
-    void fill_blocks(const std::vector<SeqId>* seqs, uint32_t n_tokens, uint32_t n_kv, int32_t* out,
-                     size_t row_len, const std::vector<SeqSet>* owners = nullptr) const;
+    // The blocks of ggml::kKvBlock cells of [0, n_kv) that hold a cell of one of token t's sequences (when
+    // causal, one at or before the token's position), in ggml::with_kv_blocks' layout: row t at out + t *
+    // row_len, a count then ascending block indices (row_len >= 1 + blocks of n_kv). Every cell fill_mask
+    // (with the same causal) leaves visible to t lies in one of them.
+    void fill_blocks(const Pos* pos, const std::vector<SeqId>* seqs, uint32_t n_tokens, uint32_t n_kv, int32_t* out,
+                     size_t row_len, bool causal = true, const std::vector<SeqSet>* owners = nullptr) const;
     // Per block of ggml::kKvBlock cells of [0, n_kv): the union of its cells' sequences.
     std::vector<SeqSet> block_seqs(uint32_t n_kv) const;
     // Blocks of [0, n_kv) that hold a cell of sequence seq (what its queries' attention visits).

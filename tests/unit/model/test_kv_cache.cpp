@@ -242,12 +242,12 @@ TEST_CASE("fill_blocks lists the blocks of a token's sequences, which hold every
     kv.seq_cp(0, 2, 0, 20);
     interleaved_decode(kv, {1, 2, 3}, 30);
     const uint32_t n_kv = kv.n_kv();
-    const std::vector<std::vector<SeqId>> seqs = {{0}, {1}, {2}, {3}, {1, 3}};
-    const std::vector<Pos> pos = {60, 60, 60, 60, 60};
+    const std::vector<std::vector<SeqId>> seqs = {{0}, {1}, {2}, {3}, {1, 3}, {0}, {1}};
+    const std::vector<Pos> pos = {60, 60, 60, 60, 60, 5, 40};  // the last two see part of their sequence
     const size_t row_len = 1 + (n_kv + ggml::kKvBlock - 1) / ggml::kKvBlock;
     std::vector<int32_t> blocks(row_len * seqs.size());
     std::vector<float> mask(n_kv * seqs.size());
-    kv.fill_blocks(seqs.data(), (uint32_t)seqs.size(), n_kv, blocks.data(), row_len);
+    kv.fill_blocks(pos.data(), seqs.data(), (uint32_t)seqs.size(), n_kv, blocks.data(), row_len);
     kv.fill_mask(pos.data(), seqs.data(), (uint32_t)seqs.size(), n_kv, mask.data());
     for (size_t t = 0; t < seqs.size(); ++t) {
         INFO("token " << t);
@@ -275,4 +275,27 @@ TEST_CASE("fill_blocks lists the blocks of a token's sequences, which hold every
     }
     // Sequence 3 never shared the prompt: it visits its own block only, not the prompt's two.
     CHECK(blocks[3 * row_len] == 1);
+}
+
+TEST_CASE("fill_blocks leaves out the blocks after a token when causal, and lists them when not",
+          "[model][kv][kv_blocks]") {
+    auto backend = ggml::make_cpu_backend(1);
+    KvCache kv{tiny_hparams(), 256, ggml::Type::F16, ggml::Type::F16, *backend};
+    fill(kv, 0, 0, 100);  // a 100-token prompt: cells 0-99 hold positions 0-99, blocks 0-3
+    const uint32_t n_kv = kv.n_kv();
+    const std::vector<std::vector<SeqId>> seqs = {{0}, {0}, {0}, {0}};
+    const std::vector<Pos> pos = {0, 31, 32, 99};
+    const size_t row_len = 1 + (n_kv + ggml::kKvBlock - 1) / ggml::kKvBlock;
+    std::vector<int32_t> blocks(row_len * seqs.size());
+    auto listed = [&](size_t t) {
+        const int32_t* row = &blocks[t * row_len];
+        return std::vector<int32_t>(row + 1, row + 1 + row[0]);
+    };
+    kv.fill_blocks(pos.data(), seqs.data(), (uint32_t)seqs.size(), n_kv, blocks.data(), row_len, true);
+    CHECK(listed(0) == std::vector<int32_t>{0});
+    CHECK(listed(1) == std::vector<int32_t>{0});
+    CHECK(listed(2) == std::vector<int32_t>{0, 1});
+    CHECK(listed(3) == std::vector<int32_t>{0, 1, 2, 3});
+    kv.fill_blocks(pos.data(), seqs.data(), (uint32_t)seqs.size(), n_kv, blocks.data(), row_len, false);
+    for (size_t t = 0; t < seqs.size(); ++t) CHECK(listed(t) == std::vector<int32_t>{0, 1, 2, 3});
 }
