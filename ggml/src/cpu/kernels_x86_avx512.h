@@ -70,5 +70,24 @@ inline float hsum512(__m512 v) {
     return _mm_cvtss_f32(b);
 }
 
+// hsum512 of sixteen vectors at once, with the same additions: out lane 4c + r = hsum512(v[4r + c]) (a
+// 4 x 4 tile's outputs, column c's four rows in lanes 4c .. 4c + 3). Each step pairs the lanes hsum512
+// pairs, for four, eight or sixteen vectors in one instruction, instead of reducing each vector alone.
+inline __m512 hsum512_4x4(const __m512 v[16]) {
+    __m512 t[8], u[4], w[2];
+    for (int k = 0; k < 8; ++k)  // quarters q0 + q2 and q1 + q3 of v[2k] and v[2k + 1]
+        t[k] = _mm512_add_ps(_mm512_shuffle_f32x4(v[2 * k], v[2 * k + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                             _mm512_shuffle_f32x4(v[2 * k], v[2 * k + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+    for (int m = 0; m < 4; ++m)  // quarter j of u[m]: the four partial sums of v[4m + j]
+        u[m] = _mm512_add_ps(_mm512_shuffle_f32x4(t[2 * m], t[2 * m + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+                             _mm512_shuffle_f32x4(t[2 * m], t[2 * m + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+    for (int h = 0; h < 2; ++h)  // lanes 0 + 2 and 1 + 3 of each
+        w[h] = _mm512_add_ps(_mm512_shuffle_ps(u[2 * h], u[2 * h + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                             _mm512_shuffle_ps(u[2 * h], u[2 * h + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+    // Quarter j: v[j], v[4 + j], v[8 + j], v[12 + j].
+    return _mm512_add_ps(_mm512_shuffle_ps(w[0], w[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                         _mm512_shuffle_ps(w[0], w[1], _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
 }  // namespace
 }  // namespace ggml::cpu

@@ -53,8 +53,12 @@ void float_tile(int64_t n, float* s, size_t ldc, const char* x, size_t bx, const
         for (int r = 0; r < R; ++r)
             for (int c = 0; c < C; ++c) acc[r][c] = L::madd(acc[r][c], xv[r], yv[c]);
     }
-    for (int r = 0; r < R; ++r)
-        for (int c = 0; c < C; ++c) s[size_t(c) * ldc + size_t(r)] = L::hsum(acc[r][c]);
+    if constexpr (R == 4 && C == 4 && requires { L::hsum_tile4x4(acc, s, ldc); }) {
+        L::hsum_tile4x4(acc, s, ldc);  // the same sums, reduced together (short rows: attention scores)
+    } else {
+        for (int r = 0; r < R; ++r)
+            for (int c = 0; c < C; ++c) s[size_t(c) * ldc + size_t(r)] = L::hsum(acc[r][c]);
+    }
 }
 
 template <class L>

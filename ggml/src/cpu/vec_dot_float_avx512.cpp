@@ -33,6 +33,11 @@ struct LoadF32 {
     }
     static __m512 madd(__m512 acc, __m512 x, __m512 y) { return _mm512_fmadd_ps(x, y, acc); }
     static float hsum(__m512 acc) { return hsum512(acc); }
+    // The 16 sums of a 4 x 4 tile, each hsum's bits, in one reduction.
+    static void hsum_tile4x4(const __m512 acc[4][4], float* s, size_t ldc) {
+        const __m512 sums = hsum512_4x4(&acc[0][0]);
+        for (int c = 0; c < 4; ++c) _mm_storeu_ps(s + size_t(c) * ldc, _mm512_extractf32x4_ps(sums, c));
+    }
 };
 
 struct LoadF16 : LoadF32 {
