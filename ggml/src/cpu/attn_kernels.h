@@ -20,6 +20,11 @@ void f64_to_f32_row(const double* x, float* y, int64_t n);
 // y[i] = exp(x[i] - m) (std::exp), or 0 where x[i] is -inf; returns sum0 plus the y[i] in double, added in
 // index order (so a row's segments chained through sum0 give the whole row's sum).
 double exp_row(const float* x, float m, float* y, int64_t n, double sum0 = 0.0);
+// exp_row's y without its sum (the same bits).
+void exp_row_values(const float* x, float m, float* y, int64_t n);
+// sums[r] += y[r * stride + j] for j < n, in index order, for each row r < nr (nr <= 8): the sums exp_row
+// would return, of several rows at once.
+void sum_rows_f64(const float* y, size_t stride, int nr, int64_t n, double* sums);
 // y[i] = x[i] * scale + (mask ? mask[i] : 0) (rounded after the product); returns the largest y[i] that
 // is not nan (-inf if none; the sign of a zero maximum is unspecified, which exp_row does not see).
 float scale_mask_max_row(const float* x, float scale, const float* mask, float* y, int64_t n);
@@ -38,6 +43,15 @@ void weighted_sum_f64(int64_t n, const float* w, const float* v, size_t v_stride
 // values is needed (decode reads each value once).
 void weighted_sum_f64(int64_t n, const float* w, const uint16_t* v, size_t v_stride, int64_t d, double* acc,
                       float* out, const RowBlocks* blocks = nullptr);
+// For each query q < nq: acc[q * acc_stride + j] += the sum over i < n in order, skipping w[q * w_stride + i]
+// == 0, of (double)w[q * w_stride + i] * v[i * d + j], for j < d: the steps of weighted_sum_f64 over values
+// already converted to double (kernels_wsum.cpp), shared by several queries. Chained over consecutive
+// pieces of rows it gives weighted_sum_f64's sums.
+void weighted_sum_f64_add(int64_t n, const float* w, size_t w_stride, int nq, const double* v, int64_t d,
+                          double* acc, size_t acc_stride);
+// y[i] = (double)x[i], f16 converted exactly.
+void to_f64_row(const uint16_t* x, double* y, int64_t n);
+void to_f64_row(const float* x, double* y, int64_t n);
 // y[i] = x[i] / (1 + std::exp(-x[i])) (SiLU), and that times g[i] (SwiGLU).
 void silu_row(const float* x, float* y, int64_t n);
 void swiglu_row(const float* x, const float* g, float* y, int64_t n);

@@ -8,6 +8,7 @@
 // at first use, on a spread of arguments; if not, every exp goes to std::exp.
 #include "kernels_x86_intrin.h"
 
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -154,6 +155,7 @@ bool exp8_ok() {
     return ok;
 }
 
+template <bool kSum>
 double exp_row_avx512(const float* x, float m, float* y, int64_t n, double sum) {
     const float neg_inf = -std::numeric_limits<float>::infinity();
     const __m256 vm = _mm256_set1_ps(m), vninf = _mm256_set1_ps(neg_inf);
@@ -179,7 +181,8 @@ double exp_row_avx512(const float* x, float m, float* y, int64_t n, double sum) 
         } else {
             _mm256_storeu_ps(y + i, e);
         }
-        for (int j = 0; j < 8; ++j) sum += y[i + j];
+        if constexpr (kSum)
+            for (int j = 0; j < 8; ++j) sum += y[i + j];
     }
     for (; i < n; ++i) {
         const float e = x[i] == neg_inf ? 0.0f : std::exp(x[i] - m);
@@ -187,6 +190,19 @@ double exp_row_avx512(const float* x, float m, float* y, int64_t n, double sum) 
         sum += e;
     }
     return sum;
+}
+
+// Eight rows' sums side by side, one lane each, so the rows' sequential additions overlap (a single row's
+// sum is a chain of dependent adds): each lane adds its row's values in index order, as exp_row does.
+void sum_rows_f64_avx512(const float* y, size_t stride, int nr, int64_t n, double* sums) {
+    const __mmask8 rows = (__mmask8)((1u << nr) - 1);
+    const __m256i index = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32((int)stride));
+    __m512d acc = _mm512_maskz_loadu_pd(rows, sums);
+    for (int64_t j = 0; j < n; ++j) {
+        const __m256 v = _mm256_mmask_i32gather_ps(_mm256_setzero_ps(), rows, index, y + j, 4);
+        acc = _mm512_add_pd(acc, _mm512_cvtps_pd(v));
+    }
+    _mm512_mask_storeu_pd(sums, rows, acc);
 }
 
 float scale_mask_max_avx512(const float* x, float scale, const float* mask, float* y, int64_t n) {
@@ -363,9 +379,29 @@ bool use_avx512_exp() {
 
 double exp_row(const float* x, float m, float* y, int64_t n, double sum0) {
 #if defined(__x86_64__)
-    if (use_avx512_exp()) return exp_row_avx512(x, m, y, n, sum0);
+    if (use_avx512_exp()) return exp_row_avx512<true>(x, m, y, n, sum0);
 #endif
     return exp_row_scalar(x, m, y, n, sum0);
+}
+
+void exp_row_values(const float* x, float m, float* y, int64_t n) {
+#if defined(__x86_64__)
+    if (use_avx512_exp()) {
+        exp_row_avx512<false>(x, m, y, n, 0.0);
+        return;
+    }
+#endif
+    exp_row_scalar(x, m, y, n, 0.0);
+}
+
+void sum_rows_f64(const float* y, size_t stride, int nr, int64_t n, double* sums) {
+#if defined(__x86_64__)
+    // The gather's offsets are 32-bit element indices.
+    if (isa_level() >= IsaLevel::Avx512 && nr <= 8 && stride * 7 < (size_t)INT32_MAX)
+        return sum_rows_f64_avx512(y, stride, nr, n, sums);
+#endif
+    for (int r = 0; r < nr; ++r)
+        for (int64_t j = 0; j < n; ++j) sums[r] += y[(size_t)r * stride + (size_t)j];
 }
 
 float scale_mask_max_row(const float* x, float scale, const float* mask, float* y, int64_t n) {

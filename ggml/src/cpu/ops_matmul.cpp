@@ -1,8 +1,8 @@
 // Matrix products: mul_mat (weights x activations) and mul_mat_t (attention values).
-#include <cstring>
-#include <vector>
-
 #include <algorithm>
+#include <cstring>
+#include <utility>
+#include <vector>
 
 #include "attn_kernels.h"
 #include "kernels.h"
@@ -103,8 +103,13 @@ void op_mul_mat(const ComputeParams& p, Tensor* t) {
             const int nc = (int)(runs[(size_t)run + 1] - c0);
             const RowBlocks vis = kv_blocks_row(blocks, c0);
             for (int64_t s = 0; s < vis.count; ++s) {
-                int64_t r0, r1;
+                int64_t r0, r1, next0, next1;
                 kv_span(&vis, s, M, &r0, &r1);
+                // Adjacent blocks in one call (a causal prefix is one span): fewer, larger tiles.
+                while (s + 1 < vis.count && (kv_span(&vis, s + 1, M, &next0, &next1), next0 == r1)) {
+                    r1 = next1;
+                    ++s;
+                }
                 float* dst = (float*)((char*)t->data + r0 * sizeof(float) + c0 * t->nb[1] + i12 * t->nb[2] +
                                       i13 * t->nb[3]);
                 tile(K, dst, ldc, a->row_ptr(r0, i12 / r2, i13 / r3), a->nb[1],
@@ -149,12 +154,106 @@ void op_mul_mat(const ComputeParams& p, Tensor* t) {
     }
 }
 
+namespace {
+// mul_mat_t: queries per chunk (a head's values are read once per chunk), and rows of values converted
+// to double at a time when a chunk has several queries (a multiple of kKvBlock, so a piece holds whole
+// visible blocks).
+constexpr int64_t kMulMatTRows = 16;
+constexpr int64_t kMulMatTPiece = 256;
+}  // namespace
+
 size_t mul_mat_t_work_size(const Tensor* t, int nth) {
     const Tensor* a = t->src[0];
-    const size_t per = ((size_t)a->ne[0] * (size_t)a->ne[1] + (size_t)a->ne[1] + 16) * sizeof(float) +
-                       ((size_t)a->ne[0] + 8) * sizeof(double);
+    const size_t D = (size_t)a->ne[0], I = (size_t)a->ne[1];
+    const size_t per = (D * I + I + 16) * sizeof(float) + (D + 8) * sizeof(double) +
+                       ((size_t)kMulMatTPiece * D + (size_t)kMulMatTRows * D) * sizeof(double) +
+                       (size_t)kMulMatTRows * (size_t)kMulMatTPiece * sizeof(float) + 3 * 64;
     return per * (size_t)nth;
 }
+
+namespace {
+
+// Queries [q0, q1) of head (h, h3) of mul_mat_t: the rows of values some query of the chunk sees are
+// converted to double a piece at a time, and every query adds the piece to its sums (weights of rows it
+// does not see are zero, which the sum skips as it skips masked cells). Row by row this is
+// weighted_sum_f64's sum for each query, so the bits equal the one-query path's.
+void mul_mat_t_chunk(const Tensor* a, const Tensor* b, Tensor* t, const Tensor* blocks, int64_t q0, int64_t q1,
+                     int64_t h, int64_t h3, int64_t r2, int64_t r3, float* vals, double* vd, double* accs,
+                     float* wp, std::vector<int32_t>& chunk_list) {
+    const int64_t D = a->ne[0], I = a->ne[1], nq = q1 - q0;
+    const RowBlocks any = blocks ? kv_blocks_union(blocks, q0, q1, I, chunk_list) : RowBlocks{};
+    const RowBlocks* spans = blocks ? &any : nullptr;
+    const auto to_float = cpu::to_float(a->type);
+    RowBlocks seen[kMulMatTRows];
+    int64_t cursor[kMulMatTRows] = {};
+    for (int64_t q = 0; q < nq; ++q)
+        if (blocks) seen[q] = kv_blocks_row(blocks, q0 + q);
+    std::fill(accs, accs + nq * D, 0.0);
+    // The piece: rows [piece[k].first, piece[k].second) of the cache, packed one after another in vd.
+    constexpr int kMaxSpans = kMulMatTPiece / kKvBlock + 1;
+    std::pair<int64_t, int64_t> piece[kMaxSpans];
+    int n_piece = 0;
+    int64_t filled = 0;
+    auto flush = [&]() {
+        for (int64_t q = 0; q < nq; ++q) {
+            const char* wrow = b->row_ptr(q0 + q, h, h3);
+            float* wq = wp + q * kMulMatTPiece;
+            int64_t off = 0;
+            for (int k = 0; k < n_piece; ++k) {
+                const auto [i0, i1] = piece[k];
+                bool visible = true;
+                if (blocks) {
+                    const int64_t block = i0 / kKvBlock;
+                    const RowBlocks& r = seen[q];
+                    while (cursor[q] < r.count && r.index[cursor[q]] < block) ++cursor[q];
+                    visible = cursor[q] < r.count && r.index[cursor[q]] == block;
+                }
+                float* wk = wq + off;
+                if (!visible) {
+                    std::fill(wk, wk + (i1 - i0), 0.0f);
+                } else {
+                    if (b->nb[0] == sizeof(float))
+                        std::memcpy(wk, wrow + i0 * sizeof(float), (size_t)(i1 - i0) * sizeof(float));
+                    else
+                        for (int64_t i = i0; i < i1; ++i) wk[i - i0] = *(const float*)(wrow + i * b->nb[0]);
+                    // A product with f16 values rounds the weights to f16 (llama.cpp does the same).
+                    if (a->type == Type::F16) round_f16_row(wk, i1 - i0);
+                }
+                off += i1 - i0;
+            }
+        }
+        weighted_sum_f64_add(filled, wp, kMulMatTPiece, (int)nq, vd, D, accs, (size_t)D);
+        n_piece = 0;
+        filled = 0;
+    };
+    for (int64_t s = 0; s < kv_spans(spans); ++s) {
+        int64_t s0, s1;
+        kv_span(spans, s, I, &s0, &s1);
+        for (int64_t i0 = s0; i0 < s1;) {
+            const int64_t i1 = std::min(s1, i0 + (kMulMatTPiece - filled));
+            for (int64_t i = i0; i < i1; ++i) {
+                const char* row = (const char*)a->row_ptr(i, h / r2, h3 / r3);
+                double* out = vd + (filled + i - i0) * D;
+                if (a->type == Type::F16)
+                    to_f64_row((const uint16_t*)row, out, D);
+                else if (a->type == Type::F32)
+                    to_f64_row((const float*)row, out, D);
+                else {
+                    to_float(row, vals, D);
+                    to_f64_row(vals, out, D);
+                }
+            }
+            piece[n_piece++] = {i0, i1};
+            filled += i1 - i0;
+            i0 = i1;
+            if (filled == kMulMatTPiece || n_piece == kMaxSpans) flush();
+        }
+    }
+    if (filled > 0) flush();
+    for (int64_t q = 0; q < nq; ++q) f64_to_f32_row(accs + q * D, (float*)t->row_ptr(q0 + q, h, h3), D);
+}
+
+}  // namespace
 
 void op_mul_mat_t(const ComputeParams& p, Tensor* t) {
     const Tensor* a = t->src[0];  // [D, I, ha, a3]: values (the V cache)
@@ -166,16 +265,23 @@ void op_mul_mat_t(const ComputeParams& p, Tensor* t) {
     float* vals = (float*)((char*)p.wdata + per * (size_t)p.ith);  // [I, D] values as f32
     float* w = vals + D * I;                                       // one weight row
     double* acc = (double*)(((uintptr_t)(w + I) + 63) & ~uintptr_t(63));
+    double* vd = (double*)(((uintptr_t)(acc + D + 8) + 63) & ~uintptr_t(63));  // a piece's values, double
+    double* accs = vd + kMulMatTPiece * D;                                       // the chunk's sums
+    float* wp = (float*)(accs + kMulMatTRows * D);  // a piece's weights, kMulMatTPiece per query
     const auto to_float = cpu::to_float(a->type);
     std::vector<int32_t> chunk_list;
 
     // Chunks of 16 query rows of one head: the head's values are converted once per chunk.
-    constexpr int64_t kRows = 16;
+    constexpr int64_t kRows = kMulMatTRows;
     const int64_t q_blocks = (Q + kRows - 1) / kRows, planes = b->ne[2] * b->ne[3];
     for (int64_t c = p.counter->fetch_add(1); c < q_blocks * planes; c = p.counter->fetch_add(1)) {
         const int64_t qb = c % q_blocks, plane = c / q_blocks;
         const int64_t h = plane % b->ne[2], h3 = plane / b->ne[2];
         const int64_t q0 = qb * kRows, q1 = std::min(Q, (qb + 1) * kRows);
+        if (q1 - q0 > 1) {
+            mul_mat_t_chunk(a, b, t, blocks, q0, q1, h, h3, r2, r3, vals, vd, accs, wp, chunk_list);
+            continue;
+        }
         const float* vf = nullptr;
         const uint16_t* vh = nullptr;  // f16 values, read as they are (converted inside the sum)
         size_t v_stride = (size_t)D;

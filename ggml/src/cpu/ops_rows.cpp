@@ -1,4 +1,5 @@
 // Row-wise ops: rms_norm, norm, get_rows, set_rows, soft_max, rope.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -110,11 +111,10 @@ void op_soft_max(const ComputeParams& p, Tensor* t) {
     const int64_t n = t->ne[0];
     std::vector<float> m(mask ? (size_t)n : 0);
     const auto f16_to_float = cpu::to_float(Type::F16);
-    for_rows(p, t, [&](int64_t i1, int64_t i2, int64_t i3) {
+    // Scaled, masked scores and their exponentials for row (i1, i2, i3); returns the row's maximum.
+    auto scores = [&](int64_t i1, int64_t i2, int64_t i3, const RowBlocks* vis) {
         const float* x = (const float*)a->row_ptr(i1, i2, i3);
         float* y = (float*)t->row_ptr(i1, i2, i3);
-        const RowBlocks rb = blocks ? kv_blocks_row(blocks, i1) : RowBlocks{};
-        const RowBlocks* vis = blocks ? &rb : nullptr;
         const int64_t spans = kv_spans(vis);
         const float* mrow = nullptr;
         if (mask) {
@@ -139,22 +139,62 @@ void op_soft_max(const ComputeParams& p, Tensor* t) {
         }
         // The head's sink takes part in the maximum and the sum (added after the row, as llama.cpp does).
         if (sinks) mx = sinks[i2] > mx ? sinks[i2] : mx;
-        // Sequential sum; masked entries are exactly zero, so the result does not depend on how many
-        // cells of other sequences sit between ours (nor on whether their blocks are skipped).
-        double sum = 0.0;
-        for (int64_t s = 0; s < spans; ++s) {
-            int64_t j0, j1;
-            kv_span(vis, s, n, &j0, &j1);
-            sum = exp_row(y + j0, mx, y + j0, j1 - j0, sum);  // the same function flash_attn uses
-        }
+        return mx;
+    };
+    auto normalize = [&](int64_t i1, int64_t i2, int64_t i3, const RowBlocks* vis, float mx, double sum) {
+        float* y = (float*)t->row_ptr(i1, i2, i3);
         if (sinks) sum += (double)std::exp(sinks[i2] - mx);
         const float inv = sum > 0 ? (float)(1.0 / sum) : 0.0f;
-        for (int64_t s = 0; s < spans; ++s) {
+        for (int64_t s = 0; s < kv_spans(vis); ++s) {
             int64_t j0, j1;
             kv_span(vis, s, n, &j0, &j1);
             for (int64_t j = j0; j < j1; ++j) y[j] *= inv;
         }
-    });
+    };
+    auto same_blocks = [&](int64_t j, int64_t k) {
+        if (!blocks) return true;
+        const RowBlocks x = kv_blocks_row(blocks, j), y = kv_blocks_row(blocks, k);
+        return x.count == y.count && std::equal(x.index, x.index + x.count, y.index);
+    };
+    // Rows in groups of up to 8 adjacent queries of one head that see the same blocks (a prompt's queries):
+    // their sums run side by side (sum_rows_f64). Sequential sums, masked entries exactly zero, so the result
+    // does not depend on how many cells of other sequences sit between ours (nor on whether their blocks are
+    // skipped), nor on the grouping.
+    const size_t stride = t->nb[1] / sizeof(float);
+    const bool groupable = t->nb[0] == sizeof(float) && t->nb[1] % sizeof(float) == 0;
+    int64_t r0, r1;
+    split_rows(t->nrows(), p.ith, p.nth, &r0, &r1);
+    for (int64_t r = r0; r < r1;) {
+        const int64_t i1 = r % t->ne[1], i2 = (r / t->ne[1]) % t->ne[2], i3 = r / (t->ne[1] * t->ne[2]);
+        int g = 1;
+        while (groupable && g < 8 && r + g < r1 && i1 + g < t->ne[1] && same_blocks(i1, i1 + g)) ++g;
+        const RowBlocks rb = blocks ? kv_blocks_row(blocks, i1) : RowBlocks{};
+        const RowBlocks* vis = blocks ? &rb : nullptr;
+        float mx[8];
+        double sum[8] = {};
+        for (int k = 0; k < g; ++k) {
+            mx[k] = scores(i1 + k, i2, i3, vis);
+            float* y = (float*)t->row_ptr(i1 + k, i2, i3);
+            for (int64_t s = 0; s < kv_spans(vis); ++s) {
+                int64_t j0, j1;
+                kv_span(vis, s, n, &j0, &j1);
+                if (g == 1)
+                    sum[0] = exp_row(y + j0, mx[0], y + j0, j1 - j0, sum[0]);  // the same function flash_attn uses
+                else
+                    exp_row_values(y + j0, mx[k], y + j0, j1 - j0);
+            }
+        }
+        if (g > 1) {
+            const float* y0 = (const float*)t->row_ptr(i1, i2, i3);
+            for (int64_t s = 0; s < kv_spans(vis); ++s) {
+                int64_t j0, j1;
+                kv_span(vis, s, n, &j0, &j1);
+                sum_rows_f64(y0 + j0, stride, g, j1 - j0, sum);
+            }
+        }
+        for (int k = 0; k < g; ++k) normalize(i1 + k, i2, i3, vis, mx[k], sum[k]);
+        r += g;
+    }
 }
 
 namespace {

@@ -172,6 +172,103 @@ TEST_CASE("weighted_sum_f64 equals the ordered double sum at every level", "[ker
     }
 }
 
+TEST_CASE("weighted_sum_f64_add over several queries, chained over pieces, equals weighted_sum_f64 per query",
+          "[kernels][rows]") {
+    uint32_t seed = 6200;
+    for (IsaLevel level : levels()) {
+        LevelScope scope(level);
+        for (int64_t d : {1, 8, 13, 40, 64, 80, 128, 131, 260})
+            for (int64_t n : {1, 17, 100})
+                for (int nq : {1, 2, 3, 4, 5, 7}) {
+                    const size_t stride = (size_t)d + 3;
+                    std::vector<float> v = normal_floats(stride * (size_t)n, seed += 2, 2.0f);
+                    std::vector<float> w = normal_floats((size_t)n * (size_t)nq, seed + 1, 0.1f);
+                    std::mt19937 rng(seed);
+                    for (int64_t i = 0; i < n; ++i) {
+                        const bool row_masked = rng() % 4 == 0;  // no query sees it: its values may be NaN
+                        bool some_zero = false;
+                        for (int q = 0; q < nq; ++q)
+                            if (row_masked || rng() % 3 == 0) {
+                                w[(size_t)q * (size_t)n + (size_t)i] = 0.0f;
+                                some_zero = true;
+                            }
+                        if (row_masked) v[(size_t)i * stride] = std::numeric_limits<float>::quiet_NaN();
+                        // Seen by some queries only (another sequence's cell): an infinite value reaches
+                        // their sums and must leave the others' alone.
+                        else if (some_zero && rng() % 4 == 0)
+                            v[(size_t)i * stride + (size_t)(d - 1)] = std::numeric_limits<float>::infinity();
+                    }
+                    // The values in double (packed rows of d), as mul_mat_t converts them.
+                    std::vector<double> vd((size_t)n * (size_t)d);
+                    for (int64_t i = 0; i < n; ++i)
+                        ggml::cpu::to_f64_row(v.data() + (size_t)i * stride, vd.data() + (size_t)i * (size_t)d, d);
+                    std::vector<double> acc((size_t)nq * (size_t)d, 0.0);
+                    // Two pieces of rows, the sums carried from the first to the second.
+                    const int64_t cut = n / 3;
+                    ggml::cpu::weighted_sum_f64_add(cut, w.data(), (size_t)n, nq, vd.data(), d, acc.data(), (size_t)d);
+                    ggml::cpu::weighted_sum_f64_add(n - cut, w.data() + cut, (size_t)n, nq,
+                                                    vd.data() + (size_t)cut * (size_t)d, d, acc.data(), (size_t)d);
+                    INFO(ggml::cpu::isa_level_name(level) << ", d = " << d << ", n = " << n << ", queries " << nq);
+                    for (int q = 0; q < nq; ++q) {
+                        std::vector<float> want((size_t)d), got((size_t)d);
+                        std::vector<double> scratch((size_t)d);
+                        ggml::cpu::weighted_sum_f64(n, w.data() + (size_t)q * (size_t)n, v.data(), stride, d,
+                                                    scratch.data(), want.data());
+                        for (int64_t j = 0; j < d; ++j) got[(size_t)j] = (float)acc[(size_t)q * (size_t)d + (size_t)j];
+                        CHECK(mismatches(want, got) == 0);
+                    }
+                }
+    }
+}
+
+TEST_CASE("to_f64_row converts f32 and f16 rows exactly at every level", "[kernels][rows]") {
+    for (IsaLevel level : levels()) {
+        LevelScope scope(level);
+        for (int64_t n : {1, 7, 8, 9, 64, 131}) {
+            const std::vector<float> x = normal_floats((size_t)n, 6300 + (uint32_t)n, 3.0f);
+            std::vector<uint16_t> h((size_t)n);
+            for (int64_t i = 0; i < n; ++i) h[(size_t)i] = ggml::fp32_to_fp16(x[(size_t)i]);
+            std::vector<double> from_f32((size_t)n + 1, -7.0), from_f16((size_t)n + 1, -7.0);
+            ggml::cpu::to_f64_row(x.data(), from_f32.data(), n);
+            ggml::cpu::to_f64_row(h.data(), from_f16.data(), n);
+            INFO(ggml::cpu::isa_level_name(level) << ", n = " << n);
+            for (int64_t i = 0; i < n; ++i) {
+                CHECK(bits_of(from_f32[(size_t)i]) == bits_of((double)x[(size_t)i]));
+                CHECK(bits_of(from_f16[(size_t)i]) == bits_of((double)ggml::fp16_to_fp32(h[(size_t)i])));
+            }
+            CHECK(from_f32[(size_t)n] == -7.0);  // nothing past n is written
+            CHECK(from_f16[(size_t)n] == -7.0);
+        }
+    }
+}
+
+TEST_CASE("exp_row_values and sum_rows_f64 give exp_row's values and sums, several rows at once",
+          "[kernels][rows]") {
+    uint32_t seed = 6400;
+    for (IsaLevel level : levels()) {
+        LevelScope scope(level);
+        for (int64_t n : {1, 7, 8, 45, 200})
+            for (int nr : {1, 2, 5, 8}) {
+                const size_t stride = (size_t)n + 3;
+                std::vector<float> x(stride * (size_t)nr, 0.0f), y_want(x.size(), 0.0f), y_got(x.size(), 0.0f);
+                std::vector<double> want((size_t)nr), got((size_t)nr, 0.25);  // sums are added to what is there
+                for (int r = 0; r < nr; ++r) {
+                    const std::vector<float> row = scores(n, seed += 3, true);
+                    std::copy(row.begin(), row.end(), x.begin() + (std::ptrdiff_t)((size_t)r * stride));
+                    float m = kNegInf;
+                    for (float v : row) m = v > m ? v : m;
+                    const float* xr = x.data() + (size_t)r * stride;
+                    want[(size_t)r] = ggml::cpu::exp_row(xr, m, y_want.data() + (size_t)r * stride, n, 0.25);
+                    ggml::cpu::exp_row_values(xr, m, y_got.data() + (size_t)r * stride, n);
+                }
+                ggml::cpu::sum_rows_f64(y_got.data(), stride, nr, n, got.data());
+                INFO(ggml::cpu::isa_level_name(level) << ", n = " << n << ", rows " << nr);
+                CHECK(mismatches(y_want, y_got) == 0);
+                for (int r = 0; r < nr; ++r) CHECK(bits_of(got[(size_t)r]) == bits_of(want[(size_t)r]));
+            }
+    }
+}
+
 TEST_CASE("exp_row chained over a row's blocks gives the whole row's sum", "[kernels][rows][kv_blocks]") {
     uint32_t seed = 6500;
     for (IsaLevel level : levels()) {
