@@ -71,8 +71,9 @@ class KvCache {
     // causal, one at or before the token's position), in ggml::with_kv_blocks' layout: row t at out + t *
     // row_len, a count then ascending block indices (row_len >= 1 + blocks of n_kv). Every cell fill_mask
     // (with the same causal) leaves visible to t lies in one of them.
-    void fill_blocks(const Pos* pos, const std::vector<SeqId>* seqs, uint32_t n_tokens, uint32_t n_kv, int32_t* out,
-                     size_t row_len, bool causal = true, const std::vector<SeqSet>* owners = nullptr) const;
+    void fill_blocks(const Pos* pos, const std::vector<SeqId>* seqs, uint32_t n_tokens, uint32_t n_kv,
+                     int32_t* out, size_t row_len, bool causal = true,
+                     const std::vector<SeqSet>* owners = nullptr) const;
     // Per block of ggml::kKvBlock cells of [0, n_kv): the union of its cells' sequences.
     std::vector<SeqSet> block_seqs(uint32_t n_kv) const;
     // Blocks of [0, n_kv) that hold a cell of sequence seq (what its queries' attention visits).

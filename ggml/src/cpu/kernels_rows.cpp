@@ -196,7 +196,8 @@ double exp_row_avx512(const float* x, float m, float* y, int64_t n, double sum) 
 // sum is a chain of dependent adds): each lane adds its row's values in index order, as exp_row does.
 void sum_rows_f64_avx512(const float* y, size_t stride, int nr, int64_t n, double* sums) {
     const __mmask8 rows = (__mmask8)((1u << nr) - 1);
-    const __m256i index = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32((int)stride));
+    const __m256i index =
+        _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32((int)stride));
     __m512d acc = _mm512_maskz_loadu_pd(rows, sums);
     for (int64_t j = 0; j < n; ++j) {
         const __m256 v = _mm256_mmask_i32gather_ps(_mm256_setzero_ps(), rows, index, y + j, 4);

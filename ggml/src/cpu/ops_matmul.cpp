@@ -177,9 +177,9 @@ namespace {
 // converted to double a piece at a time, and every query adds the piece to its sums (weights of rows it
 // does not see are zero, which the sum skips as it skips masked cells). Row by row this is
 // weighted_sum_f64's sum for each query, so the bits equal the one-query path's.
-void mul_mat_t_chunk(const Tensor* a, const Tensor* b, Tensor* t, const Tensor* blocks, int64_t q0, int64_t q1,
-                     int64_t h, int64_t h3, int64_t r2, int64_t r3, float* vals, double* vd, double* accs,
-                     float* wp, std::vector<int32_t>& chunk_list) {
+void mul_mat_t_chunk(const Tensor* a, const Tensor* b, Tensor* t, const Tensor* blocks, int64_t q0,
+                     int64_t q1, int64_t h, int64_t h3, int64_t r2, int64_t r3, float* vals, double* vd,
+                     double* accs, float* wp, std::vector<int32_t>& chunk_list) {
     const int64_t D = a->ne[0], I = a->ne[1], nq = q1 - q0;
     const RowBlocks any = blocks ? kv_blocks_union(blocks, q0, q1, I, chunk_list) : RowBlocks{};
     const RowBlocks* spans = blocks ? &any : nullptr;
@@ -266,7 +266,7 @@ void op_mul_mat_t(const ComputeParams& p, Tensor* t) {
     float* w = vals + D * I;                                       // one weight row
     double* acc = (double*)(((uintptr_t)(w + I) + 63) & ~uintptr_t(63));
     double* vd = (double*)(((uintptr_t)(acc + D + 8) + 63) & ~uintptr_t(63));  // a piece's values, double
-    double* accs = vd + kMulMatTPiece * D;                                       // the chunk's sums
+    double* accs = vd + kMulMatTPiece * D;                                     // the chunk's sums
     float* wp = (float*)(accs + kMulMatTRows * D);  // a piece's weights, kMulMatTPiece per query
     const auto to_float = cpu::to_float(a->type);
     std::vector<int32_t> chunk_list;

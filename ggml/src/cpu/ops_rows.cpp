@@ -179,7 +179,8 @@ void op_soft_max(const ComputeParams& p, Tensor* t) {
                 int64_t j0, j1;
                 kv_span(vis, s, n, &j0, &j1);
                 if (g == 1)
-                    sum[0] = exp_row(y + j0, mx[0], y + j0, j1 - j0, sum[0]);  // the same function flash_attn uses
+                    sum[0] =
+                        exp_row(y + j0, mx[0], y + j0, j1 - j0, sum[0]);  // the same function flash_attn uses
                 else
                     exp_row_values(y + j0, mx[k], y + j0, j1 - j0);
             }

@@ -201,20 +201,25 @@ TEST_CASE("weighted_sum_f64_add over several queries, chained over pieces, equal
                     // The values in double (packed rows of d), as mul_mat_t converts them.
                     std::vector<double> vd((size_t)n * (size_t)d);
                     for (int64_t i = 0; i < n; ++i)
-                        ggml::cpu::to_f64_row(v.data() + (size_t)i * stride, vd.data() + (size_t)i * (size_t)d, d);
+                        ggml::cpu::to_f64_row(v.data() + (size_t)i * stride,
+                                              vd.data() + (size_t)i * (size_t)d, d);
                     std::vector<double> acc((size_t)nq * (size_t)d, 0.0);
                     // Two pieces of rows, the sums carried from the first to the second.
                     const int64_t cut = n / 3;
-                    ggml::cpu::weighted_sum_f64_add(cut, w.data(), (size_t)n, nq, vd.data(), d, acc.data(), (size_t)d);
+                    ggml::cpu::weighted_sum_f64_add(cut, w.data(), (size_t)n, nq, vd.data(), d, acc.data(),
+                                                    (size_t)d);
                     ggml::cpu::weighted_sum_f64_add(n - cut, w.data() + cut, (size_t)n, nq,
-                                                    vd.data() + (size_t)cut * (size_t)d, d, acc.data(), (size_t)d);
-                    INFO(ggml::cpu::isa_level_name(level) << ", d = " << d << ", n = " << n << ", queries " << nq);
+                                                    vd.data() + (size_t)cut * (size_t)d, d, acc.data(),
+                                                    (size_t)d);
+                    INFO(ggml::cpu::isa_level_name(level)
+                         << ", d = " << d << ", n = " << n << ", queries " << nq);
                     for (int q = 0; q < nq; ++q) {
                         std::vector<float> want((size_t)d), got((size_t)d);
                         std::vector<double> scratch((size_t)d);
                         ggml::cpu::weighted_sum_f64(n, w.data() + (size_t)q * (size_t)n, v.data(), stride, d,
                                                     scratch.data(), want.data());
-                        for (int64_t j = 0; j < d; ++j) got[(size_t)j] = (float)acc[(size_t)q * (size_t)d + (size_t)j];
+                        for (int64_t j = 0; j < d; ++j)
+                            got[(size_t)j] = (float)acc[(size_t)q * (size_t)d + (size_t)j];
                         CHECK(mismatches(want, got) == 0);
                     }
                 }
@@ -250,8 +255,10 @@ TEST_CASE("exp_row_values and sum_rows_f64 give exp_row's values and sums, sever
         for (int64_t n : {1, 7, 8, 45, 200})
             for (int nr : {1, 2, 5, 8}) {
                 const size_t stride = (size_t)n + 3;
-                std::vector<float> x(stride * (size_t)nr, 0.0f), y_want(x.size(), 0.0f), y_got(x.size(), 0.0f);
-                std::vector<double> want((size_t)nr), got((size_t)nr, 0.25);  // sums are added to what is there
+                std::vector<float> x(stride * (size_t)nr, 0.0f), y_want(x.size(), 0.0f),
+                    y_got(x.size(), 0.0f);
+                std::vector<double> want((size_t)nr),
+                    got((size_t)nr, 0.25);  // sums are added to what is there
                 for (int r = 0; r < nr; ++r) {
                     const std::vector<float> row = scores(n, seed += 3, true);
                     std::copy(row.begin(), row.end(), x.begin() + (std::ptrdiff_t)((size_t)r * stride));
