@@ -43,12 +43,15 @@ void weighted_sum_f64(int64_t n, const float* w, const float* v, size_t v_stride
 // values is needed (decode reads each value once).
 void weighted_sum_f64(int64_t n, const float* w, const uint16_t* v, size_t v_stride, int64_t d, double* acc,
                       float* out, const RowBlocks* blocks = nullptr);
-// For each query q < nq: acc[q * acc_stride + j] += the sum over i < n in order, skipping w[q * w_stride + i]
-// == 0, of (double)w[q * w_stride + i] * v[i * d + j], for j < d: the steps of weighted_sum_f64 over values
-// already converted to double (kernels_wsum.cpp), shared by several queries. Chained over consecutive
-// pieces of rows it gives weighted_sum_f64's sums.
-void weighted_sum_f64_add(int64_t n, const float* w, size_t w_stride, int nq, const double* v, int64_t d,
-                          double* acc, size_t acc_stride);
+// For each query q < nq (<= 16): acc[q * acc_stride + j] += the sum over the rows i < n that the query
+// sees (bit q of seen[i]), in order, of w[q * w_stride + i] * v[i * d + j], for j < d: the steps of
+// weighted_sum_f64 over weights and values already in double (each weight a float, rounded to f16 where
+// the values are; a float weight of zero is a row not seen), shared by several queries (kernels_wsum.cpp).
+// Chained over consecutive pieces of rows it gives weighted_sum_f64's sums.
+void weighted_sum_f64_add(int64_t n, const double* w, size_t w_stride, const uint16_t* seen, int nq,
+                          const double* v, int64_t d, double* acc, size_t acc_stride);
+// wd[i] = (double)w[i], and bit q of seen[i] set where w[i] != 0 (weighted_sum_f64_add's inputs).
+void weights_to_f64(const float* w, int64_t n, int q, double* wd, uint16_t* seen);
 // y[i] = (double)x[i], f16 converted exactly.
 void to_f64_row(const uint16_t* x, double* y, int64_t n);
 void to_f64_row(const float* x, double* y, int64_t n);

@@ -16,16 +16,15 @@ namespace ggml::cpu {
 
 namespace {
 
-void wsum_add_scalar(int64_t n, const float* w, size_t w_stride, int nq, const double* v, int64_t d,
-                     double* acc, size_t acc_stride) {
+void wsum_add_scalar(int64_t n, const double* w, size_t w_stride, const uint16_t* seen, int nq, const double* v,
+                     int64_t d, double* acc, size_t acc_stride) {
     for (int q = 0; q < nq; ++q) {
-        const float* wq = w + q * w_stride;
+        const double* wq = w + q * w_stride;
         double* aq = acc + q * acc_stride;
         for (int64_t i = 0; i < n; ++i) {
-            if (wq[i] == 0.0f) continue;
-            const double a = (double)wq[i];
+            if (!((seen[i] >> q) & 1)) continue;
             const double* row = v + i * d;
-            for (int64_t j = 0; j < d; ++j) aq[j] += a * row[j];
+            for (int64_t j = 0; j < d; ++j) aq[j] += wq[i] * row[j];
         }
     }
 }
@@ -36,13 +35,14 @@ void wsum_add_scalar(int64_t n, const float* w, size_t w_stride, int nq, const d
 GGML_TARGET_AVX512_BEGIN
 namespace {
 
-// NQ queries, 32 columns at a time: each value vector is loaded once for all the queries, and a query
-// whose weight is zero leaves its sums as they are (a masked add, as the one-query sum skips the row).
+// NQ queries (bits q0 .. q0 + NQ - 1 of seen), 32 columns at a time: each value vector is loaded once for
+// all the queries. A row every query sees takes plain fused multiply-adds, a row some see a masked one (the
+// others' sums stay as they are, as the one-query sum skips the row), a row none sees nothing.
 template <int NQ>
-void wsum_add_queries(int64_t n, const float* w, size_t w_stride, const double* v, int64_t d, double* acc,
-                      size_t acc_stride) {
+void wsum_add_queries(int64_t n, const double* w, size_t w_stride, const uint16_t* seen, int q0, const double* v,
+                      int64_t d, double* acc, size_t acc_stride) {
     constexpr int NV = 4;
-    const __m512d zero = _mm512_setzero_pd();
+    constexpr unsigned kAll = (1u << NQ) - 1;
     for (int64_t c = 0; c < d; c += 8 * NV) {
         __mmask8 lanes[NV];
         __m512d sum[NQ][NV];
@@ -54,18 +54,22 @@ void wsum_add_queries(int64_t n, const float* w, size_t w_stride, const double* 
         }
         const double* row = v + c;
         for (int64_t i = 0; i < n; ++i, row += d) {
-            __m512d a[NQ];
-            __mmask8 nz[NQ], any = 0;
-            for (int q = 0; q < NQ; ++q) {
-                a[q] = _mm512_set1_pd((double)w[q * w_stride + i]);
-                nz[q] = _mm512_cmp_pd_mask(a[q], zero, _CMP_NEQ_UQ);
-                any |= nz[q];
-            }
-            if (!any) continue;  // a row no query of the group sees (masked, or past a causal edge)
+            const unsigned bits = (seen[i] >> q0) & kAll;
+            if (!bits) continue;  // a row no query of the group sees (masked, or past a causal edge)
             __m512d x[NV];
             for (int k = 0; k < NV; ++k) x[k] = _mm512_maskz_loadu_pd(lanes[k], row + 8 * k);
-            for (int q = 0; q < NQ; ++q)
-                for (int k = 0; k < NV; ++k) sum[q][k] = _mm512_mask3_fmadd_pd(a[q], x[k], sum[q][k], nz[q]);
+            if (bits == kAll) {
+                for (int q = 0; q < NQ; ++q) {
+                    const __m512d a = _mm512_set1_pd(w[q * w_stride + i]);
+                    for (int k = 0; k < NV; ++k) sum[q][k] = _mm512_fmadd_pd(a, x[k], sum[q][k]);
+                }
+            } else {
+                for (int q = 0; q < NQ; ++q) {
+                    const __m512d a = _mm512_set1_pd(w[q * w_stride + i]);
+                    const __mmask8 on = (bits >> q) & 1 ? (__mmask8)0xff : (__mmask8)0;
+                    for (int k = 0; k < NV; ++k) sum[q][k] = _mm512_mask3_fmadd_pd(a, x[k], sum[q][k], on);
+                }
+            }
         }
         for (int k = 0; k < NV; ++k)
             for (int q = 0; q < NQ; ++q)
@@ -73,22 +77,39 @@ void wsum_add_queries(int64_t n, const float* w, size_t w_stride, const double* 
     }
 }
 
-void wsum_add_avx512(int64_t n, const float* w, size_t w_stride, int nq, const double* v, int64_t d,
-                     double* acc, size_t acc_stride) {
+void wsum_add_avx512(int64_t n, const double* w, size_t w_stride, const uint16_t* seen, int nq, const double* v,
+                     int64_t d, double* acc, size_t acc_stride) {
     int q = 0;
     for (; q + 4 <= nq; q += 4)
-        wsum_add_queries<4>(n, w + q * w_stride, w_stride, v, d, acc + q * acc_stride, acc_stride);
-    const float* wq = w + q * w_stride;
+        wsum_add_queries<4>(n, w + q * w_stride, w_stride, seen, q, v, d, acc + q * acc_stride, acc_stride);
+    const double* wq = w + q * w_stride;
     double* aq = acc + q * acc_stride;
     switch (nq - q) {
         case 3:
-            return wsum_add_queries<3>(n, wq, w_stride, v, d, aq, acc_stride);
+            return wsum_add_queries<3>(n, wq, w_stride, seen, q, v, d, aq, acc_stride);
         case 2:
-            return wsum_add_queries<2>(n, wq, w_stride, v, d, aq, acc_stride);
+            return wsum_add_queries<2>(n, wq, w_stride, seen, q, v, d, aq, acc_stride);
         case 1:
-            return wsum_add_queries<1>(n, wq, w_stride, v, d, aq, acc_stride);
+            return wsum_add_queries<1>(n, wq, w_stride, seen, q, v, d, aq, acc_stride);
         default:
             return;
+    }
+}
+
+void weights_f64_avx512(const float* w, int64_t n, int q, double* wd, uint16_t* seen) {
+    const __m256i bit = _mm256_set1_epi16((short)(1u << q));
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m512 x = _mm512_loadu_ps(w + i);
+        const __mmask16 nz = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_NEQ_UQ);
+        _mm512_storeu_pd(wd + i, _mm512_cvtps_pd(_mm512_castps512_ps256(x)));
+        _mm512_storeu_pd(wd + i + 8, _mm512_cvtps_pd(_mm512_extractf32x8_ps(x, 1)));
+        const __m256i old = _mm256_loadu_si256((const __m256i*)(seen + i));
+        _mm256_storeu_si256((__m256i*)(seen + i), _mm256_or_si256(old, _mm256_maskz_mov_epi16(nz, bit)));
+    }
+    for (; i < n; ++i) {
+        wd[i] = (double)w[i];
+        if (w[i] != 0.0f) seen[i] |= (uint16_t)(1u << q);
     }
 }
 
@@ -109,12 +130,22 @@ void f32_to_f64_avx512(const float* x, double* y, int64_t n) {
 GGML_TARGET_END
 #endif
 
-void weighted_sum_f64_add(int64_t n, const float* w, size_t w_stride, int nq, const double* v, int64_t d,
-                          double* acc, size_t acc_stride) {
+void weighted_sum_f64_add(int64_t n, const double* w, size_t w_stride, const uint16_t* seen, int nq,
+                          const double* v, int64_t d, double* acc, size_t acc_stride) {
 #if defined(__x86_64__)
-    if (isa_level() >= IsaLevel::Avx512) return wsum_add_avx512(n, w, w_stride, nq, v, d, acc, acc_stride);
+    if (isa_level() >= IsaLevel::Avx512) return wsum_add_avx512(n, w, w_stride, seen, nq, v, d, acc, acc_stride);
 #endif
-    wsum_add_scalar(n, w, w_stride, nq, v, d, acc, acc_stride);
+    wsum_add_scalar(n, w, w_stride, seen, nq, v, d, acc, acc_stride);
+}
+
+void weights_to_f64(const float* w, int64_t n, int q, double* wd, uint16_t* seen) {
+#if defined(__x86_64__)
+    if (isa_level() >= IsaLevel::Avx512) return weights_f64_avx512(w, n, q, wd, seen);
+#endif
+    for (int64_t i = 0; i < n; ++i) {
+        wd[i] = (double)w[i];
+        if (w[i] != 0.0f) seen[i] |= (uint16_t)(1u << q);
+    }
 }
 
 void to_f64_row(const uint16_t* x, double* y, int64_t n) {

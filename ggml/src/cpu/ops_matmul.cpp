@@ -158,7 +158,7 @@ namespace {
 // mul_mat_t: queries per chunk (a head's values are read once per chunk), and rows of values converted
 // to double at a time when a chunk has several queries (a multiple of kKvBlock, so a piece holds whole
 // visible blocks).
-constexpr int64_t kMulMatTRows = 16;
+constexpr int64_t kMulMatTRows = 16;  // at most 16: weighted_sum_f64_add's row masks
 constexpr int64_t kMulMatTPiece = 256;
 }  // namespace
 
@@ -167,7 +167,8 @@ size_t mul_mat_t_work_size(const Tensor* t, int nth) {
     const size_t D = (size_t)a->ne[0], I = (size_t)a->ne[1];
     const size_t per = (D * I + I + 16) * sizeof(float) + (D + 8) * sizeof(double) +
                        ((size_t)kMulMatTPiece * D + (size_t)kMulMatTRows * D) * sizeof(double) +
-                       (size_t)kMulMatTRows * (size_t)kMulMatTPiece * sizeof(float) + 3 * 64;
+                       (size_t)kMulMatTRows * (size_t)kMulMatTPiece * sizeof(double) +
+                       (size_t)kMulMatTPiece * (sizeof(float) + sizeof(uint16_t)) + 4 * 64;
     return per * (size_t)nth;
 }
 
@@ -179,7 +180,8 @@ namespace {
 // weighted_sum_f64's sum for each query, so the bits equal the one-query path's.
 void mul_mat_t_chunk(const Tensor* a, const Tensor* b, Tensor* t, const Tensor* blocks, int64_t q0,
                      int64_t q1, int64_t h, int64_t h3, int64_t r2, int64_t r3, float* vals, double* vd,
-                     double* accs, float* wp, std::vector<int32_t>& chunk_list) {
+                     double* accs, double* wd, float* wf, uint16_t* seen_by,
+                     std::vector<int32_t>& chunk_list) {
     const int64_t D = a->ne[0], I = a->ne[1], nq = q1 - q0;
     const RowBlocks any = blocks ? kv_blocks_union(blocks, q0, q1, I, chunk_list) : RowBlocks{};
     const RowBlocks* spans = blocks ? &any : nullptr;
@@ -195,9 +197,10 @@ void mul_mat_t_chunk(const Tensor* a, const Tensor* b, Tensor* t, const Tensor* 
     int n_piece = 0;
     int64_t filled = 0;
     auto flush = [&]() {
+        std::fill(seen_by, seen_by + filled, uint16_t(0));
         for (int64_t q = 0; q < nq; ++q) {
             const char* wrow = b->row_ptr(q0 + q, h, h3);
-            float* wq = wp + q * kMulMatTPiece;
+            double* wq = wd + q * kMulMatTPiece;
             int64_t off = 0;
             for (int k = 0; k < n_piece; ++k) {
                 const auto [i0, i1] = piece[k];
@@ -208,21 +211,20 @@ void mul_mat_t_chunk(const Tensor* a, const Tensor* b, Tensor* t, const Tensor* 
                     while (cursor[q] < r.count && r.index[cursor[q]] < block) ++cursor[q];
                     visible = cursor[q] < r.count && r.index[cursor[q]] == block;
                 }
-                float* wk = wq + off;
-                if (!visible) {
-                    std::fill(wk, wk + (i1 - i0), 0.0f);
-                } else {
+                if (visible) {
+                    const int64_t len = i1 - i0;
                     if (b->nb[0] == sizeof(float))
-                        std::memcpy(wk, wrow + i0 * sizeof(float), (size_t)(i1 - i0) * sizeof(float));
+                        std::memcpy(wf, wrow + i0 * sizeof(float), (size_t)len * sizeof(float));
                     else
-                        for (int64_t i = i0; i < i1; ++i) wk[i - i0] = *(const float*)(wrow + i * b->nb[0]);
+                        for (int64_t i = i0; i < i1; ++i) wf[i - i0] = *(const float*)(wrow + i * b->nb[0]);
                     // A product with f16 values rounds the weights to f16 (llama.cpp does the same).
-                    if (a->type == Type::F16) round_f16_row(wk, i1 - i0);
+                    if (a->type == Type::F16) round_f16_row(wf, len);
+                    weights_to_f64(wf, len, (int)q, wq + off, seen_by + off);
                 }
                 off += i1 - i0;
             }
         }
-        weighted_sum_f64_add(filled, wp, kMulMatTPiece, (int)nq, vd, D, accs, (size_t)D);
+        weighted_sum_f64_add(filled, wd, kMulMatTPiece, seen_by, (int)nq, vd, D, accs, (size_t)D);
         n_piece = 0;
         filled = 0;
     };
@@ -267,7 +269,9 @@ void op_mul_mat_t(const ComputeParams& p, Tensor* t) {
     double* acc = (double*)(((uintptr_t)(w + I) + 63) & ~uintptr_t(63));
     double* vd = (double*)(((uintptr_t)(acc + D + 8) + 63) & ~uintptr_t(63));  // a piece's values, double
     double* accs = vd + kMulMatTPiece * D;                                     // the chunk's sums
-    float* wp = (float*)(accs + kMulMatTRows * D);  // a piece's weights, kMulMatTPiece per query
+    double* wd = accs + kMulMatTRows * D;                     // a piece's weights, kMulMatTPiece per query
+    float* wf = (float*)(wd + kMulMatTRows * kMulMatTPiece);  // one query's, as floats
+    uint16_t* seen_by = (uint16_t*)(wf + kMulMatTPiece);      // per row: the queries that see it
     const auto to_float = cpu::to_float(a->type);
     std::vector<int32_t> chunk_list;
 
@@ -279,7 +283,7 @@ void op_mul_mat_t(const ComputeParams& p, Tensor* t) {
         const int64_t h = plane % b->ne[2], h3 = plane / b->ne[2];
         const int64_t q0 = qb * kRows, q1 = std::min(Q, (qb + 1) * kRows);
         if (q1 - q0 > 1) {
-            mul_mat_t_chunk(a, b, t, blocks, q0, q1, h, h3, r2, r3, vals, vd, accs, wp, chunk_list);
+            mul_mat_t_chunk(a, b, t, blocks, q0, q1, h, h3, r2, r3, vals, vd, accs, wd, wf, seen_by, chunk_list);
             continue;
         }
         const float* vf = nullptr;

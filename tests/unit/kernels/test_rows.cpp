@@ -179,7 +179,7 @@ TEST_CASE("weighted_sum_f64_add over several queries, chained over pieces, equal
         LevelScope scope(level);
         for (int64_t d : {1, 8, 13, 40, 64, 80, 128, 131, 260})
             for (int64_t n : {1, 17, 100})
-                for (int nq : {1, 2, 3, 4, 5, 7}) {
+                for (int nq : {1, 2, 3, 4, 5, 7, 16}) {
                     const size_t stride = (size_t)d + 3;
                     std::vector<float> v = normal_floats(stride * (size_t)n, seed += 2, 2.0f);
                     std::vector<float> w = normal_floats((size_t)n * (size_t)nq, seed + 1, 0.1f);
@@ -203,14 +203,27 @@ TEST_CASE("weighted_sum_f64_add over several queries, chained over pieces, equal
                     for (int64_t i = 0; i < n; ++i)
                         ggml::cpu::to_f64_row(v.data() + (size_t)i * stride,
                                               vd.data() + (size_t)i * (size_t)d, d);
+                    // The weights in double, and per row the queries whose weight is not zero.
+                    std::vector<double> wd(w.begin(), w.end());
+                    std::vector<uint16_t> seen((size_t)n, 0);
+                    for (int q = 0; q < nq; ++q)
+                        for (int64_t i = 0; i < n; ++i)
+                            if (w[(size_t)q * (size_t)n + (size_t)i] != 0.0f) seen[(size_t)i] |= uint16_t(1u << q);
+                    // weights_to_f64, as mul_mat_t prepares them, gives the same.
+                    std::vector<double> wd2(wd.size(), -1.0);
+                    std::vector<uint16_t> seen2((size_t)n, 0);
+                    for (int q = 0; q < nq; ++q)
+                        ggml::cpu::weights_to_f64(w.data() + (size_t)q * (size_t)n, n, q,
+                                                  wd2.data() + (size_t)q * (size_t)n, seen2.data());
+                    CHECK(wd2 == wd);
+                    CHECK(seen2 == seen);
                     std::vector<double> acc((size_t)nq * (size_t)d, 0.0);
                     // Two pieces of rows, the sums carried from the first to the second.
                     const int64_t cut = n / 3;
-                    ggml::cpu::weighted_sum_f64_add(cut, w.data(), (size_t)n, nq, vd.data(), d, acc.data(),
-                                                    (size_t)d);
-                    ggml::cpu::weighted_sum_f64_add(n - cut, w.data() + cut, (size_t)n, nq,
-                                                    vd.data() + (size_t)cut * (size_t)d, d, acc.data(),
-                                                    (size_t)d);
+                    ggml::cpu::weighted_sum_f64_add(cut, wd.data(), (size_t)n, seen.data(), nq, vd.data(), d,
+                                                    acc.data(), (size_t)d);
+                    ggml::cpu::weighted_sum_f64_add(n - cut, wd.data() + cut, (size_t)n, seen.data() + cut, nq,
+                                                    vd.data() + (size_t)cut * (size_t)d, d, acc.data(), (size_t)d);
                     INFO(ggml::cpu::isa_level_name(level)
                          << ", d = " << d << ", n = " << n << ", queries " << nq);
                     for (int q = 0; q < nq; ++q) {
