@@ -36,7 +36,11 @@ struct LoadF32 {
     // The 16 sums of a 4 x 4 tile, each hsum's bits, in one reduction.
     static void hsum_tile4x4(const __m512 acc[4][4], float* s, size_t ldc) {
         const __m512 sums = hsum512_4x4(&acc[0][0]);
-        for (int c = 0; c < 4; ++c) _mm_storeu_ps(s + size_t(c) * ldc, _mm512_extractf32x4_ps(sums, c));
+        // (Immediates spelled out: unoptimized builds do not unroll a loop into constants.)
+        _mm_storeu_ps(s, _mm512_castps512_ps128(sums));
+        _mm_storeu_ps(s + ldc, _mm512_extractf32x4_ps(sums, 1));
+        _mm_storeu_ps(s + 2 * ldc, _mm512_extractf32x4_ps(sums, 2));
+        _mm_storeu_ps(s + 3 * ldc, _mm512_extractf32x4_ps(sums, 3));
     }
 };
 
