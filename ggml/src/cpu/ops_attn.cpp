@@ -16,21 +16,55 @@ namespace ggml::cpu {
 
 namespace {
 
-constexpr int64_t kRows = 16;  // query rows of one head per work chunk
+constexpr int64_t kRows = 16;    // query rows of one head per work chunk (at most 16: the row masks)
+constexpr int64_t kPiece = 256;  // rows of values converted to double at a time (a multiple of kKvBlock)
 
 size_t round64(size_t n) {
     return (n + 63) & ~size_t(63);
 }
 
-// Per-thread scratch: the head's values as f32, q converted to k's activation type, the row's scores
-// and the double accumulator.
-size_t scratch_bytes(const Tensor* t) {
+// Per-thread scratch. One query: the head's values as f32, q converted to k's activation type, the
+// row's scores and the double accumulator. A chunk of queries: their converted rows, their scores, a
+// piece of values and of weights in double, the piece's row masks, and the sums.
+struct Scratch {
+    float* vals;
+    void* qc;
+    float* score;
+    double* acc;
+    char* qcs;
+    float* scores;
+    double* vd;
+    double* wd;
+    uint16_t* seen;
+    double* accs;
+};
+
+Scratch carve(const Tensor* t, char* base, size_t* total) {
     const Tensor* q = t->src[0];
     const Tensor* k = t->src[1];
     const Tensor* v = t->src[2];
     const Type vdt = type_traits(k->type).vec_dot_type;
-    return round64((size_t)v->ne[0] * (size_t)v->ne[1] * sizeof(float)) + round64(row_size(vdt, q->ne[0])) +
-           round64((size_t)k->ne[1] * sizeof(float)) + round64((size_t)v->ne[0] * sizeof(double));
+    const size_t D = (size_t)q->ne[0], n_kv = (size_t)k->ne[1], Dv = (size_t)v->ne[0];
+    const size_t sizes[] = {Dv * n_kv * sizeof(float),   row_size(vdt, (int64_t)D), n_kv * sizeof(float),
+                            Dv * sizeof(double),         kRows * row_size(vdt, (int64_t)D),
+                            kRows * n_kv * sizeof(float), kPiece * Dv * sizeof(double),
+                            kRows * kPiece * sizeof(double), kPiece * sizeof(uint16_t),
+                            kRows * Dv * sizeof(double)};
+    char* at[10];
+    size_t off = 0;
+    for (int i = 0; i < 10; ++i) {
+        at[i] = base + off;
+        off += round64(sizes[i]);
+    }
+    if (total) *total = off;
+    return Scratch{(float*)at[0],  at[1],          (float*)at[2],    (double*)at[3],   at[4],
+                   (float*)at[5],  (double*)at[6], (double*)at[7],   (uint16_t*)at[8], (double*)at[9]};
+}
+
+size_t scratch_bytes(const Tensor* t) {
+    size_t total = 0;
+    carve(t, nullptr, &total);
+    return total;
 }
 
 }  // namespace
@@ -56,12 +90,15 @@ void op_flash_attn(const ComputeParams& p, Tensor* t) {
     const auto v_to_float = cpu::to_float(v->type);
     const auto q_convert = quantize_activations(vdt);
 
-    char* scratch = (char*)(((uintptr_t)p.wdata + 63) & ~uintptr_t(63)) + scratch_bytes(t) * (size_t)p.ith;
-    float* vals = (float*)scratch;
-    void* qc = scratch + round64((size_t)Dv * (size_t)n_kv * sizeof(float));
-    float* score = (float*)((char*)qc + round64(row_size(vdt, D)));
-    double* acc = (double*)((char*)score + round64((size_t)n_kv * sizeof(float)));
+    char* base = (char*)(((uintptr_t)p.wdata + 63) & ~uintptr_t(63)) + scratch_bytes(t) * (size_t)p.ith;
+    const Scratch sc = carve(t, base, nullptr);
+    float* vals = sc.vals;
+    void* qc = sc.qc;
+    float* score = sc.score;
+    double* acc = sc.acc;
     const float neg_inf = -std::numeric_limits<float>::infinity();
+    const GemmTileFn k_tile = gemm_tile_fn(k->type);
+    const size_t q_bytes = row_size(vdt, D);
 
     const Tensor* blocks = kv_blocks(t);  // with it, only the cells each query sees are read
     std::vector<int32_t> chunk_list;
@@ -72,6 +109,114 @@ void op_flash_attn(const ComputeParams& p, Tensor* t) {
         const int64_t iq0 = qb * kRows, iq1 = std::min(n_q, iq0 + kRows);
         // Values of the cells some query of the chunk can see, as f32, converted once per chunk.
         const RowBlocks any = blocks ? kv_blocks_union(blocks, iq0, iq1, n_kv, chunk_list) : RowBlocks{};
+        if (iq1 - iq0 > 1) {
+            // Several queries (a prompt): the unfused path's steps over the chunk at once.
+            const int64_t nq = iq1 - iq0;
+            const RowBlocks* uspans = blocks ? &any : nullptr;
+            for (int64_t iq = iq0; iq < iq1; ++iq) {
+                const float* qrow = (const float*)q->row_ptr(iq, h, i3);
+                char* dst = sc.qcs + (size_t)(iq - iq0) * q_bytes;
+                if (vdt == Type::F32)
+                    std::memcpy(dst, qrow, (size_t)D * sizeof(float));
+                else
+                    q_convert(qrow, dst, D);
+            }
+            // Raw scores of every query in the cells some query sees: mul_mat's tiles (each output is
+            // k_dot's bits), query j's at scores + j * n_kv.
+            for (int64_t s = 0; s < kv_spans(uspans); ++s) {
+                int64_t i0, i1, next0, next1;
+                kv_span(uspans, s, n_kv, &i0, &i1);
+                while (s + 1 < kv_spans(uspans) && (kv_span(uspans, s + 1, n_kv, &next0, &next1), next0 == i1)) {
+                    i1 = next1;  // adjacent blocks: one tile
+                    ++s;
+                }
+                k_tile(D, sc.scores + i0, (size_t)n_kv, k->row_ptr(i0, hk, i3), k->nb[1], sc.qcs, q_bytes,
+                       (int)(i1 - i0), (int)nq);
+            }
+            // Each query's softmax weights in place, as for one query below.
+            for (int64_t j = 0; j < nq; ++j) {
+                float* row = sc.scores + j * n_kv;
+                const char* mrow = mask ? mask->row_ptr(iq0 + j, h % mask->ne[2]) : nullptr;
+                const RowBlocks rb = blocks ? kv_blocks_row(blocks, iq0 + j) : RowBlocks{};
+                const RowBlocks* vis = blocks ? &rb : nullptr;
+                float mx = neg_inf;
+                for (int64_t s = 0; s < kv_spans(vis); ++s) {
+                    int64_t i0, i1;
+                    kv_span(vis, s, n_kv, &i0, &i1);
+                    for (int64_t i = i0; i < i1; ++i) {
+                        float mv = 0.0f;
+                        if (mrow)
+                            mv = mask->type == Type::F32 ? ((const float*)mrow)[i]
+                                                         : fp16_to_fp32(((const uint16_t*)mrow)[i]);
+                        if (mv == neg_inf) {
+                            row[i] = neg_inf;
+                            continue;
+                        }
+                        float x = row[i] * scale;
+                        if (softcap != 0.0f) x = softcap * std::tanh(x);
+                        row[i] = x + mv;
+                        mx = row[i] > mx ? row[i] : mx;
+                    }
+                }
+                if (sinks) mx = sinks[h] > mx ? sinks[h] : mx;
+                double sum = 0.0;
+                for (int64_t s = 0; s < kv_spans(vis); ++s) {
+                    int64_t i0, i1;
+                    kv_span(vis, s, n_kv, &i0, &i1);
+                    sum = exp_row(row + i0, mx, row + i0, i1 - i0, sum);
+                }
+                if (sinks) sum += (double)std::exp(sinks[h] - mx);
+                const float inv = sum > 0 ? (float)(1.0 / sum) : 0.0f;
+                for (int64_t s = 0; s < kv_spans(vis); ++s) {
+                    int64_t i0, i1;
+                    kv_span(vis, s, n_kv, &i0, &i1);
+                    for (int64_t i = i0; i < i1; ++i) row[i] *= inv;
+                    if (v->type == Type::F16) round_f16_row(row + i0, i1 - i0);
+                }
+            }
+            // The weighted sums, as mul_mat_t's chunks: values converted to double a piece at a time, each
+            // query's weights where it sees the row (its blocks), none elsewhere.
+            std::fill(sc.accs, sc.accs + nq * Dv, 0.0);
+            RowBlocks seen_rows[kRows];
+            int64_t cursor[kRows] = {};
+            for (int64_t j = 0; j < nq; ++j)
+                if (blocks) seen_rows[j] = kv_blocks_row(blocks, iq0 + j);
+            for (int64_t s = 0; s < kv_spans(uspans); ++s) {
+                int64_t s0, s1;
+                kv_span(uspans, s, n_kv, &s0, &s1);
+                for (int64_t p0 = s0; p0 < s1; p0 += kPiece) {
+                    const int64_t p1 = std::min(s1, p0 + kPiece), len = p1 - p0;
+                    for (int64_t i = p0; i < p1; ++i) {
+                        const char* vrow = (const char*)v->row_ptr(i, hk, i3);
+                        double* out = sc.vd + (i - p0) * Dv;
+                        if (v->type == Type::F16)
+                            to_f64_row((const uint16_t*)vrow, out, Dv);
+                        else if (v->type == Type::F32)
+                            to_f64_row((const float*)vrow, out, Dv);
+                        else {
+                            v_to_float(vrow, sc.vals, Dv);
+                            to_f64_row(sc.vals, out, Dv);
+                        }
+                    }
+                    std::fill(sc.seen, sc.seen + len, uint16_t(0));
+                    for (int64_t j = 0; j < nq; ++j) {
+                        bool visible = true;
+                        if (blocks) {  // a span of the union is one block (the last one may be short)
+                            const int64_t block = p0 / kKvBlock;
+                            const RowBlocks& r = seen_rows[j];
+                            while (cursor[j] < r.count && r.index[cursor[j]] < block) ++cursor[j];
+                            visible = cursor[j] < r.count && r.index[cursor[j]] == block;
+                        }
+                        if (visible)
+                            weights_to_f64(sc.scores + j * n_kv + p0, len, (int)j, sc.wd + j * kPiece, sc.seen);
+                    }
+                    weighted_sum_f64_add(len, sc.wd, kPiece, sc.seen, (int)nq, sc.vd, Dv, sc.accs, (size_t)Dv);
+                }
+            }
+            for (int64_t j = 0; j < nq; ++j)
+                f64_to_f32_row(sc.accs + j * Dv, (float*)t->row_ptr(h, iq0 + j, i3), Dv);
+            continue;
+        }
         for (int64_t s = 0; s < kv_spans(blocks ? &any : nullptr); ++s) {
             int64_t i0, i1;
             kv_span(blocks ? &any : nullptr, s, n_kv, &i0, &i1);

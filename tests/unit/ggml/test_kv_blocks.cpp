@@ -152,6 +152,36 @@ TEST_CASE("attention over visible blocks equals attention over every cell, bit f
             }
 }
 
+TEST_CASE("flash attention equals the unfused path bit for bit, with and without visible blocks",
+          "[ggml][attention][kv_blocks]") {
+    // Prefill chunks (several queries of a head at once), ragged last chunks, GQA, mixed sequences.
+    const Shape shapes[] = {
+        {8, 4, 8, 8, 200, 4},
+        {32, 16, 4, 2, 96, 3},
+        {64, 37, 2, 1, 333, 5},
+        {64, 40, 4, 1, 100, 1},
+        {16, 70, 2, 2, 64, 1},
+    };
+    uint32_t seed = 1900;
+    for (const Shape& s : shapes)
+        for (Type kv_type : {Type::F16, Type::F32}) {  // (the unfused path has no quantized V)
+            const Layout l = make_layout(s.n_kv, s.n_q, s.n_seq, seed += 7);
+            const auto q = randn((size_t)(s.D * s.n_q * s.H), seed + 1);
+            const auto k = randn((size_t)(s.D * s.n_kv * s.Hkv), seed + 2);
+            const auto v = randn((size_t)(s.D * s.n_kv * s.Hkv), seed + 3);
+            for (bool with_blocks : {false, true})
+                for (int nth : {1, 3}) {
+                    INFO("D " << s.D << " n_q " << s.n_q << " H " << s.H << "/" << s.Hkv << " n_kv " << s.n_kv
+                              << " type " << type_name(kv_type) << (with_blocks ? " blocks" : "") << ", threads "
+                              << nth);
+                    const auto unfused = attend(s, kv_type, false, with_blocks, l, q, k, v, nth);
+                    const auto flash = attend(s, kv_type, true, with_blocks, l, q, k, v, nth);
+                    REQUIRE(unfused.size() == flash.size());
+                    CHECK(std::memcmp(unfused.data(), flash.data(), flash.size() * sizeof(float)) == 0);
+                }
+        }
+}
+
 TEST_CASE("with_kv_blocks refuses ops that are not attention and lists that do not cover the cache",
           "[ggml][attention][kv_blocks]") {
     Context ctx(1 << 20, false);
