@@ -98,6 +98,7 @@ void op_flash_attn(const ComputeParams& p, Tensor* t) {
     double* acc = sc.acc;
     const float neg_inf = -std::numeric_limits<float>::infinity();
     const GemmTileFn k_tile = gemm_tile_fn(k->type);
+    const auto f16_to_float = cpu::to_float(Type::F16);
     const size_t q_bytes = row_size(vdt, D);
 
     const Tensor* blocks = kv_blocks(t);  // with it, only the cells each query sees are read
@@ -143,17 +144,32 @@ void op_flash_attn(const ComputeParams& p, Tensor* t) {
                 for (int64_t s = 0; s < kv_spans(vis); ++s) {
                     int64_t i0, i1;
                     kv_span(vis, s, n_kv, &i0, &i1);
+                    // The span's mask as floats (sc.score: the one-query path's row, free here).
+                    const float* m = nullptr;
+                    if (mrow && mask->type == Type::F32) {
+                        m = (const float*)mrow + i0;
+                    } else if (mrow) {
+                        f16_to_float((const uint16_t*)mrow + i0, sc.score, i1 - i0);
+                        m = sc.score;
+                    }
+                    if (softcap == 0.0f) {
+                        // x * scale + mask, as soft_max forms it (vectorized), then masked cells -inf
+                        // whatever their raw score (a free cell's may be NaN).
+                        const float smx = scale_mask_max_row(row + i0, scale, m, row + i0, i1 - i0);
+                        mx = smx > mx ? smx : mx;
+                        if (m)
+                            for (int64_t i = 0; i < i1 - i0; ++i)
+                                if (m[i] == neg_inf) row[i0 + i] = neg_inf;
+                        continue;
+                    }
                     for (int64_t i = i0; i < i1; ++i) {
-                        float mv = 0.0f;
-                        if (mrow)
-                            mv = mask->type == Type::F32 ? ((const float*)mrow)[i]
-                                                         : fp16_to_fp32(((const uint16_t*)mrow)[i]);
+                        const float mv = m ? m[i - i0] : 0.0f;
                         if (mv == neg_inf) {
                             row[i] = neg_inf;
                             continue;
                         }
                         float x = row[i] * scale;
-                        if (softcap != 0.0f) x = softcap * std::tanh(x);
+                        x = softcap * std::tanh(x);
                         row[i] = x + mv;
                         mx = row[i] > mx ? row[i] : mx;
                     }
