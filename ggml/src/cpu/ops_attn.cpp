@@ -67,6 +67,157 @@ size_t scratch_bytes(const Tensor* t) {
     return total;
 }
 
+// The op's inputs and constants, and its path for a chunk of several queries of one head.
+struct FlashAttn {
+    Tensor* t;
+    const Tensor *q, *k, *v, *mask, *blocks;
+    const float* sinks;  // [H]
+    float softcap, scale;
+    int64_t D, n_kv, Dv;
+    Type vdt;
+    ToFloatFn v_to_float, f16_to_float;
+    FromFloatFn q_convert;
+    GemmTileFn k_tile;
+    size_t q_bytes;
+
+    explicit FlashAttn(Tensor* op)
+        : t(op), q(op->src[0]), k(op->src[1]), v(op->src[2]), mask(op->src[3]), blocks(kv_blocks(op)),
+          sinks(op->src[4] ? (const float*)op->src[4]->data : nullptr), softcap(op->param<float>(1)),
+          // With soft-capping the score is softcap * tanh(s * (scale / softcap)): the unfused path's
+          // scale(1 / softcap), tanh, scale(softcap), soft_max(scale 1) when scale is 1.
+          scale(softcap != 0.0f ? op->param<float>(0) / softcap : op->param<float>(0)), D(q->ne[0]),
+          n_kv(k->ne[1]), Dv(v->ne[0]), vdt(type_traits(k->type).vec_dot_type), v_to_float(cpu::to_float(v->type)),
+          f16_to_float(cpu::to_float(Type::F16)), q_convert(quantize_activations(vdt)),
+          k_tile(gemm_tile_fn(k->type)), q_bytes(row_size(vdt, D)) {}
+
+    // Queries [iq0, iq1) of head h (its K/V head hk) that see the rows of uspans (all without blocks).
+    void prompt_chunk(const Scratch& sc, const RowBlocks* uspans, int64_t iq0, int64_t iq1, int64_t h, int64_t hk,
+                      int64_t i3) const;
+};
+
+void FlashAttn::prompt_chunk(const Scratch& sc, const RowBlocks* uspans, int64_t iq0, int64_t iq1, int64_t h,
+                             int64_t hk, int64_t i3) const {
+    const float neg_inf = -std::numeric_limits<float>::infinity();
+    const int64_t nq = iq1 - iq0;
+    for (int64_t iq = iq0; iq < iq1; ++iq) {
+        const float* qrow = (const float*)q->row_ptr(iq, h, i3);
+        char* dst = sc.qcs + (size_t)(iq - iq0) * q_bytes;
+        if (vdt == Type::F32)
+            std::memcpy(dst, qrow, (size_t)D * sizeof(float));
+        else
+            q_convert(qrow, dst, D);
+    }
+    // Raw scores of every query in the cells some query sees: mul_mat's tiles (each output is
+    // k_dot's bits), query j's at scores + j * n_kv.
+    for (int64_t s = 0; s < kv_spans(uspans); ++s) {
+        int64_t i0, i1, next0, next1;
+        kv_span(uspans, s, n_kv, &i0, &i1);
+        while (s + 1 < kv_spans(uspans) && (kv_span(uspans, s + 1, n_kv, &next0, &next1), next0 == i1)) {
+            i1 = next1;  // adjacent blocks: one tile
+            ++s;
+        }
+        k_tile(D, sc.scores + i0, (size_t)n_kv, k->row_ptr(i0, hk, i3), k->nb[1], sc.qcs, q_bytes,
+               (int)(i1 - i0), (int)nq);
+    }
+    // Each query's softmax weights in place, as for one query below.
+    for (int64_t j = 0; j < nq; ++j) {
+        float* row = sc.scores + j * n_kv;
+        const char* mrow = mask ? mask->row_ptr(iq0 + j, h % mask->ne[2]) : nullptr;
+        const RowBlocks rb = blocks ? kv_blocks_row(blocks, iq0 + j) : RowBlocks{};
+        const RowBlocks* vis = blocks ? &rb : nullptr;
+        float mx = neg_inf;
+        for (int64_t s = 0; s < kv_spans(vis); ++s) {
+            int64_t i0, i1;
+            kv_span(vis, s, n_kv, &i0, &i1);
+            // The span's mask as floats (sc.score: the one-query path's row, free here).
+            const float* m = nullptr;
+            if (mrow && mask->type == Type::F32) {
+                m = (const float*)mrow + i0;
+            } else if (mrow) {
+                f16_to_float((const uint16_t*)mrow + i0, sc.score, i1 - i0);
+                m = sc.score;
+            }
+            if (softcap == 0.0f) {
+                // x * scale + mask, as soft_max forms it (vectorized), then masked cells -inf
+                // whatever their raw score (a free cell's may be NaN).
+                const float smx = scale_mask_max_row(row + i0, scale, m, row + i0, i1 - i0);
+                mx = smx > mx ? smx : mx;
+                if (m)
+                    for (int64_t i = 0; i < i1 - i0; ++i)
+                        if (m[i] == neg_inf) row[i0 + i] = neg_inf;
+                continue;
+            }
+            for (int64_t i = i0; i < i1; ++i) {
+                const float mv = m ? m[i - i0] : 0.0f;
+                if (mv == neg_inf) {
+                    row[i] = neg_inf;
+                    continue;
+                }
+                float x = row[i] * scale;
+                x = softcap * std::tanh(x);
+                row[i] = x + mv;
+                mx = row[i] > mx ? row[i] : mx;
+            }
+        }
+        if (sinks) mx = sinks[h] > mx ? sinks[h] : mx;
+        double sum = 0.0;
+        for (int64_t s = 0; s < kv_spans(vis); ++s) {
+            int64_t i0, i1;
+            kv_span(vis, s, n_kv, &i0, &i1);
+            sum = exp_row(row + i0, mx, row + i0, i1 - i0, sum);
+        }
+        if (sinks) sum += (double)std::exp(sinks[h] - mx);
+        const float inv = sum > 0 ? (float)(1.0 / sum) : 0.0f;
+        for (int64_t s = 0; s < kv_spans(vis); ++s) {
+            int64_t i0, i1;
+            kv_span(vis, s, n_kv, &i0, &i1);
+            for (int64_t i = i0; i < i1; ++i) row[i] *= inv;
+            if (v->type == Type::F16) round_f16_row(row + i0, i1 - i0);
+        }
+    }
+    // The weighted sums, as mul_mat_t's chunks: values converted to double a piece at a time, each
+    // query's weights where it sees the row (its blocks), none elsewhere.
+    std::fill(sc.accs, sc.accs + nq * Dv, 0.0);
+    RowBlocks seen_rows[kRows];
+    int64_t cursor[kRows] = {};
+    for (int64_t j = 0; j < nq; ++j)
+        if (blocks) seen_rows[j] = kv_blocks_row(blocks, iq0 + j);
+    for (int64_t s = 0; s < kv_spans(uspans); ++s) {
+        int64_t s0, s1;
+        kv_span(uspans, s, n_kv, &s0, &s1);
+        for (int64_t p0 = s0; p0 < s1; p0 += kPiece) {
+            const int64_t p1 = std::min(s1, p0 + kPiece), len = p1 - p0;
+            for (int64_t i = p0; i < p1; ++i) {
+                const char* vrow = (const char*)v->row_ptr(i, hk, i3);
+                double* out = sc.vd + (i - p0) * Dv;
+                if (v->type == Type::F16)
+                    to_f64_row((const uint16_t*)vrow, out, Dv);
+                else if (v->type == Type::F32)
+                    to_f64_row((const float*)vrow, out, Dv);
+                else {
+                    v_to_float(vrow, sc.vals, Dv);
+                    to_f64_row(sc.vals, out, Dv);
+                }
+            }
+            std::fill(sc.seen, sc.seen + len, uint16_t(0));
+            for (int64_t j = 0; j < nq; ++j) {
+                bool visible = true;
+                if (blocks) {  // a span of the union is one block (the last one may be short)
+                    const int64_t block = p0 / kKvBlock;
+                    const RowBlocks& r = seen_rows[j];
+                    while (cursor[j] < r.count && r.index[cursor[j]] < block) ++cursor[j];
+                    visible = cursor[j] < r.count && r.index[cursor[j]] == block;
+                }
+                if (visible)
+                    weights_to_f64(sc.scores + j * n_kv + p0, len, (int)j, sc.wd + j * kPiece, sc.seen);
+            }
+            weighted_sum_f64_add(len, sc.wd, kPiece, sc.seen, (int)nq, sc.vd, Dv, sc.accs, (size_t)Dv);
+        }
+    }
+    for (int64_t j = 0; j < nq; ++j)
+        f64_to_f32_row(sc.accs + j * Dv, (float*)t->row_ptr(h, iq0 + j, i3), Dv);
+}
+
 }  // namespace
 
 size_t flash_attn_work_size(const Tensor* t, int nth) {
@@ -74,21 +225,19 @@ size_t flash_attn_work_size(const Tensor* t, int nth) {
 }
 
 void op_flash_attn(const ComputeParams& p, Tensor* t) {
-    const Tensor* q = t->src[0];  // [D, n_q, H]
-    const Tensor* k = t->src[1];  // [D, n_kv, Hkv]
-    const Tensor* v = t->src[2];  // [Dv, n_kv, Hkv]
-    const Tensor* mask = t->src[3];
-    const float* sinks = t->src[4] ? (const float*)t->src[4]->data : nullptr;  // [H]
-    const float softcap = t->param<float>(1);
-    // With soft-capping the score is softcap * tanh(s * (scale / softcap)): the unfused path's
-    // scale(1 / softcap), tanh, scale(softcap), soft_max(scale 1) when scale is 1.
-    const float scale = softcap != 0.0f ? t->param<float>(0) / softcap : t->param<float>(0);
-    const int64_t D = q->ne[0], n_q = q->ne[1], H = q->ne[2], n_kv = k->ne[1], Dv = v->ne[0];
+    const FlashAttn op(t);
+    const Tensor* q = op.q;  // [D, n_q, H]
+    const Tensor* k = op.k;  // [D, n_kv, Hkv]
+    const Tensor* v = op.v;  // [Dv, n_kv, Hkv]
+    const Tensor* mask = op.mask;
+    const float* sinks = op.sinks;
+    const float softcap = op.softcap, scale = op.scale;
+    const int64_t D = op.D, n_q = q->ne[1], H = q->ne[2], n_kv = op.n_kv, Dv = op.Dv;
     const int64_t ratio = H / k->ne[2];
-    const Type vdt = type_traits(k->type).vec_dot_type;
+    const Type vdt = op.vdt;
     const auto k_dot = cpu::vec_dot(k->type);  // the kernel mul_mat uses: FA and the unfused path agree
-    const auto v_to_float = cpu::to_float(v->type);
-    const auto q_convert = quantize_activations(vdt);
+    const auto v_to_float = op.v_to_float;
+    const auto q_convert = op.q_convert;
 
     char* base = (char*)(((uintptr_t)p.wdata + 63) & ~uintptr_t(63)) + scratch_bytes(t) * (size_t)p.ith;
     const Scratch sc = carve(t, base, nullptr);
@@ -97,11 +246,8 @@ void op_flash_attn(const ComputeParams& p, Tensor* t) {
     float* score = sc.score;
     double* acc = sc.acc;
     const float neg_inf = -std::numeric_limits<float>::infinity();
-    const GemmTileFn k_tile = gemm_tile_fn(k->type);
-    const auto f16_to_float = cpu::to_float(Type::F16);
-    const size_t q_bytes = row_size(vdt, D);
 
-    const Tensor* blocks = kv_blocks(t);  // with it, only the cells each query sees are read
+    const Tensor* blocks = op.blocks;  // with it, only the cells each query sees are read
     std::vector<int32_t> chunk_list;
     const int64_t q_blocks = (n_q + kRows - 1) / kRows, planes = H * q->ne[3];
     for (int64_t c = p.counter->fetch_add(1); c < q_blocks * planes; c = p.counter->fetch_add(1)) {
@@ -110,127 +256,8 @@ void op_flash_attn(const ComputeParams& p, Tensor* t) {
         const int64_t iq0 = qb * kRows, iq1 = std::min(n_q, iq0 + kRows);
         // Values of the cells some query of the chunk can see, as f32, converted once per chunk.
         const RowBlocks any = blocks ? kv_blocks_union(blocks, iq0, iq1, n_kv, chunk_list) : RowBlocks{};
-        if (iq1 - iq0 > 1) {
-            // Several queries (a prompt): the unfused path's steps over the chunk at once.
-            const int64_t nq = iq1 - iq0;
-            const RowBlocks* uspans = blocks ? &any : nullptr;
-            for (int64_t iq = iq0; iq < iq1; ++iq) {
-                const float* qrow = (const float*)q->row_ptr(iq, h, i3);
-                char* dst = sc.qcs + (size_t)(iq - iq0) * q_bytes;
-                if (vdt == Type::F32)
-                    std::memcpy(dst, qrow, (size_t)D * sizeof(float));
-                else
-                    q_convert(qrow, dst, D);
-            }
-            // Raw scores of every query in the cells some query sees: mul_mat's tiles (each output is
-            // k_dot's bits), query j's at scores + j * n_kv.
-            for (int64_t s = 0; s < kv_spans(uspans); ++s) {
-                int64_t i0, i1, next0, next1;
-                kv_span(uspans, s, n_kv, &i0, &i1);
-                while (s + 1 < kv_spans(uspans) && (kv_span(uspans, s + 1, n_kv, &next0, &next1), next0 == i1)) {
-                    i1 = next1;  // adjacent blocks: one tile
-                    ++s;
-                }
-                k_tile(D, sc.scores + i0, (size_t)n_kv, k->row_ptr(i0, hk, i3), k->nb[1], sc.qcs, q_bytes,
-                       (int)(i1 - i0), (int)nq);
-            }
-            // Each query's softmax weights in place, as for one query below.
-            for (int64_t j = 0; j < nq; ++j) {
-                float* row = sc.scores + j * n_kv;
-                const char* mrow = mask ? mask->row_ptr(iq0 + j, h % mask->ne[2]) : nullptr;
-                const RowBlocks rb = blocks ? kv_blocks_row(blocks, iq0 + j) : RowBlocks{};
-                const RowBlocks* vis = blocks ? &rb : nullptr;
-                float mx = neg_inf;
-                for (int64_t s = 0; s < kv_spans(vis); ++s) {
-                    int64_t i0, i1;
-                    kv_span(vis, s, n_kv, &i0, &i1);
-                    // The span's mask as floats (sc.score: the one-query path's row, free here).
-                    const float* m = nullptr;
-                    if (mrow && mask->type == Type::F32) {
-                        m = (const float*)mrow + i0;
-                    } else if (mrow) {
-                        f16_to_float((const uint16_t*)mrow + i0, sc.score, i1 - i0);
-                        m = sc.score;
-                    }
-                    if (softcap == 0.0f) {
-                        // x * scale + mask, as soft_max forms it (vectorized), then masked cells -inf
-                        // whatever their raw score (a free cell's may be NaN).
-                        const float smx = scale_mask_max_row(row + i0, scale, m, row + i0, i1 - i0);
-                        mx = smx > mx ? smx : mx;
-                        if (m)
-                            for (int64_t i = 0; i < i1 - i0; ++i)
-                                if (m[i] == neg_inf) row[i0 + i] = neg_inf;
-                        continue;
-                    }
-                    for (int64_t i = i0; i < i1; ++i) {
-                        const float mv = m ? m[i - i0] : 0.0f;
-                        if (mv == neg_inf) {
-                            row[i] = neg_inf;
-                            continue;
-                        }
-                        float x = row[i] * scale;
-                        x = softcap * std::tanh(x);
-                        row[i] = x + mv;
-                        mx = row[i] > mx ? row[i] : mx;
-                    }
-                }
-                if (sinks) mx = sinks[h] > mx ? sinks[h] : mx;
-                double sum = 0.0;
-                for (int64_t s = 0; s < kv_spans(vis); ++s) {
-                    int64_t i0, i1;
-                    kv_span(vis, s, n_kv, &i0, &i1);
-                    sum = exp_row(row + i0, mx, row + i0, i1 - i0, sum);
-                }
-                if (sinks) sum += (double)std::exp(sinks[h] - mx);
-                const float inv = sum > 0 ? (float)(1.0 / sum) : 0.0f;
-                for (int64_t s = 0; s < kv_spans(vis); ++s) {
-                    int64_t i0, i1;
-                    kv_span(vis, s, n_kv, &i0, &i1);
-                    for (int64_t i = i0; i < i1; ++i) row[i] *= inv;
-                    if (v->type == Type::F16) round_f16_row(row + i0, i1 - i0);
-                }
-            }
-            // The weighted sums, as mul_mat_t's chunks: values converted to double a piece at a time, each
-            // query's weights where it sees the row (its blocks), none elsewhere.
-            std::fill(sc.accs, sc.accs + nq * Dv, 0.0);
-            RowBlocks seen_rows[kRows];
-            int64_t cursor[kRows] = {};
-            for (int64_t j = 0; j < nq; ++j)
-                if (blocks) seen_rows[j] = kv_blocks_row(blocks, iq0 + j);
-            for (int64_t s = 0; s < kv_spans(uspans); ++s) {
-                int64_t s0, s1;
-                kv_span(uspans, s, n_kv, &s0, &s1);
-                for (int64_t p0 = s0; p0 < s1; p0 += kPiece) {
-                    const int64_t p1 = std::min(s1, p0 + kPiece), len = p1 - p0;
-                    for (int64_t i = p0; i < p1; ++i) {
-                        const char* vrow = (const char*)v->row_ptr(i, hk, i3);
-                        double* out = sc.vd + (i - p0) * Dv;
-                        if (v->type == Type::F16)
-                            to_f64_row((const uint16_t*)vrow, out, Dv);
-                        else if (v->type == Type::F32)
-                            to_f64_row((const float*)vrow, out, Dv);
-                        else {
-                            v_to_float(vrow, sc.vals, Dv);
-                            to_f64_row(sc.vals, out, Dv);
-                        }
-                    }
-                    std::fill(sc.seen, sc.seen + len, uint16_t(0));
-                    for (int64_t j = 0; j < nq; ++j) {
-                        bool visible = true;
-                        if (blocks) {  // a span of the union is one block (the last one may be short)
-                            const int64_t block = p0 / kKvBlock;
-                            const RowBlocks& r = seen_rows[j];
-                            while (cursor[j] < r.count && r.index[cursor[j]] < block) ++cursor[j];
-                            visible = cursor[j] < r.count && r.index[cursor[j]] == block;
-                        }
-                        if (visible)
-                            weights_to_f64(sc.scores + j * n_kv + p0, len, (int)j, sc.wd + j * kPiece, sc.seen);
-                    }
-                    weighted_sum_f64_add(len, sc.wd, kPiece, sc.seen, (int)nq, sc.vd, Dv, sc.accs, (size_t)Dv);
-                }
-            }
-            for (int64_t j = 0; j < nq; ++j)
-                f64_to_f32_row(sc.accs + j * Dv, (float*)t->row_ptr(h, iq0 + j, i3), Dv);
+        if (iq1 - iq0 > 1) {  // several queries (a prompt): the unfused path's steps over the chunk at once
+            op.prompt_chunk(sc, blocks ? &any : nullptr, iq0, iq1, h, hk, i3);
             continue;
         }
         for (int64_t s = 0; s < kv_spans(blocks ? &any : nullptr); ++s) {
