@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "ggml/types.h"
+
 namespace ggml::cpu {
 
 // x[i] = fp16_to_fp32(fp32_to_fp16(x[i])).
@@ -55,6 +57,9 @@ void weights_to_f64(const float* w, int64_t n, int q, double* wd, uint16_t* seen
 // y[i] = (double)x[i], f16 converted exactly.
 void to_f64_row(const uint16_t* x, double* y, int64_t n);
 void to_f64_row(const float* x, double* y, int64_t n);
+// A row of n values of any type with a to_float as doubles: f16 and f32 directly, the others through
+// their floats (n floats of scratch in tmp).
+void value_row_to_f64(Type type, const void* row, double* y, int64_t n, float* tmp);
 // y[i] = x[i] / (1 + std::exp(-x[i])) (SiLU), and that times g[i] (SwiGLU).
 void silu_row(const float* x, float* y, int64_t n);
 void swiglu_row(const float* x, const float* g, float* y, int64_t n);

@@ -162,4 +162,11 @@ void to_f64_row(const float* x, double* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] = (double)x[i];
 }
 
+void value_row_to_f64(Type type, const void* row, double* y, int64_t n, float* tmp) {
+    if (type == Type::F16) return to_f64_row(static_cast<const uint16_t*>(row), y, n);
+    if (type == Type::F32) return to_f64_row(static_cast<const float*>(row), y, n);
+    cpu::to_float(type)(row, tmp, n);
+    to_f64_row(tmp, y, n);
+}
+
 }  // namespace ggml::cpu

@@ -188,16 +188,7 @@ void FlashAttn::prompt_chunk(const Scratch& sc, const RowBlocks* uspans, int64_t
         for (int64_t p0 = s0; p0 < s1; p0 += kPiece) {
             const int64_t p1 = std::min(s1, p0 + kPiece), len = p1 - p0;
             for (int64_t i = p0; i < p1; ++i) {
-                const char* vrow = (const char*)v->row_ptr(i, hk, i3);
-                double* out = sc.vd + (i - p0) * Dv;
-                if (v->type == Type::F16)
-                    to_f64_row((const uint16_t*)vrow, out, Dv);
-                else if (v->type == Type::F32)
-                    to_f64_row((const float*)vrow, out, Dv);
-                else {
-                    v_to_float(vrow, sc.vals, Dv);
-                    to_f64_row(sc.vals, out, Dv);
-                }
+                value_row_to_f64(v->type, v->row_ptr(i, hk, i3), sc.vd + (i - p0) * Dv, Dv, sc.vals);
             }
             std::fill(sc.seen, sc.seen + len, uint16_t(0));
             for (int64_t j = 0; j < nq; ++j) {

@@ -185,7 +185,6 @@ void mul_mat_t_chunk(const Tensor* a, const Tensor* b, Tensor* t, const Tensor* 
     const int64_t D = a->ne[0], I = a->ne[1], nq = q1 - q0;
     const RowBlocks any = blocks ? kv_blocks_union(blocks, q0, q1, I, chunk_list) : RowBlocks{};
     const RowBlocks* spans = blocks ? &any : nullptr;
-    const auto to_float = cpu::to_float(a->type);
     RowBlocks seen[kMulMatTRows];
     int64_t cursor[kMulMatTRows] = {};
     for (int64_t q = 0; q < nq; ++q)
@@ -234,16 +233,7 @@ void mul_mat_t_chunk(const Tensor* a, const Tensor* b, Tensor* t, const Tensor* 
         for (int64_t i0 = s0; i0 < s1;) {
             const int64_t i1 = std::min(s1, i0 + (kMulMatTPiece - filled));
             for (int64_t i = i0; i < i1; ++i) {
-                const char* row = (const char*)a->row_ptr(i, h / r2, h3 / r3);
-                double* out = vd + (filled + i - i0) * D;
-                if (a->type == Type::F16)
-                    to_f64_row((const uint16_t*)row, out, D);
-                else if (a->type == Type::F32)
-                    to_f64_row((const float*)row, out, D);
-                else {
-                    to_float(row, vals, D);
-                    to_f64_row(vals, out, D);
-                }
+                value_row_to_f64(a->type, a->row_ptr(i, h / r2, h3 / r3), vd + (filled + i - i0) * D, D, vals);
             }
             piece[n_piece++] = {i0, i1};
             filled += i1 - i0;

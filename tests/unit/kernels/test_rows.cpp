@@ -260,6 +260,24 @@ TEST_CASE("to_f64_row converts f32 and f16 rows exactly at every level", "[kerne
     }
 }
 
+TEST_CASE("value_row_to_f64 gives a row's values of any cache type as doubles", "[kernels][rows]") {
+    for (IsaLevel level : levels()) {
+        LevelScope scope(level);
+        for (Type t : {Type::F32, Type::F16, Type::Q8_0, Type::Q4_0}) {
+            const int64_t n = 96;  // three 32-value blocks
+            const size_t bytes = ggml::row_size(t, n);
+            const std::vector<uint8_t> row = quantized_rows(t, n, 1, bytes, 6350);
+            std::vector<float> want((size_t)n), tmp((size_t)n);
+            ggml::type_traits(t).to_float(row.data(), want.data(), n);
+            std::vector<double> got((size_t)n + 1, -7.0);
+            ggml::cpu::value_row_to_f64(t, row.data(), got.data(), n, tmp.data());
+            INFO(ggml::cpu::isa_level_name(level) << ", " << ggml::type_name(t));
+            for (int64_t i = 0; i < n; ++i) CHECK(bits_of(got[(size_t)i]) == bits_of((double)want[(size_t)i]));
+            CHECK(got[(size_t)n] == -7.0);
+        }
+    }
+}
+
 TEST_CASE("exp_row_values and sum_rows_f64 give exp_row's values and sums, several rows at once",
           "[kernels][rows]") {
     uint32_t seed = 6400;
