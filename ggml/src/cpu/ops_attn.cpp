@@ -7,6 +7,7 @@
 #include <limits>
 #include <vector>
 
+#include "attn_chunk.h"
 #include "attn_kernels.h"
 #include "kernels.h"
 #include "kv_blocks.h"
@@ -16,16 +17,15 @@ namespace ggml::cpu {
 
 namespace {
 
-constexpr int64_t kRows = 16;    // query rows of one head per work chunk (at most 16: the row masks)
-constexpr int64_t kPiece = 256;  // rows of values converted to double at a time (a multiple of kKvBlock)
+constexpr int64_t kRows = kChunkQueries;  // query rows of one head per work chunk
 
 size_t round64(size_t n) {
     return (n + 63) & ~size_t(63);
 }
 
 // Per-thread scratch. One query: the head's values as f32, q converted to k's activation type, the
-// row's scores and the double accumulator. A chunk of queries: their converted rows, their scores, a
-// piece of values and of weights in double, the piece's row masks, and the sums.
+// row's scores and the double accumulator. A chunk of queries: their converted rows, their scores,
+// chunk_weighted_sums' scratch and the sums.
 struct Scratch {
     float* vals;
     void* qc;
@@ -33,9 +33,7 @@ struct Scratch {
     double* acc;
     char* qcs;
     float* scores;
-    double* vd;
-    double* wd;
-    uint16_t* seen;
+    void* chunk;
     double* accs;
 };
 
@@ -45,20 +43,24 @@ Scratch carve(const Tensor* t, char* base, size_t* total) {
     const Tensor* v = t->src[2];
     const Type vdt = type_traits(k->type).vec_dot_type;
     const size_t D = (size_t)q->ne[0], n_kv = (size_t)k->ne[1], Dv = (size_t)v->ne[0];
-    const size_t sizes[] = {Dv * n_kv * sizeof(float),   row_size(vdt, (int64_t)D), n_kv * sizeof(float),
-                            Dv * sizeof(double),         kRows * row_size(vdt, (int64_t)D),
-                            kRows * n_kv * sizeof(float), kPiece * Dv * sizeof(double),
-                            kRows * kPiece * sizeof(double), kPiece * sizeof(uint16_t),
+    const size_t sizes[] = {Dv * n_kv * sizeof(float),
+                            row_size(vdt, (int64_t)D),
+                            n_kv * sizeof(float),
+                            Dv * sizeof(double),
+                            kRows * row_size(vdt, (int64_t)D),
+                            kRows * n_kv * sizeof(float),
+                            chunk_sums_scratch_bytes((int64_t)Dv),
                             kRows * Dv * sizeof(double)};
-    char* at[10];
+    constexpr int kParts = sizeof(sizes) / sizeof(sizes[0]);
+    char* at[kParts];
     size_t off = 0;
-    for (int i = 0; i < 10; ++i) {
+    for (int i = 0; i < kParts; ++i) {
         at[i] = base + off;
         off += round64(sizes[i]);
     }
     if (total) *total = off;
-    return Scratch{(float*)at[0],  at[1],          (float*)at[2],    (double*)at[3],   at[4],
-                   (float*)at[5],  (double*)at[6], (double*)at[7],   (uint16_t*)at[8], (double*)at[9]};
+    return Scratch{(float*)at[0], at[1], (float*)at[2], (double*)at[3],
+                   at[4],         (float*)at[5], at[6], (double*)at[7]};
 }
 
 size_t scratch_bytes(const Tensor* t) {
@@ -172,39 +174,10 @@ void FlashAttn::prompt_chunk(const Scratch& sc, const RowBlocks* uspans, int64_t
             int64_t i0, i1;
             kv_span(vis, s, n_kv, &i0, &i1);
             for (int64_t i = i0; i < i1; ++i) row[i] *= inv;
-            if (v->type == Type::F16) round_f16_row(row + i0, i1 - i0);
         }
     }
-    // The weighted sums, as mul_mat_t's chunks: values converted to double a piece at a time, each
-    // query's weights where it sees the row (its blocks), none elsewhere.
-    std::fill(sc.accs, sc.accs + nq * Dv, 0.0);
-    RowBlocks seen_rows[kRows];
-    int64_t cursor[kRows] = {};
-    for (int64_t j = 0; j < nq; ++j)
-        if (blocks) seen_rows[j] = kv_blocks_row(blocks, iq0 + j);
-    for (int64_t s = 0; s < kv_spans(uspans); ++s) {
-        int64_t s0, s1;
-        kv_span(uspans, s, n_kv, &s0, &s1);
-        for (int64_t p0 = s0; p0 < s1; p0 += kPiece) {
-            const int64_t p1 = std::min(s1, p0 + kPiece), len = p1 - p0;
-            for (int64_t i = p0; i < p1; ++i) {
-                value_row_to_f64(v->type, v->row_ptr(i, hk, i3), sc.vd + (i - p0) * Dv, Dv, sc.vals);
-            }
-            std::fill(sc.seen, sc.seen + len, uint16_t(0));
-            for (int64_t j = 0; j < nq; ++j) {
-                bool visible = true;
-                if (blocks) {  // a span of the union is one block (the last one may be short)
-                    const int64_t block = p0 / kKvBlock;
-                    const RowBlocks& r = seen_rows[j];
-                    while (cursor[j] < r.count && r.index[cursor[j]] < block) ++cursor[j];
-                    visible = cursor[j] < r.count && r.index[cursor[j]] == block;
-                }
-                if (visible)
-                    weights_to_f64(sc.scores + j * n_kv + p0, len, (int)j, sc.wd + j * kPiece, sc.seen);
-            }
-            weighted_sum_f64_add(len, sc.wd, kPiece, sc.seen, (int)nq, sc.vd, Dv, sc.accs, (size_t)Dv);
-        }
-    }
+    // The weighted sums, as mul_mat_t's chunks (weights rounded to f16 there for an f16 V).
+    chunk_weighted_sums(v, hk, i3, sc.scores, (size_t)n_kv, (int)nq, blocks, iq0, uspans, sc.chunk, sc.accs);
     for (int64_t j = 0; j < nq; ++j)
         f64_to_f32_row(sc.accs + j * Dv, (float*)t->row_ptr(h, iq0 + j, i3), Dv);
 }

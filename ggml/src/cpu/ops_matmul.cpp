@@ -1,9 +1,9 @@
 // Matrix products: mul_mat (weights x activations) and mul_mat_t (attention values).
 #include <algorithm>
 #include <cstring>
-#include <utility>
 #include <vector>
 
+#include "attn_chunk.h"
 #include "attn_kernels.h"
 #include "kernels.h"
 #include "kv_blocks.h"
@@ -154,98 +154,13 @@ void op_mul_mat(const ComputeParams& p, Tensor* t) {
     }
 }
 
-namespace {
-// mul_mat_t: queries per chunk (a head's values are read once per chunk), and rows of values converted
-// to double at a time when a chunk has several queries (a multiple of kKvBlock, so a piece holds whole
-// visible blocks).
-constexpr int64_t kMulMatTRows = 16;  // at most 16: weighted_sum_f64_add's row masks
-constexpr int64_t kMulMatTPiece = 256;
-}  // namespace
-
 size_t mul_mat_t_work_size(const Tensor* t, int nth) {
     const Tensor* a = t->src[0];
     const size_t D = (size_t)a->ne[0], I = (size_t)a->ne[1];
-    const size_t per = (D * I + I + 16) * sizeof(float) + (D + 8) * sizeof(double) +
-                       ((size_t)kMulMatTPiece * D + (size_t)kMulMatTRows * D) * sizeof(double) +
-                       (size_t)kMulMatTRows * (size_t)kMulMatTPiece * sizeof(double) +
-                       (size_t)kMulMatTPiece * (sizeof(float) + sizeof(uint16_t)) + 4 * 64;
+    const size_t per = (D * I + I + 16) * sizeof(float) + (D + 8) * sizeof(double) + 64 +  // one query
+                       chunk_sums_scratch_bytes((int64_t)D) + (size_t)kChunkQueries * D * sizeof(double);
     return per * (size_t)nth;
 }
-
-namespace {
-
-// Queries [q0, q1) of head (h, h3) of mul_mat_t: the rows of values some query of the chunk sees are
-// converted to double a piece at a time, and every query adds the piece to its sums (weights of rows it
-// does not see are zero, which the sum skips as it skips masked cells). Row by row this is
-// weighted_sum_f64's sum for each query, so the bits equal the one-query path's.
-void mul_mat_t_chunk(const Tensor* a, const Tensor* b, Tensor* t, const Tensor* blocks, int64_t q0,
-                     int64_t q1, int64_t h, int64_t h3, int64_t r2, int64_t r3, float* vals, double* vd,
-                     double* accs, double* wd, float* wf, uint16_t* seen_by,
-                     std::vector<int32_t>& chunk_list) {
-    const int64_t D = a->ne[0], I = a->ne[1], nq = q1 - q0;
-    const RowBlocks any = blocks ? kv_blocks_union(blocks, q0, q1, I, chunk_list) : RowBlocks{};
-    const RowBlocks* spans = blocks ? &any : nullptr;
-    RowBlocks seen[kMulMatTRows];
-    int64_t cursor[kMulMatTRows] = {};
-    for (int64_t q = 0; q < nq; ++q)
-        if (blocks) seen[q] = kv_blocks_row(blocks, q0 + q);
-    std::fill(accs, accs + nq * D, 0.0);
-    // The piece: rows [piece[k].first, piece[k].second) of the cache, packed one after another in vd.
-    constexpr int kMaxSpans = kMulMatTPiece / kKvBlock + 1;
-    std::pair<int64_t, int64_t> piece[kMaxSpans];
-    int n_piece = 0;
-    int64_t filled = 0;
-    auto flush = [&]() {
-        std::fill(seen_by, seen_by + filled, uint16_t(0));
-        for (int64_t q = 0; q < nq; ++q) {
-            const char* wrow = b->row_ptr(q0 + q, h, h3);
-            double* wq = wd + q * kMulMatTPiece;
-            int64_t off = 0;
-            for (int k = 0; k < n_piece; ++k) {
-                const auto [i0, i1] = piece[k];
-                bool visible = true;
-                if (blocks) {
-                    const int64_t block = i0 / kKvBlock;
-                    const RowBlocks& r = seen[q];
-                    while (cursor[q] < r.count && r.index[cursor[q]] < block) ++cursor[q];
-                    visible = cursor[q] < r.count && r.index[cursor[q]] == block;
-                }
-                if (visible) {
-                    const int64_t len = i1 - i0;
-                    if (b->nb[0] == sizeof(float))
-                        std::memcpy(wf, wrow + i0 * sizeof(float), (size_t)len * sizeof(float));
-                    else
-                        for (int64_t i = i0; i < i1; ++i) wf[i - i0] = *(const float*)(wrow + i * b->nb[0]);
-                    // A product with f16 values rounds the weights to f16 (llama.cpp does the same).
-                    if (a->type == Type::F16) round_f16_row(wf, len);
-                    weights_to_f64(wf, len, (int)q, wq + off, seen_by + off);
-                }
-                off += i1 - i0;
-            }
-        }
-        weighted_sum_f64_add(filled, wd, kMulMatTPiece, seen_by, (int)nq, vd, D, accs, (size_t)D);
-        n_piece = 0;
-        filled = 0;
-    };
-    for (int64_t s = 0; s < kv_spans(spans); ++s) {
-        int64_t s0, s1;
-        kv_span(spans, s, I, &s0, &s1);
-        for (int64_t i0 = s0; i0 < s1;) {
-            const int64_t i1 = std::min(s1, i0 + (kMulMatTPiece - filled));
-            for (int64_t i = i0; i < i1; ++i) {
-                value_row_to_f64(a->type, a->row_ptr(i, h / r2, h3 / r3), vd + (filled + i - i0) * D, D, vals);
-            }
-            piece[n_piece++] = {i0, i1};
-            filled += i1 - i0;
-            i0 = i1;
-            if (filled == kMulMatTPiece || n_piece == kMaxSpans) flush();
-        }
-    }
-    if (filled > 0) flush();
-    for (int64_t q = 0; q < nq; ++q) f64_to_f32_row(accs + q * D, (float*)t->row_ptr(q0 + q, h, h3), D);
-}
-
-}  // namespace
 
 void op_mul_mat_t(const ComputeParams& p, Tensor* t) {
     const Tensor* a = t->src[0];  // [D, I, ha, a3]: values (the V cache)
@@ -257,25 +172,28 @@ void op_mul_mat_t(const ComputeParams& p, Tensor* t) {
     float* vals = (float*)((char*)p.wdata + per * (size_t)p.ith);  // [I, D] values as f32
     float* w = vals + D * I;                                       // one weight row
     double* acc = (double*)(((uintptr_t)(w + I) + 63) & ~uintptr_t(63));
-    double* vd = (double*)(((uintptr_t)(acc + D + 8) + 63) & ~uintptr_t(63));  // a piece's values, double
-    double* accs = vd + kMulMatTPiece * D;                                     // the chunk's sums
-    double* wd = accs + kMulMatTRows * D;                     // a piece's weights, kMulMatTPiece per query
-    float* wf = (float*)(wd + kMulMatTRows * kMulMatTPiece);  // one query's, as floats
-    uint16_t* seen_by = (uint16_t*)(wf + kMulMatTPiece);      // per row: the queries that see it
+    double* accs = acc + D + 8;                 // a chunk's sums
+    void* chunk_scratch = accs + kChunkQueries * D;  // chunk_weighted_sums'
+    // Several queries of a head share the values' conversion (weights read in place).
+    const bool chunked = b->nb[0] == sizeof(float) && b->nb[1] % sizeof(float) == 0;
     const auto to_float = cpu::to_float(a->type);
     std::vector<int32_t> chunk_list;
 
     // Chunks of 16 query rows of one head: the head's values are converted once per chunk.
-    constexpr int64_t kRows = kMulMatTRows;
+    constexpr int64_t kRows = kChunkQueries;
     const int64_t q_blocks = (Q + kRows - 1) / kRows, planes = b->ne[2] * b->ne[3];
     for (int64_t c = p.counter->fetch_add(1); c < q_blocks * planes; c = p.counter->fetch_add(1)) {
         const int64_t qb = c % q_blocks, plane = c / q_blocks;
         const int64_t h = plane % b->ne[2], h3 = plane / b->ne[2];
         const int64_t q0 = qb * kRows, q1 = std::min(Q, (qb + 1) * kRows);
-        if (q1 - q0 > 1) {
-            mul_mat_t_chunk(a, b, t, blocks, q0, q1, h, h3, r2, r3, vals, vd, accs, wd, wf, seen_by, chunk_list);
+        if (chunked && q1 - q0 > 1) {
+            const RowBlocks any = blocks ? kv_blocks_union(blocks, q0, q1, I, chunk_list) : RowBlocks{};
+            chunk_weighted_sums(a, h / r2, h3 / r3, (const float*)b->row_ptr(q0, h, h3), b->nb[1] / sizeof(float),
+                                (int)(q1 - q0), blocks, q0, blocks ? &any : nullptr, chunk_scratch, accs);
+            for (int64_t q = q0; q < q1; ++q) f64_to_f32_row(accs + (q - q0) * D, (float*)t->row_ptr(q, h, h3), D);
             continue;
         }
+
         const float* vf = nullptr;
         const uint16_t* vh = nullptr;  // f16 values, read as they are (converted inside the sum)
         size_t v_stride = (size_t)D;
